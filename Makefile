@@ -1,0 +1,44 @@
+# The README's commands. Each installs what it needs first (scripts/install-deps).
+BUILD_DIR ?= build
+SANITIZE_DIR ?= build-sanitize
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps configure build test bench demo test-sanitize clean help
+
+all: build
+
+help:
+	@echo "make demo           the whole toolkit end to end (arrives with issue 6; see README)"
+	@echo "make test           install, build, start a throwaway PostgreSQL, run every test"
+	@echo "make build          install dependencies and build into $(BUILD_DIR)/ (binaries in $(BUILD_DIR)/bin)"
+	@echo "make bench          build and print the benchmarks"
+	@echo "make test-sanitize  the test suite built with AddressSanitizer and UBSan in $(SANITIZE_DIR)/"
+
+deps:
+	@bash scripts/install-deps
+
+configure: deps
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: build
+	bash scripts/run-tests $(BUILD_DIR) $(JOBS)
+
+bench: build
+	bash scripts/bench $(BUILD_DIR)
+
+test-sanitize: deps
+	cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=Debug -DWEBHOOKS_SANITIZE=ON -DWEBHOOKS_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	cmake --build $(SANITIZE_DIR) -j $(JOBS)
+	bash scripts/run-tests $(SANITIZE_DIR) $(JOBS)
+
+demo:
+	@echo "make demo: the end-to-end demo is not built yet (it arrives with issue 6)."
+	@echo "Today: 'make test' runs every test, 'make bench' prints the benchmarks."
+	@exit 2
+
+clean:
+	rm -rf $(BUILD_DIR) $(SANITIZE_DIR)
