@@ -1,0 +1,116 @@
+// One database interface, two engines: SQLite (embedded default, a file in WAL mode) and
+// PostgreSQL (libpq, for several processes or machines on one database). Stores in this toolkit
+// (idempotency records, the publisher's queue, the outbox) are written against it, with their
+// statements as named constants per engine. A store never reads the clock: callers pass `now`.
+//
+// SQL uses PostgreSQL-style placeholders $1..$n on both engines. Values are NULL, 64-bit integers
+// or text (which may hold arbitrary bytes on SQLite; UTF-8 on PostgreSQL). Times are stored as
+// integer Unix milliseconds.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace webhooks::db {
+
+enum class Engine { sqlite, postgres };
+
+// A statement parameter: NULL, an integer, or text.
+using Param = std::variant<std::nullptr_t, std::int64_t, std::string_view>;
+
+// The rows a statement returned (all cells kept as text, NULL as std::nullopt), and the number of
+// rows it changed.
+class Rows {
+ public:
+  Rows() = default;
+  Rows(std::size_t columns, std::vector<std::optional<std::string>> cells, std::int64_t affected)
+      : columns_(columns), cells_(std::move(cells)), affected_(affected) {}
+
+  std::size_t size() const { return columns_ ? cells_.size() / columns_ : 0; }
+  bool empty() const { return size() == 0; }
+  // Rows changed by an INSERT, UPDATE or DELETE.
+  std::int64_t affected() const { return affected_; }
+  bool is_null(std::size_t row, std::size_t col) const { return !cell(row, col).has_value(); }
+  // The cell as text; "" for NULL. Throws Error(storage) for an index out of range.
+  const std::string& text(std::size_t row, std::size_t col) const;
+  // The cell as an integer; 0 for NULL. Throws Error(storage) if it is not an integer.
+  std::int64_t integer(std::size_t row, std::size_t col) const;
+
+ private:
+  const std::optional<std::string>& cell(std::size_t row, std::size_t col) const;
+  std::size_t columns_ = 0;
+  std::vector<std::optional<std::string>> cells_;
+  std::int64_t affected_ = 0;
+};
+
+// An open transaction on one connection. Obtained only through Database::transact; not
+// thread-safe; never outlives the callback it was passed to.
+class Transaction {
+ public:
+  virtual ~Transaction() = default;
+  virtual Engine engine() const = 0;
+  // Runs one statement; without parameters the text may hold several statements separated by
+  // ';' (then the rows are those of the last one). Throws webhooks::Error(ErrorCode::storage) with the engine's message
+  // (and SQLSTATE on PostgreSQL) on any failure, after which the transaction is rolled back.
+  virtual Rows exec(std::string_view sql, std::span<const Param> params) = 0;
+  Rows exec(std::string_view sql, std::initializer_list<Param> params = {}) {
+    return exec(sql, std::span<const Param>(params.begin(), params.size()));
+  }
+};
+
+struct Options {
+  // Connections kept open. SQLite serialises writers in-process anyway; PostgreSQL uses them all.
+  int pool_size = 8;
+  // SQLite PRAGMA synchronous: "NORMAL" (default; durable across process crashes, a power loss
+  // may lose the last transactions), "FULL" (also across power loss), "OFF" (tests only).
+  std::string sqlite_synchronous = "NORMAL";
+  // How long a SQLite connection waits for a lock held by another process (milliseconds).
+  int sqlite_busy_timeout_ms = 10'000;
+  // PostgreSQL connect timeout (seconds).
+  int postgres_connect_timeout_s = 10;
+};
+
+class Database {
+ public:
+  // Opens "postgres://…" or "postgresql://…" URLs with libpq, anything else as a SQLite file path
+  // (created if absent). Throws Error(ErrorCode::storage) naming the target if it cannot connect.
+  // Thread-safe: one Database is shared by all threads of a process.
+  static std::unique_ptr<Database> open(const std::string& target, const Options& options = {});
+  virtual ~Database() = default;
+
+  virtual Engine engine() const = 0;
+  // A description safe to log (the path, or the URL without its password).
+  virtual std::string describe() const = 0;
+
+  // Runs `fn` in one transaction on a pooled connection: commits when `fn` returns, rolls back
+  // and rethrows when it throws. SQLite transactions start with BEGIN IMMEDIATE (one writer at a
+  // time); PostgreSQL ones at READ COMMITTED. Throws Error(storage) if BEGIN or COMMIT fails.
+  virtual void transact(const std::function<void(Transaction&)>& fn) = 0;
+
+  // One statement in its own transaction.
+  Rows exec(std::string_view sql, std::initializer_list<Param> params = {});
+
+  // Applies every migration of schema/<engine>/ not yet recorded in schema_migrations, in order,
+  // in one transaction (PostgreSQL: under an advisory lock, so several processes may start at
+  // once), recording `now` (Unix ms) as applied_at. Returns how many were applied.
+  // Throws Error(storage).
+  int migrate(std::int64_t now);
+};
+
+// The migrations compiled into the library, for `engine`, in version order.
+struct Migration {
+  int version;
+  std::string_view name;
+  std::string_view sql;
+};
+std::span<const Migration> migrations(Engine engine);
+
+}  // namespace webhooks::db

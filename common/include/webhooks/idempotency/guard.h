@@ -1,0 +1,89 @@
+// The idempotency guard for HTTP handlers: reads and validates `Idempotency-Key`, fingerprints the
+// request (webhooks::request_fingerprint), runs the operation at most once per (scope, key) and
+// maps every outcome to DESIGN.md's answers:
+//   missing key              400 idempotency_key_missing (when required)
+//   empty, > 255 chars, or a non-printable character   400 idempotency_key_invalid
+//   body not JSON            400 invalid_json
+//   replay                   the stored status, headers and body, plus `Idempotent-Replayed: true`
+//   in_progress              409 idempotency_key_in_use, `Retry-After` = seconds left (>= 1)
+//   mismatch                 422 idempotency_key_reused
+//   acquired / reacquired    the operation's answer; stored when final (is_final_status)
+//   operation throws         500 internal_error; the record is failed, a retry runs again
+// Every outcome but `acquired` is logged as one JSON line (scope, key, path, outcome, age_ms).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "webhooks/clock.h"
+#include "webhooks/idempotency/lease_keeper.h"
+#include "webhooks/idempotency/store.h"
+
+namespace httplib {
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace webhooks::idempotency {
+
+// The result of reading an `Idempotency-Key` header value.
+struct KeyCheck {
+  enum class Status { ok, missing, invalid } status = Status::missing;
+  std::string key;      // ok: the key, unquoted
+  std::string message;  // missing/invalid: why
+};
+
+// Accepts a bare key (`abc`) or an RFC 8941 structured-field string (`"abc"`, with \" and \\
+// escapes); both mean `abc`. The key must be 1 to 255 characters, each printable ASCII (0x20-0x7e).
+KeyCheck parse_idempotency_key(std::optional<std::string_view> header);
+
+// `{"error":{"code":code,"message":message}}`, the error body every server here uses.
+std::string error_body(std::string_view code, std::string_view message);
+
+// What a running operation can do besides returning its answer.
+class Attempt {
+ public:
+  virtual ~Attempt() = default;
+  virtual const Lease& lease() const = 0;
+  // true when an earlier attempt started (reacquired): look for what it saved before acting.
+  virtual bool reacquired() const = 0;
+  virtual int attempts() const = 0;
+  virtual db::Database& database() = 0;
+  // Runs `fn` in one transaction and, in that same transaction, completes the record with the
+  // response it returns (when final), so the operation's writes and the record commit together or
+  // not at all. Throws Error(conflict) if the lease was lost (the transaction rolls back).
+  virtual Response commit(const std::function<Response(db::Transaction&)>& fn) = 0;
+};
+
+using Operation = std::function<Response(Attempt&)>;
+
+struct GuardOptions {
+  bool key_required = true;  // false: requests without a key run unguarded
+};
+
+class Guard {
+ public:
+  // `keeper` renews leases while operations run. All three must outlive the Guard.
+  Guard(Store& store, LeaseKeeper& keeper, const Clock& clock, GuardOptions options = {});
+
+  // Framework-independent core: the answer for one request. `key_header` is the raw
+  // Idempotency-Key value if present; `method`, `path` and `body` feed the fingerprint.
+  Response run(std::string_view scope, std::optional<std::string_view> key_header,
+               std::string_view method, std::string_view path, std::string_view body,
+               const Operation& operation);
+
+  // cpp-httplib adapter: reads the header, method, path and body from `req`, writes the answer
+  // (status, headers, body with content-type application/json) into `res`.
+  void handle(const httplib::Request& req, httplib::Response& res, std::string_view scope,
+              const Operation& operation);
+
+ private:
+  Store& store_;
+  LeaseKeeper& keeper_;
+  const Clock& clock_;
+  GuardOptions options_;
+};
+
+}  // namespace webhooks::idempotency

@@ -1,0 +1,129 @@
+// The idempotency core: one record per (scope, idempotency_key) with a request fingerprint, a
+// state (in_progress / completed / failed), a lease and a TTL. DESIGN.md, "The idempotency core".
+//
+//   auto begun = store.begin(scope, key, fingerprint, clock.now_ms());
+//   switch (begun.outcome) { case BeginOutcome::replay: return *begun.response; ... }
+//   // acquired or reacquired: run the operation, then
+//   store.complete(begun.lease, response, clock.now_ms());   // or store.fail(...)
+//
+// The database's unique key (scope, idempotency_key) is the arbiter: two racing callers are never
+// both told `acquired`. Thread-safe: one Store serves every thread of a process, and several
+// processes may share one PostgreSQL database (or one SQLite file).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "webhooks/clock.h"
+#include "webhooks/db.h"
+
+namespace webhooks::idempotency {
+
+enum class State { in_progress, completed, failed };
+
+enum class BeginOutcome {
+  acquired,     // no live record: one was inserted in_progress with our lease; run the operation
+  replay,       // completed with the same fingerprint: answer the stored response
+  in_progress,  // another caller holds a live lease (same fingerprint): answer 409
+  mismatch,     // same key, different fingerprint: answer 422
+  reacquired,   // failed, or in_progress with a lapsed lease (same fingerprint): run it again
+};
+
+std::string_view to_string(State state) noexcept;
+std::string_view to_string(BeginOutcome outcome) noexcept;
+
+// A stored answer: HTTP status, selected headers, body.
+struct Response {
+  int status = 0;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
+// What identifies the current holder of a record's lease. Only the holder may complete, fail or
+// renew the record.
+struct Lease {
+  std::string scope;
+  std::string key;
+  std::string token;  // random, unique per begin that acquired or reacquired
+};
+
+struct BeginResult {
+  BeginOutcome outcome = BeginOutcome::acquired;
+  Lease lease;                       // acquired, reacquired: ours; otherwise empty
+  std::optional<Response> response;  // replay: the stored response
+  UnixMillis lease_expires_at = 0;   // in_progress: when the holder's lease lapses
+  int attempts = 0;                  // how many times the operation has been started, this one included
+  UnixMillis created_at = 0;         // when the record was first created (for logs: age)
+};
+
+// A whole record, for inspection (tests, debugging, admin tools).
+struct Record {
+  std::string scope, key, fingerprint;
+  State state = State::in_progress;
+  std::optional<std::string> lease_owner;
+  UnixMillis lease_expires_at = 0;  // 0 when no lease
+  int attempts = 0;
+  std::optional<Response> response;
+  UnixMillis created_at = 0, updated_at = 0, expires_at = 0;
+};
+
+struct Settings {
+  // How long a lease lives without a heartbeat. Short, so a crashed operation is retryable one
+  // lease later; a live one renews it (see LeaseKeeper). Default 30 s.
+  std::chrono::milliseconds lease{std::chrono::seconds(30)};
+  // How long a record exists; after `ttl` the same key is a new request. Default 24 h.
+  std::chrono::milliseconds ttl{std::chrono::hours(24)};
+};
+
+// True for answers that are stored as `completed` and replayed: 2xx and deterministic 4xx (every
+// 4xx but 408, 409, 425 and 429). Anything else marks the record failed, so a retry runs again.
+bool is_final_status(int status) noexcept;
+
+class Store {
+ public:
+  // Uses `db`, which must already be migrated (db::Database::migrate). Throws nothing.
+  explicit Store(std::shared_ptr<db::Database> db, Settings settings = {});
+
+  db::Database& database() { return *db_; }
+  const Settings& settings() const { return settings_; }
+
+  // Starts (or finds) the record for (scope, key). `fingerprint` is the request fingerprint
+  // (webhooks::request_fingerprint); `now` is Unix ms. A record past its expires_at counts as
+  // absent. Throws Error(storage) when the database fails.
+  BeginResult begin(std::string_view scope, std::string_view key, std::string_view fingerprint,
+                    UnixMillis now);
+
+  // Marks the record completed with `response`, only if `lease` still holds it. Returns false when
+  // the lease was lost (swept or taken over): nothing was written. The second form writes inside
+  // the caller's transaction, so the caller's own writes and the record commit together; the
+  // caller must abort the transaction (throw) when it returns false.
+  bool complete(const Lease& lease, const Response& response, UnixMillis now);
+  bool complete(db::Transaction& tx, const Lease& lease, const Response& response, UnixMillis now);
+
+  // Marks the record failed (a retry with the same fingerprint will be `reacquired`), only if
+  // `lease` still holds it. Returns false when the lease was lost.
+  bool fail(const Lease& lease, UnixMillis now);
+
+  // Extends the lease to now + settings().lease. Returns false when the lease was lost.
+  bool renew(const Lease& lease, UnixMillis now);
+
+  // The sweeper: marks in_progress records whose lease lapsed before `now` as failed. Returns how
+  // many.
+  int sweep(UnixMillis now);
+  // The purge: deletes records past expires_at, at most `limit` per call. Returns how many.
+  int purge(UnixMillis now, int limit = 10'000);
+
+  // The record, or std::nullopt. For inspection; not part of the request path.
+  std::optional<Record> find(std::string_view scope, std::string_view key);
+
+ private:
+  std::shared_ptr<db::Database> db_;
+  Settings settings_;
+};
+
+}  // namespace webhooks::idempotency
