@@ -35,8 +35,9 @@ struct KeyCheck {
   std::string message;  // missing/invalid: why
 };
 
-// Accepts a bare key (`abc`) or an RFC 8941 structured-field string (`"abc"`, with \" and \\
-// escapes); both mean `abc`. The key must be 1 to 255 characters, each printable ASCII (0x20-0x7e).
+// Accepts a bare key (`abc`) or an RFC 8941 structured-field string (`"abc"`, where only a
+// backslash before a quote or a backslash is an escape); both mean `abc`. The key must be 1 to
+// 255 characters, each printable ASCII (0x20-0x7e).
 KeyCheck parse_idempotency_key(std::optional<std::string_view> header);
 
 // `{"error":{"code":code,"message":message}}`, the error body every server here uses.

@@ -1,0 +1,69 @@
+// The database layer on the engine named by WEBHOOKS_TEST_ENGINE.
+#include <catch2/catch.hpp>
+
+#include "support/test_env.h"
+#include "webhooks/db.h"
+#include "webhooks/error.h"
+
+using namespace webhooks;
+
+TEST_CASE("migrations apply once and are recorded") {
+  const std::string target = test::database_target("migrate");
+  auto db = db::Database::open(target);
+  const int expected = static_cast<int>(db::migrations(db->engine()).size());
+  CHECK(expected >= 2);
+  CHECK(db->migrate(1000) == expected);
+  CHECK(db->migrate(2000) == 0);
+  CHECK(db::Database::open(target)->migrate(3000) == 0);
+  const db::Rows rows = db->exec("SELECT version, name, applied_at FROM schema_migrations ORDER BY version");
+  REQUIRE(rows.size() == static_cast<std::size_t>(expected));
+  CHECK(rows.integer(0, 0) == 1);
+  CHECK(rows.text(0, 1) == "0001_idempotency");
+  CHECK(rows.integer(0, 2) == 1000);
+}
+
+TEST_CASE("parameters, NULLs, affected rows and errors") {
+  auto db = test::open_database("params");
+  db->exec("CREATE TABLE t (id BIGINT PRIMARY KEY, name TEXT, note TEXT)");
+  CHECK(db->exec("INSERT INTO t (id, name, note) VALUES ($1, $2, $3)", {std::int64_t{1}, "a'b", nullptr})
+            .affected() == 1);
+  CHECK(db->exec("INSERT INTO t (id, name) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING",
+                 {std::int64_t{1}, "x"})
+            .affected() == 0);
+  const db::Rows rows = db->exec("SELECT id, name, note FROM t WHERE name = $1", {"a'b"});
+  REQUIRE(rows.size() == 1);
+  CHECK(rows.integer(0, 0) == 1);
+  CHECK(rows.text(0, 1) == "a'b");
+  CHECK(rows.is_null(0, 2));
+  CHECK_THROWS_AS(rows.text(1, 0), Error);
+  CHECK_THROWS_AS(rows.integer(0, 1), Error);
+  try {
+    db->exec("INSERT INTO t (id) VALUES ($1)", {std::int64_t{1}});
+    FAIL("duplicate key accepted");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::storage);
+  }
+  CHECK(db->exec("UPDATE t SET note = $2 WHERE id = $1", {std::int64_t{1}, "n"}).affected() == 1);
+  CHECK(db->exec("SELECT note FROM t").text(0, 0) == "n");
+}
+
+TEST_CASE("a throwing transaction rolls back") {
+  auto db = test::open_database("rollback");
+  db->exec("CREATE TABLE t (id BIGINT PRIMARY KEY)");
+  CHECK_THROWS_WITH(db->transact([](db::Transaction& tx) {
+    tx.exec("INSERT INTO t (id) VALUES (1)");
+    throw std::runtime_error("boom");
+  }), "boom");
+  CHECK(db->exec("SELECT COUNT(*) FROM t").integer(0, 0) == 0);
+}
+
+TEST_CASE("an unreachable database is a clear error") {
+  if (test::engine() == db::Engine::postgres) {
+    CHECK_THROWS_WITH(db::Database::open("postgresql://nobody:secret@127.0.0.1:1/none"),
+                      Catch::Matchers::StartsWith(
+                          "cannot connect to PostgreSQL at postgresql://nobody:***@127.0.0.1:1/none"));
+  } else {
+    CHECK_THROWS_WITH(db::Database::open("/nonexistent-dir/x.db"),
+                      Catch::Matchers::StartsWith("cannot open SQLite database /nonexistent-dir/x.db"));
+  }
+}
