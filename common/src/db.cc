@@ -41,12 +41,6 @@ std::unique_ptr<Database> Database::open(const std::string& target, const Option
   return detail::open_sqlite(target, options);
 }
 
-Rows Database::exec(std::string_view sql, std::initializer_list<Param> params) {
-  Rows rows;
-  transact([&](Transaction& tx) { rows = tx.exec(sql, params); });
-  return rows;
-}
-
 int Database::migrate(std::int64_t now) {
   const Engine eng = engine();
   int applied = 0;

@@ -107,6 +107,20 @@ class PgDatabase final : public Database {
   Engine engine() const override { return Engine::postgres; }
   std::string describe() const override { return without_password(url_); }
 
+  Rows exec(std::string_view sql, std::span<const Param> params) override {
+    std::unique_ptr<Connection> c = acquire();
+    try {
+      PgTransaction tx(*c);
+      Rows rows = tx.exec(sql, params);
+      release(std::move(c), true);
+      return rows;
+    } catch (...) {
+      const bool healthy = PQstatus(c->conn) == CONNECTION_OK;
+      release(std::move(c), healthy);
+      throw;
+    }
+  }
+
   void transact(const std::function<void(Transaction&)>& fn) override {
     std::unique_ptr<Connection> c = acquire();
     bool healthy = true;

@@ -29,7 +29,19 @@ bool blank(const char* text) {
   return true;
 }
 
-class SqliteDatabase final : public Database, private Transaction {
+class SqliteDatabase;
+
+class SqliteTransaction final : public Transaction {
+ public:
+  explicit SqliteTransaction(SqliteDatabase& db) : db_(db) {}
+  Engine engine() const override { return Engine::sqlite; }
+  Rows exec(std::string_view sql, std::span<const Param> params) override;
+
+ private:
+  SqliteDatabase& db_;
+};
+
+class SqliteDatabase final : public Database {
  public:
   SqliteDatabase(const std::string& path, const Options& options) : path_(path) {
     if (sqlite3_open_v2(path.c_str(), &db_,
@@ -52,11 +64,16 @@ class SqliteDatabase final : public Database, private Transaction {
   Engine engine() const override { return Engine::sqlite; }
   std::string describe() const override { return "sqlite:" + path_; }
 
+  Rows exec(std::string_view sql, std::span<const Param> params) override {
+    std::lock_guard lock(mutex_);
+    return run(sql, params);
+  }
+
   void transact(const std::function<void(Transaction&)>& fn) override {
     std::lock_guard lock(mutex_);
     run_script("BEGIN IMMEDIATE");
     try {
-      fn(*this);
+      fn(transaction_);
     } catch (...) {
       sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
       throw;
@@ -69,7 +86,9 @@ class SqliteDatabase final : public Database, private Transaction {
   }
 
  private:
-  Rows exec(std::string_view sql, std::span<const Param> params) override {
+  friend class SqliteTransaction;
+
+  Rows run(std::string_view sql, std::span<const Param> params) {
     auto it = cache_.find(std::string(sql));
     if (it != cache_.end()) return step(it->second, params, sql);
     sqlite3_stmt* stmt = nullptr;
@@ -93,7 +112,7 @@ class SqliteDatabase final : public Database, private Transaction {
         throw;
       }
       sqlite3_finalize(stmt);
-      return exec(sql.substr(used), params);
+      return run(sql.substr(used), params);
     }
     if (!stmt) return Rows();  // only whitespace or comments
     cache_.emplace(std::string(sql), stmt);
@@ -159,7 +178,12 @@ class SqliteDatabase final : public Database, private Transaction {
   sqlite3* db_ = nullptr;
   std::mutex mutex_;
   std::unordered_map<std::string, sqlite3_stmt*> cache_;
+  SqliteTransaction transaction_{*this};
 };
+
+Rows SqliteTransaction::exec(std::string_view sql, std::span<const Param> params) {
+  return db_.run(sql, params);
+}
 
 }  // namespace
 

@@ -95,8 +95,12 @@ class Database {
   // time); PostgreSQL ones at READ COMMITTED. Throws Error(storage) if BEGIN or COMMIT fails.
   virtual void transact(const std::function<void(Transaction&)>& fn) = 0;
 
-  // One statement in its own transaction.
-  Rows exec(std::string_view sql, std::initializer_list<Param> params = {});
+  // One statement on its own, in autocommit mode (one round trip, one commit). Throws
+  // Error(storage).
+  virtual Rows exec(std::string_view sql, std::span<const Param> params) = 0;
+  Rows exec(std::string_view sql, std::initializer_list<Param> params = {}) {
+    return exec(sql, std::span<const Param>(params.begin(), params.size()));
+  }
 
   // Applies every migration of schema/<engine>/ not yet recorded in schema_migrations, in order,
   // in one transaction (PostgreSQL: under an advisory lock, so several processes may start at

@@ -85,6 +85,12 @@ BeginResult Store::begin(std::string_view scope, std::string_view key,
   const std::string token = new_token();
   const std::int64_t lease_until = now + settings_.lease.count();
   const std::int64_t expires = now + settings_.ttl.count();
+  // The common case, a new key, is one autocommit INSERT: one round trip, one commit.
+  if (db_->exec(sql.insert, {scope, key, fingerprint, token, lease_until, now, expires})
+          .affected() == 1) {
+    return {BeginOutcome::acquired, Lease{std::string(scope), std::string(key), token}, {}, 0, 1,
+            now};
+  }
   BeginResult result;
   db_->transact([&](db::Transaction& tx) {
     result = BeginResult{};
