@@ -26,7 +26,8 @@ void log_event(spdlog::level::level_enum level, nlohmann::json fields) {
   char ts[40];
   const std::size_t n = std::strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &utc);
   std::snprintf(ts + n, sizeof ts - n, ".%03dZ", static_cast<int>(millis));
-  nlohmann::json line = {{"ts", ts}, {"level", spdlog::level::to_string_view(level)}};
+  nlohmann::json line = {{"ts", ts}, {"level", std::string(spdlog::level::to_string_view(level).data(),
+                                                  spdlog::level::to_string_view(level).size())}};
   line.update(fields);
   spdlog::log(level, "{}", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }

@@ -1,0 +1,140 @@
+#include "webhooks/publisher/outbox_relay.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "webhooks/error.h"
+#include "webhooks/log.h"
+
+namespace webhooks::publisher {
+namespace {
+
+constexpr std::string_view kInsert =
+    "INSERT INTO outbox (id, merchant_id, event_type, payload, created_at, next_attempt_at) "
+    "VALUES ($1, $2, $3, $4, $5, $5)";
+constexpr std::string_view kDue =
+    "SELECT id, merchant_id, event_type, payload, attempts FROM outbox "
+    "WHERE sent_at IS NULL AND next_attempt_at <= $1 ORDER BY created_at, id LIMIT $2";
+constexpr std::string_view kMarkSent = "UPDATE outbox SET sent_at = $2 WHERE id = $1";
+constexpr std::string_view kReschedule =
+    "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $2, last_error = $3 WHERE id = $1";
+
+}  // namespace
+
+std::string enqueue_outbox_event(db::Transaction& tx, UuidV7Generator& ids,
+                                 std::string_view merchant_id, std::string_view event_type,
+                                 std::string_view payload_json, UnixMillis now) {
+  std::string id = ids.next();
+  tx.exec(kInsert, {id, merchant_id, event_type, payload_json, now});
+  return id;
+}
+
+struct OutboxRelay::Impl {
+  std::shared_ptr<db::Database> db;
+  const Clock& clock;
+  RandomSource& random;
+  OutboxRelayOptions options;
+  httplib::Client client;
+
+  Impl(std::shared_ptr<db::Database> d, const Clock& c, RandomSource& r, OutboxRelayOptions o)
+      : db(std::move(d)), clock(c), random(r), options(std::move(o)), client(options.publisher_url) {
+    const std::string& url = options.publisher_url;
+    if (!client.is_valid() || !(url.starts_with("http://") || url.starts_with("https://"))) {
+      throw Error(ErrorCode::invalid_argument,
+                  "unusable publisher URL '" + options.publisher_url + "'; expected http://HOST:PORT");
+    }
+    client.set_connection_timeout(options.connect_timeout);
+    client.set_read_timeout(options.read_timeout);
+    client.set_keep_alive(true);
+    if (!options.publisher_token.empty()) client.set_bearer_token_auth(options.publisher_token);
+  }
+
+  UnixMillis backoff(std::int64_t attempts) const {
+    const double base = static_cast<double>(options.initial_backoff.count()) *
+                        std::pow(2.0, static_cast<double>(std::min<std::int64_t>(attempts, 30)));
+    const double capped = std::min(base, static_cast<double>(options.max_backoff.count()));
+    return static_cast<UnixMillis>(capped * (0.8 + 0.4 * random.next_unit()));
+  }
+
+  // Posts one row; returns an empty string on success, else the reason.
+  std::string post(const db::Rows& rows, std::size_t i) {
+    nlohmann::json body;
+    body["merchant_id"] = rows.text(i, 1);
+    body["type"] = rows.text(i, 2);
+    try {
+      body["data"] = nlohmann::json::parse(rows.text(i, 3));
+    } catch (const nlohmann::json::exception&) {
+      return "payload is not JSON";
+    }
+    const httplib::Headers headers = {{"Idempotency-Key", rows.text(i, 0)}};
+    const auto res = client.Post("/v1/events", headers, body.dump(), "application/json");
+    if (!res) return "no answer from the publisher: " + httplib::to_string(res.error());
+    if (res->status >= 200 && res->status < 300) return {};
+    return "publisher answered " + std::to_string(res->status) + ": " + res->body.substr(0, 200);
+  }
+};
+
+OutboxRelay::OutboxRelay(std::shared_ptr<db::Database> db, const Clock& clock,
+                         RandomSource& random, OutboxRelayOptions options)
+    : impl_(std::make_unique<Impl>(std::move(db), clock, random, std::move(options))) {}
+
+OutboxRelay::~OutboxRelay() { stop(); }
+
+OutboxRelay::PassResult OutboxRelay::relay_once() {
+  PassResult result;
+  const db::Rows due = impl_->db->exec(
+      kDue, {impl_->clock.now_ms(), std::int64_t{impl_->options.batch_size}});
+  for (std::size_t i = 0; i < due.size(); ++i) {
+    const std::string error = impl_->post(due, i);
+    const UnixMillis now = impl_->clock.now_ms();
+    if (error.empty()) {
+      impl_->db->exec(kMarkSent, {due.text(i, 0), now});
+      ++result.sent;
+      continue;
+    }
+    ++result.failed;
+    const std::int64_t attempts = due.integer(i, 4);
+    impl_->db->exec(kReschedule, {due.text(i, 0), now + impl_->backoff(attempts), error});
+    log_event(spdlog::level::warn, {{"event", "outbox_post_failed"},
+                                    {"outbox_id", due.text(i, 0)},
+                                    {"attempts", attempts + 1},
+                                    {"error", error}});
+  }
+  return result;
+}
+
+void OutboxRelay::start() {
+  std::lock_guard lock(mutex_);
+  if (thread_.joinable()) return;
+  stopping_ = false;
+  thread_ = std::thread([this] {
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+      lock.unlock();
+      PassResult pass;
+      try {
+        pass = relay_once();
+      } catch (const std::exception& e) {
+        log_event(spdlog::level::err, {{"event", "outbox_relay_failed"}, {"error", e.what()}});
+      }
+      lock.lock();
+      if (pass.sent == 0 || pass.failed > 0) {
+        wake_.wait_for(lock, impl_->options.poll_interval, [this] { return stopping_; });
+      }
+    }
+  });
+}
+
+void OutboxRelay::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace webhooks::publisher

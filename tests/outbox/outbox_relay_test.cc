@@ -1,0 +1,147 @@
+// The outbox relay against a real HTTP server on 127.0.0.1 standing in for the publisher's ingest,
+// on the engine named by WEBHOOKS_TEST_ENGINE, with a fake clock.
+#include <httplib.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "support/test_env.h"
+#include "webhooks/error.h"
+#include "webhooks/publisher/outbox_relay.h"
+
+using namespace webhooks;
+using namespace webhooks::publisher;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct FakeIngest {
+  httplib::Server server;
+  std::thread thread;
+  int port = 0;
+  std::mutex mutex;
+  std::vector<std::pair<std::string, nlohmann::json>> received;  // Idempotency-Key, body
+  std::vector<std::string> auth;
+  std::atomic<int> status{202};
+
+  FakeIngest() {
+    server.Post("/v1/events", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard lock(mutex);
+      received.emplace_back(req.get_header_value("Idempotency-Key"), nlohmann::json::parse(req.body));
+      auth.push_back(req.get_header_value("Authorization"));
+      res.status = status.load();
+      res.set_content("{\"event_id\":\"e\",\"tasks\":1}", "application/json");
+    });
+    port = server.bind_to_any_port("127.0.0.1");
+    thread = std::thread([this] { server.listen_after_bind(); });
+  }
+  ~FakeIngest() {
+    server.stop();
+    thread.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
+};
+
+struct Fixture {
+  FakeClock clock{1'700'000'000'000};
+  SeededRandom random{7};
+  UuidV7Generator ids{clock};
+  std::shared_ptr<db::Database> db = test::open_database("outbox");
+
+  std::string enqueue(const std::string& type, const std::string& data) {
+    std::string id;
+    db->transact([&](db::Transaction& tx) {
+      id = enqueue_outbox_event(tx, ids, "m1", type, data, clock.now_ms());
+    });
+    return id;
+  }
+  OutboxRelayOptions options(const std::string& url) {
+    OutboxRelayOptions o;
+    o.publisher_url = url;
+    o.publisher_token = "admin-token";
+    o.initial_backoff = 1000ms;
+    return o;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("each row is posted with its id as Idempotency-Key and marked sent after 202") {
+  FakeIngest ingest;
+  Fixture f;
+  const std::string a = f.enqueue("order.created", "{\"id\":\"o1\",\"amount\":1000}");
+  const std::string b = f.enqueue("payout.created", "{\"id\":\"p1\"}");
+  OutboxRelay relay(f.db, f.clock, f.random, f.options(ingest.url()));
+  const auto pass = relay.relay_once();
+  CHECK(pass.sent == 2);
+  CHECK(pass.failed == 0);
+  REQUIRE(ingest.received.size() == 2);
+  CHECK(ingest.received[0].first == a);
+  CHECK(ingest.received[0].second ==
+        nlohmann::json::parse(R"({"merchant_id":"m1","type":"order.created","data":{"id":"o1","amount":1000}})"));
+  CHECK(ingest.received[1].first == b);
+  CHECK(ingest.auth[0] == "Bearer admin-token");
+  CHECK(f.db->exec("SELECT COUNT(*) FROM outbox WHERE sent_at = $1", {f.clock.now_ms()}).integer(0, 0) == 2);
+  CHECK(relay.relay_once().sent == 0);
+  CHECK(ingest.received.size() == 2);
+}
+
+TEST_CASE("a failed post is retried with backoff, with the same key, until accepted") {
+  FakeIngest ingest;
+  Fixture f;
+  const std::string id = f.enqueue("order.created", "{\"id\":\"o1\"}");
+  OutboxRelay relay(f.db, f.clock, f.random, f.options(ingest.url()));
+  ingest.status = 503;
+  CHECK(relay.relay_once().failed == 1);
+  const db::Rows row = f.db->exec("SELECT attempts, next_attempt_at, last_error, sent_at FROM outbox");
+  CHECK(row.integer(0, 0) == 1);
+  const std::int64_t wait = row.integer(0, 1) - f.clock.now_ms();
+  CHECK(wait >= 800);   // 1 s after the first failure, -20 %
+  CHECK(wait <= 1200);  // +20 %
+  CHECK(row.text(0, 2).rfind("publisher answered 503", 0) == 0);
+  CHECK(row.is_null(0, 3));
+  // Not due yet: nothing is posted.
+  CHECK(relay.relay_once().sent + relay.relay_once().failed == 0);
+  ingest.status = 202;
+  f.clock.advance(std::chrono::milliseconds(wait));
+  CHECK(relay.relay_once().sent == 1);
+  REQUIRE(ingest.received.size() == 2);
+  CHECK(ingest.received[0].first == id);
+  CHECK(ingest.received[1].first == id);
+}
+
+TEST_CASE("a publisher that is down leaves rows unsent, never lost") {
+  Fixture f;
+  f.enqueue("order.created", "{}");
+  OutboxRelay relay(f.db, f.clock, f.random, f.options("http://127.0.0.1:1"));
+  CHECK(relay.relay_once().failed == 1);
+  const db::Rows row = f.db->exec("SELECT attempts, last_error FROM outbox WHERE sent_at IS NULL");
+  REQUIRE(row.size() == 1);
+  CHECK(row.text(0, 1).rfind("no answer from the publisher", 0) == 0);
+}
+
+TEST_CASE("the background relay drains the outbox") {
+  FakeIngest ingest;
+  Fixture f;
+  for (int i = 0; i < 250; ++i) f.enqueue("order.created", "{\"n\":" + std::to_string(i) + "}");
+  OutboxRelay relay(f.db, f.clock, f.random, f.options(ingest.url()));
+  relay.start();
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (f.db->exec("SELECT COUNT(*) FROM outbox WHERE sent_at IS NULL").integer(0, 0) > 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  relay.stop();
+  CHECK(f.db->exec("SELECT COUNT(*) FROM outbox WHERE sent_at IS NULL").integer(0, 0) == 0);
+  std::lock_guard lock(ingest.mutex);
+  CHECK(ingest.received.size() == 250);
+  CHECK(ingest.received[249].second["data"]["n"] == 249);
+}
+
+TEST_CASE("an unusable URL is refused") {
+  Fixture f;
+  CHECK_THROWS_AS(OutboxRelay(f.db, f.clock, f.random, f.options("not a url")), Error);
+}
