@@ -20,7 +20,8 @@ constexpr std::string_view kDue =
     "WHERE sent_at IS NULL AND next_attempt_at <= $1 ORDER BY created_at, id LIMIT $2";
 constexpr std::string_view kMarkSent = "UPDATE outbox SET sent_at = $2 WHERE id = $1";
 constexpr std::string_view kReschedule =
-    "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $2, last_error = $3 WHERE id = $1";
+    "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $2, last_error = $3 WHERE id = "
+    "$1";
 
 }  // namespace
 
@@ -40,15 +41,21 @@ struct OutboxRelay::Impl {
   httplib::Client client;
 
   Impl(std::shared_ptr<db::Database> d, const Clock& c, RandomSource& r, OutboxRelayOptions o)
-      : db(std::move(d)), clock(c), random(r), options(std::move(o)), client(options.publisher_url) {
+      : db(std::move(d)),
+        clock(c),
+        random(r),
+        options(std::move(o)),
+        client(options.publisher_url) {
     const std::string& url = options.publisher_url;
     if (!client.is_valid() || !(url.starts_with("http://") || url.starts_with("https://"))) {
-      throw Error(ErrorCode::invalid_argument,
-                  "unusable publisher URL '" + options.publisher_url + "'; expected http://HOST:PORT");
+      throw Error(ErrorCode::invalid_argument, "unusable publisher URL '" + options.publisher_url +
+                                                   "'; expected http://HOST:PORT");
     }
     client.set_connection_timeout(options.connect_timeout);
     client.set_read_timeout(options.read_timeout);
     client.set_keep_alive(true);
+    client.set_tcp_nodelay(
+        true);  // header and body go out in separate writes (DESIGN: library traps)
     if (!options.publisher_token.empty()) client.set_bearer_token_auth(options.publisher_token);
   }
 
@@ -77,16 +84,16 @@ struct OutboxRelay::Impl {
   }
 };
 
-OutboxRelay::OutboxRelay(std::shared_ptr<db::Database> db, const Clock& clock,
-                         RandomSource& random, OutboxRelayOptions options)
+OutboxRelay::OutboxRelay(std::shared_ptr<db::Database> db, const Clock& clock, RandomSource& random,
+                         OutboxRelayOptions options)
     : impl_(std::make_unique<Impl>(std::move(db), clock, random, std::move(options))) {}
 
 OutboxRelay::~OutboxRelay() { stop(); }
 
 OutboxRelay::PassResult OutboxRelay::relay_once() {
   PassResult result;
-  const db::Rows due = impl_->db->exec(
-      kDue, {impl_->clock.now_ms(), std::int64_t{impl_->options.batch_size}});
+  const db::Rows due =
+      impl_->db->exec(kDue, {impl_->clock.now_ms(), std::int64_t{impl_->options.batch_size}});
   for (std::size_t i = 0; i < due.size(); ++i) {
     const std::string error = impl_->post(due, i);
     const UnixMillis now = impl_->clock.now_ms();

@@ -35,6 +35,7 @@ struct FakeIngest {
       res.status = status.load();
       res.set_content("{\"event_id\":\"e\",\"tasks\":1}", "application/json");
     });
+    server.set_tcp_nodelay(true);
     port = server.bind_to_any_port("127.0.0.1");
     thread = std::thread([this] { server.listen_after_bind(); });
   }
