@@ -1,0 +1,208 @@
+// webhooks replay / events / attempts: the publisher's admin API from the terminal, and re-signing
+// captured deliveries (`webhooks listen --capture`).
+#include <httplib.h>
+
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli.h"
+#include "webhooks/clock.h"
+#include "webhooks/signer.h"
+#include "webhooks/uuid.h"
+#include "webhooks/wire.h"
+
+namespace webhooks::cli {
+namespace {
+
+struct Publisher {
+  std::string url = "http://127.0.0.1:8780";
+  std::string token;
+};
+
+void add_publisher_options(CLI::App* cmd, Publisher& p) {
+  cmd->add_option("--publisher-url", p.url, "the publisher's base URL")->capture_default_str();
+  cmd->add_option("--admin-token", p.token, "admin bearer token")->envname("WEBHOOKS_ADMIN_TOKEN");
+}
+
+// Sends a request to the admin API; prints errors; returns the parsed JSON body on 2xx.
+std::optional<nlohmann::json> call(const Publisher& p, const std::string& method,
+                                   const std::string& path, const std::string& body = "") {
+  httplib::Client client(p.url);
+  client.set_connection_timeout(std::chrono::seconds(5));
+  client.set_read_timeout(std::chrono::seconds(30));
+  if (!p.token.empty()) client.set_bearer_token_auth(p.token);
+  const auto res = method == "GET" ? client.Get(path) : client.Post(path, body, "application/json");
+  if (!res) {
+    std::cerr << "webhooks: no answer from the publisher at " << p.url << ": "
+              << httplib::to_string(res.error()) << "\n";
+    return std::nullopt;
+  }
+  if (res->status < 200 || res->status >= 300) {
+    std::cerr << "webhooks: the publisher answered " << res->status << ": " << res->body << "\n";
+    return std::nullopt;
+  }
+  try {
+    return nlohmann::json::parse(res->body.empty() ? "{}" : res->body);
+  } catch (const nlohmann::json::exception&) {
+    std::cerr << "webhooks: the publisher's answer is not JSON\n";
+    return std::nullopt;
+  }
+}
+
+std::string cell(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "-";
+  return v.dump();
+}
+
+// Prints the array under `key` as a table with the given columns, or the whole document as JSON.
+void print_list(const nlohmann::json& doc, const std::string& key,
+                const std::vector<std::string>& columns, bool as_json) {
+  if (as_json) {
+    std::cout << doc.dump(2) << "\n";
+    return;
+  }
+  const nlohmann::json& rows = doc.contains(key) ? doc[key] : doc;
+  std::vector<std::size_t> width;
+  for (const auto& c : columns) width.push_back(c.size());
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      width[i] = std::max(width[i], cell(row.value(columns[i], nlohmann::json())).size());
+    }
+  }
+  for (std::size_t i = 0; i < columns.size(); ++i) std::cout << std::left << std::setw(static_cast<int>(width[i]) + 2) << columns[i];
+  std::cout << "\n";
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      std::cout << std::left << std::setw(static_cast<int>(width[i]) + 2)
+                << cell(row.value(columns[i], nlohmann::json()));
+    }
+    std::cout << "\n";
+  }
+}
+
+// Re-signs each captured delivery with a fresh timestamp, the same webhook-id and a new delivery
+// id, and posts it to `url`. Returns how many were answered 2xx.
+int replay_capture(const std::string& file, const std::string& url, const std::string& secret_text,
+                   int& total) {
+  const Secret secret = Secret::parse(secret_text);
+  const Signer signer(secret);
+  const std::size_t scheme = url.find("://");
+  if (scheme == std::string::npos) throw UsageError("--url must start with http:// or https://");
+  const std::size_t slash = url.find('/', scheme + 3);
+  httplib::Client client(slash == std::string::npos ? url : url.substr(0, slash));
+  const std::string path = slash == std::string::npos ? "/" : url.substr(slash);
+  client.set_tcp_nodelay(true);
+  UuidV7Generator ids(system_clock());
+  std::istringstream lines(read_input(file));
+  std::string line;
+  int ok = 0;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    ++total;
+    const auto capture = nlohmann::json::parse(line);
+    const std::string id = capture.at("headers").at(std::string(kHeaderId));
+    const std::string body = capture.at("body");
+    const std::int64_t ts = system_clock().now_seconds();
+    httplib::Headers headers = {{std::string(kHeaderId), id},
+                                {std::string(kHeaderTimestamp), std::to_string(ts)},
+                                {std::string(kHeaderSignature), signer.sign(id, ts, body)},
+                                {std::string(kHeaderDeliveryId), ids.next()}};
+    if (capture["headers"].contains(std::string(kHeaderEventType))) {
+      headers.emplace(std::string(kHeaderEventType), capture["headers"][std::string(kHeaderEventType)]);
+    }
+    const auto res = client.Post(path, headers, body, "application/json");
+    std::cout << id << "  " << (res ? std::to_string(res->status) : httplib::to_string(res.error()))
+              << "\n";
+    if (res && res->status >= 200 && res->status < 300) ++ok;
+  }
+  return ok;
+}
+
+}  // namespace
+
+void add_admin(CLI::App& app, Action& action) {
+  struct Args {
+    Publisher publisher;
+    std::string event, endpoint, since, capture, url, secret, merchant, type;
+    int limit = 50;
+    bool json = false;
+  };
+  auto a = std::make_shared<Args>();
+
+  CLI::App* replay = app.add_subcommand(
+      "replay", "Replay an event, recover an endpoint's dead tasks, or re-send captured deliveries");
+  add_publisher_options(replay, a->publisher);
+  replay->add_option("--event", a->event, "event id to replay");
+  replay->add_option("--endpoint", a->endpoint, "endpoint id (with --event: only that endpoint)");
+  replay->add_option("--since", a->since, "with --endpoint: recover dead tasks since this RFC 3339 time");
+  replay->add_option("--capture", a->capture, "JSON-lines file written by `webhooks listen --capture`");
+  replay->add_option("--url", a->url, "with --capture: where to send");
+  replay->add_option("--secret", a->secret, "with --capture: the secret to re-sign with");
+  replay->callback([a, &action] {
+    action = [a] {
+      if (!a->capture.empty()) {
+        if (a->url.empty() || a->secret.empty()) throw UsageError("--capture needs --url and --secret");
+        int total = 0;
+        const int ok = replay_capture(a->capture, a->url, a->secret, total);
+        std::cout << ok << " of " << total << " deliveries accepted\n";
+        return ok == total ? kOk : kFailed;
+      }
+      if (!a->event.empty()) {
+        const nlohmann::json body =
+            a->endpoint.empty() ? nlohmann::json::object() : nlohmann::json{{"endpoint_id", a->endpoint}};
+        const auto res = call(a->publisher, "POST", "/v1/events/" + a->event + "/replay", body.dump());
+        if (!res) return kFailed;
+        std::cout << res->dump(2) << "\n";
+        return kOk;
+      }
+      if (!a->endpoint.empty() && !a->since.empty()) {
+        const auto res = call(a->publisher, "POST", "/v1/endpoints/" + a->endpoint + "/recover",
+                              nlohmann::json{{"since", a->since}}.dump());
+        if (!res) return kFailed;
+        std::cout << res->dump(2) << "\n";
+        return kOk;
+      }
+      throw UsageError("replay needs --event ID [--endpoint ID], --endpoint ID --since TIME, or --capture FILE --url U --secret S");
+    };
+  });
+
+  CLI::App* events = app.add_subcommand("events", "List events from the publisher");
+  add_publisher_options(events, a->publisher);
+  events->add_option("--merchant", a->merchant, "only this merchant_id");
+  events->add_option("--type", a->type, "only this event type");
+  events->add_option("--since", a->since, "only events created since this RFC 3339 time");
+  events->add_option("--limit", a->limit, "at most this many")->capture_default_str();
+  events->add_flag("--json", a->json, "print the API's JSON instead of a table");
+  events->callback([a, &action] {
+    action = [a] {
+      std::string path = "/v1/events?limit=" + std::to_string(a->limit);
+      if (!a->merchant.empty()) path += "&merchant_id=" + httplib::detail::encode_query_param(a->merchant);
+      if (!a->type.empty()) path += "&type=" + httplib::detail::encode_query_param(a->type);
+      if (!a->since.empty()) path += "&since=" + httplib::detail::encode_query_param(a->since);
+      const auto res = call(a->publisher, "GET", path);
+      if (!res) return kFailed;
+      print_list(*res, "events", {"event_id", "merchant_id", "type", "created_at"}, a->json);
+      return kOk;
+    };
+  });
+
+  CLI::App* attempts = app.add_subcommand("attempts", "List an event's delivery attempts");
+  add_publisher_options(attempts, a->publisher);
+  attempts->add_option("--event", a->event, "event id")->required();
+  attempts->add_flag("--json", a->json, "print the API's JSON instead of a table");
+  attempts->callback([a, &action] {
+    action = [a] {
+      const auto res = call(a->publisher, "GET", "/v1/events/" + a->event + "/attempts");
+      if (!res) return kFailed;
+      print_list(*res, "attempts",
+                 {"delivery_id", "endpoint_id", "started_at", "trigger", "status", "latency_ms", "error"},
+                 a->json);
+      return kOk;
+    };
+  });
+}
+
+}  // namespace webhooks::cli

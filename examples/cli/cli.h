@@ -1,0 +1,35 @@
+// The `webhooks` CLI: each subcommand registers itself on the app and sets `action`, which main
+// runs after parsing. Exit codes: 0 success, 1 a failed check or request, 2 bad usage.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <map>
+#include <string>
+
+namespace webhooks::cli {
+
+using Action = std::function<int()>;
+
+inline constexpr int kOk = 0;
+inline constexpr int kFailed = 1;
+inline constexpr int kUsage = 2;
+
+void add_sign(CLI::App& app, Action& action);
+void add_verify(CLI::App& app, Action& action);
+void add_send(CLI::App& app, Action& action);
+void add_admin(CLI::App& app, Action& action);  // replay, events, attempts
+
+// A usage error raised after parsing (a file that cannot be read, a bad secret): printed with the
+// subcommand's name, exit code 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The bytes of `path`, or of standard input for "-". Throws UsageError.
+std::string read_input(const std::string& path);
+// "name: value" lines, names lowercased. Blank lines and lines starting with '#' are skipped.
+// Throws UsageError naming the line that has no colon.
+std::map<std::string, std::string> parse_header_lines(const std::string& text);
+
+}  // namespace webhooks::cli
