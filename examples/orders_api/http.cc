@@ -1,0 +1,94 @@
+#include "http.h"
+
+#include <cmath>
+#include <ctime>
+#include <limits>
+
+#include "webhooks/idempotency/guard.h"
+
+namespace webhooks::orders {
+
+Response json_response(int status, const nlohmann::json& body) {
+  return Response{status, {}, body.dump()};
+}
+
+Response error_response(int status, std::string_view code, std::string_view message) {
+  return Response{status, {}, idempotency::error_body(code, message)};
+}
+
+void write(const Response& response, httplib::Response& res) {
+  res.status = response.status;
+  for (const auto& [name, value] : response.headers) res.set_header(name, value);
+  res.set_content(response.body, "application/json");
+}
+
+std::string rfc3339(UnixMillis ms) {
+  const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[40];
+  const std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
+  std::snprintf(text + n, sizeof text - n, ".%03dZ", static_cast<int>(ms % 1000));
+  return text;
+}
+
+std::optional<std::int64_t> read_amount(const nlohmann::json& body, std::string& error) {
+  error = "amount must be an integer number of minor units greater than 0";
+  const auto it = body.find("amount");
+  if (it == body.end()) return std::nullopt;
+  if (it->is_number_unsigned()) {
+    const auto value = it->get<std::uint64_t>();
+    if (value == 0 || value > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      return std::nullopt;
+    }
+    return static_cast<std::int64_t>(value);
+  }
+  if (it->is_number_integer()) {
+    const auto value = it->get<std::int64_t>();
+    return value > 0 ? std::optional(value) : std::nullopt;
+  }
+  if (it->is_number_float()) {
+    const double value = it->get<double>();
+    constexpr double kExact = 9007199254740992.0;  // 2^53: larger floats are not exact integers
+    if (!(value > 0) || value > kExact || std::floor(value) != value) return std::nullopt;
+    return static_cast<std::int64_t>(value);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> read_currency(const nlohmann::json& body, std::string& error) {
+  error = "currency must be three uppercase letters, e.g. \"EUR\"";
+  const auto it = body.find("currency");
+  if (it == body.end() || !it->is_string()) return std::nullopt;
+  const std::string value = it->get<std::string>();
+  if (value.size() != 3) return std::nullopt;
+  for (char c : value) {
+    if (c < 'A' || c > 'Z') return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<std::string> read_text(const nlohmann::json& body, const char* field,
+                                     std::string& error) {
+  error = std::string(field) + " must be a non-empty string of at most 255 bytes";
+  const auto it = body.find(field);
+  if (it == body.end() || !it->is_string()) return std::nullopt;
+  std::string value = it->get<std::string>();
+  if (value.empty() || value.size() > 255) return std::nullopt;
+  return value;
+}
+
+std::optional<nlohmann::json> parse_object(std::string_view body, Response& error) {
+  nlohmann::json parsed = nlohmann::json::parse(body, nullptr, false);
+  if (parsed.is_discarded()) {
+    error = error_response(400, "invalid_json", "the body is not valid JSON");
+    return std::nullopt;
+  }
+  if (!parsed.is_object()) {
+    error = error_response(400, "invalid_request", "the body must be a JSON object");
+    return std::nullopt;
+  }
+  return parsed;
+}
+
+}  // namespace webhooks::orders

@@ -1,0 +1,77 @@
+// orders-api: the platform's orders and payouts API. Every POST is guarded by the idempotency
+// core (scope = the merchant of the bearer API key). `orders-api reconcile` matches payouts to
+// the payout partner's transfers. docs/orders-api.md.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "server.h"
+#include "webhooks/examples/server.h"
+
+int main(int argc, char** argv) {
+  webhooks::examples::block_stop_signals();
+  webhooks::orders::Config config;
+  CLI::App app{"orders-api: orders and payouts behind the idempotency core"};
+  app.add_option("--listen", config.listen, "HOST:PORT to listen on; port 0 picks a free port")
+      ->capture_default_str();
+  app.add_option("--db", config.db, "SQLite path or postgres:// URL")->capture_default_str();
+  app.add_option("--lease", config.lease_seconds,
+                 "idempotency lease in seconds, renewed while an operation runs")
+      ->capture_default_str();
+  app.add_option("--ttl", config.ttl_seconds,
+                 "idempotency record lifetime in seconds; later the key is a new request")
+      ->capture_default_str();
+  app.add_option("--api-key", config.api_keys,
+                 "KEY:MERCHANT_ID, repeatable: bearer API key and the merchant it acts for");
+  app.add_option("--partner-url", config.partner_url, "the payout partner, http://HOST:PORT")
+      ->capture_default_str();
+  app.add_option("--partner-timeout-ms", config.partner_timeout_ms,
+                 "connect/read/write timeout of one call to the partner")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--partner-attempts", config.partner_attempts,
+                 "tries per transfer (same X-Idempotency-Key) on timeouts, connection errors, 5xx")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--publisher-url", config.publisher_url,
+                 "the publisher's ingest API for the outbox relay (accepted; the relay comes later)");
+  app.add_option("--publisher-token", config.publisher_token,
+                 "bearer token for --publisher-url (accepted; the relay comes later)");
+  app.add_option("--threads", config.threads, "HTTP worker threads")->capture_default_str();
+  app.add_option("--log-level", config.log_level, "debug, info, warn or error")
+      ->capture_default_str();
+  app.add_option("--operation-delay-ms", config.operation_delay_ms,
+                 "test hook: sleep inside each guarded operation, before its transaction")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--crash-after-partner-commit", config.crash_after_partner_commit,
+               "test hook: SIGKILL this process right after the partner accepts a transfer");
+  app.add_flag("--break-transaction-once", config.break_transaction_once,
+               "test hook: break the next POST /orders transaction after its writes "
+               "(PostgreSQL: terminate its own backend)");
+
+  std::string reconcile_db = "./orders.db";
+  std::string reconcile_partner = "http://127.0.0.1:8782";
+  int reconcile_timeout_ms = 5000;
+  CLI::App* reconcile = app.add_subcommand(
+      "reconcile",
+      "match payouts to the partner's transfers; exit 0 when clean, 1 on findings, 2 on errors");
+  reconcile->add_option("--db", reconcile_db, "SQLite path or postgres:// URL")
+      ->capture_default_str();
+  reconcile->add_option("--partner-url", reconcile_partner, "the payout partner, http://HOST:PORT")
+      ->capture_default_str();
+  reconcile->add_option("--partner-timeout-ms", reconcile_timeout_ms, "timeout of the partner call")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (*reconcile) {
+      return webhooks::orders::reconcile_command(reconcile_db, reconcile_partner,
+                                                 reconcile_timeout_ms);
+    }
+    return webhooks::orders::serve(config);
+  } catch (const std::exception& e) {
+    std::cerr << "orders-api: " << e.what() << std::endl;
+    return 2;
+  }
+}

@@ -1,0 +1,115 @@
+#include "partner_client.h"
+
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "webhooks/error.h"
+#include "webhooks/log.h"
+
+namespace webhooks::orders {
+namespace {
+
+std::unique_ptr<httplib::Client> make_client(const PartnerOptions& options) {
+  auto client = std::make_unique<httplib::Client>(options.url);
+  client->set_connection_timeout(options.timeout);
+  client->set_read_timeout(options.timeout);
+  client->set_write_timeout(options.timeout);
+  return client;
+}
+
+bool retryable(int status) {
+  return status == 408 || status == 425 || status == 429 || status >= 500;
+}
+
+std::string error_message(const std::string& body) {
+  const nlohmann::json parsed = nlohmann::json::parse(body, nullptr, false);
+  if (parsed.is_object() && parsed.contains("error") && parsed["error"].is_object()) {
+    return parsed["error"].value("message", body);
+  }
+  return body.substr(0, 200);
+}
+
+}  // namespace
+
+PartnerClient::PartnerClient(PartnerOptions options) : options_(std::move(options)) {
+  if (!options_.url.starts_with("http://") || !make_client(options_)->is_valid()) {
+    throw Error(ErrorCode::invalid_argument,
+                "--partner-url " + options_.url + ": expected http://HOST:PORT");
+  }
+  if (options_.attempts < 1) options_.attempts = 1;
+}
+
+TransferResult PartnerClient::create_transfer(const std::string& key, std::int64_t amount,
+                                              const std::string& currency,
+                                              const std::string& destination) {
+  const std::string body =
+      nlohmann::json{{"amount", amount}, {"currency", currency}, {"destination", destination}}
+          .dump();
+  const httplib::Headers headers = {{"X-Idempotency-Key", key}};
+  TransferResult result;
+  std::chrono::milliseconds wait = options_.backoff;
+  for (int attempt = 1; attempt <= options_.attempts; ++attempt) {
+    if (attempt > 1) {
+      std::this_thread::sleep_for(wait);
+      wait *= 2;
+    }
+    result.tries = attempt;
+    auto client = make_client(options_);  // a fresh connection: a dropped one is not reused
+    const httplib::Result answer = client->Post("/transfers", headers, body, "application/json");
+    if (!answer) {
+      result.status = 0;
+      result.error = "partner: " + httplib::to_string(answer.error());
+    } else {
+      result.status = answer->status;
+      if (answer->status >= 200 && answer->status < 300) {
+        const nlohmann::json parsed = nlohmann::json::parse(answer->body, nullptr, false);
+        if (parsed.is_object() && parsed.contains("id") && parsed["id"].is_string()) {
+          result.kind = TransferResult::Kind::accepted;
+          result.transfer_id = parsed["id"].get<std::string>();
+          result.error.clear();
+          return result;
+        }
+        result.error = "partner: a 2xx answer without a transfer id";
+      } else if (!retryable(answer->status)) {
+        result.kind = TransferResult::Kind::rejected;
+        result.error = error_message(answer->body);
+        return result;
+      } else {
+        result.error = "partner: HTTP " + std::to_string(answer->status);
+      }
+    }
+    log_event(spdlog::level::warn, {{"event", "partner_try_failed"},
+                                    {"downstream_key", key},
+                                    {"try", attempt},
+                                    {"error", result.error}});
+  }
+  result.kind = TransferResult::Kind::unavailable;
+  return result;
+}
+
+std::vector<PartnerTransfer> PartnerClient::list_transfers() {
+  auto client = make_client(options_);
+  const httplib::Result answer = client->Get("/transfers");
+  if (!answer) {
+    throw Error(ErrorCode::io, "GET " + options_.url + "/transfers: " +
+                                   httplib::to_string(answer.error()));
+  }
+  if (answer->status != 200) {
+    throw Error(ErrorCode::io, "GET " + options_.url + "/transfers: HTTP " +
+                                   std::to_string(answer->status));
+  }
+  const nlohmann::json parsed = nlohmann::json::parse(answer->body, nullptr, false);
+  if (!parsed.is_object() || !parsed.contains("transfers") || !parsed["transfers"].is_array()) {
+    throw Error(ErrorCode::io, "GET " + options_.url + "/transfers: not {\"transfers\": [...]}");
+  }
+  std::vector<PartnerTransfer> out;
+  for (const auto& t : parsed["transfers"]) {
+    out.push_back({t.value("id", ""), t.value("idempotency_key", ""), t.value("currency", ""),
+                   t.value("destination", ""), t.value("amount", std::int64_t{0})});
+  }
+  return out;
+}
+
+}  // namespace webhooks::orders

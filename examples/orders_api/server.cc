@@ -1,0 +1,174 @@
+#include "server.h"
+
+#include <httplib.h>
+
+#include <iostream>
+#include <map>
+
+#include "orders.h"
+#include "partner_client.h"
+#include "payouts.h"
+#include "reconcile.h"
+#include "storage.h"
+#include "webhooks/error.h"
+#include "webhooks/examples/server.h"
+#include "webhooks/idempotency/guard.h"
+#include "webhooks/idempotency/lease_keeper.h"
+#include "webhooks/idempotency/maintenance.h"
+#include "webhooks/log.h"
+
+namespace webhooks::orders {
+namespace {
+
+using namespace std::chrono;
+
+std::map<std::string, std::string> parse_api_keys(const std::vector<std::string>& specs) {
+  std::map<std::string, std::string> keys;
+  for (const std::string& spec : specs) {
+    const std::size_t colon = spec.find(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size()) {
+      throw Error(ErrorCode::invalid_argument, "--api-key expects KEY:MERCHANT_ID");
+    }
+    keys[spec.substr(0, colon)] = spec.substr(colon + 1);
+  }
+  return keys;
+}
+
+milliseconds seconds_flag(double seconds, const char* name) {
+  if (!(seconds > 0)) throw Error(ErrorCode::invalid_argument, std::string(name) + " must be > 0");
+  return milliseconds(static_cast<std::int64_t>(seconds * 1000));
+}
+
+PartnerOptions partner_options(const std::string& url, int timeout_ms, int attempts) {
+  PartnerOptions options;
+  options.url = url;
+  options.timeout = milliseconds(timeout_ms);
+  options.attempts = attempts;
+  return options;
+}
+
+// The routes, on top of the services they call.
+class Api {
+ public:
+  Api(const Config& config, std::shared_ptr<db::Database> db, const Clock& clock)
+      : keys_(parse_api_keys(config.api_keys)), db_(db),
+        store_(db, {seconds_flag(config.lease_seconds, "--lease"),
+                    seconds_flag(config.ttl_seconds, "--ttl")}),
+        keeper_(store_, clock),
+        maintenance_(store_, clock, std::min<milliseconds>(seconds(10), store_.settings().lease)),
+        guard_(store_, keeper_, clock), ids_(clock),
+        partner_(partner_options(config.partner_url, config.partner_timeout_ms,
+                                 config.partner_attempts)),
+        orders_(*db, clock, ids_,
+                {milliseconds(config.operation_delay_ms), config.break_transaction_once}),
+        payouts_(store_, clock, ids_, partner_,
+                 {milliseconds(config.operation_delay_ms), config.crash_after_partner_commit}) {}
+
+  void routes(httplib::Server& server) {
+    server.Post("/orders", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(req, res, [&](idempotency::Attempt& a, const std::string& merchant) {
+        return orders_.create(a, merchant, req.body);
+      });
+    });
+    server.Get(R"(/orders/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+      if (const auto merchant = authenticate(req, res)) {
+        write(orders_.get(*merchant, req.matches[1]), res);
+      }
+    });
+    server.Put(R"(/orders/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+      if (const auto merchant = authenticate(req, res)) {
+        write(orders_.update(*merchant, req.matches[1], req.body), res);
+      }
+    });
+    server.Post("/payouts", [this](const httplib::Request& req, httplib::Response& res) {
+      guarded(req, res, [&](idempotency::Attempt& a, const std::string& merchant) {
+        return payouts_.create(a, merchant, req.body);
+      });
+    });
+    server.Get(R"(/payouts/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+      if (const auto merchant = authenticate(req, res)) {
+        write(payouts_.get(*merchant, req.matches[1]), res);
+      }
+    });
+    server.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+      db_->exec("SELECT 1");
+      examples::json_answer(res, 200, R"({"status":"ok"})");
+    });
+    server.set_exception_handler([](const httplib::Request& req, httplib::Response& res,
+                                    std::exception_ptr error) {
+      std::string what = "unknown error";
+      try {
+        std::rethrow_exception(error);
+      } catch (const std::exception& e) {
+        what = e.what();
+      }
+      log_event(spdlog::level::err, {{"event", "request_failed"}, {"path", req.path}, {"error", what}});
+      examples::json_error(res, 500, "internal_error", "the request failed; retry later");
+    });
+  }
+
+ private:
+  // The merchant of the bearer API key, or nullopt after answering 401.
+  std::optional<std::string> authenticate(const httplib::Request& req, httplib::Response& res) {
+    const auto it = keys_.find(examples::bearer_token(req));
+    if (it != keys_.end()) return it->second;
+    res.set_header("WWW-Authenticate", "Bearer");
+    examples::json_error(res, 401, "unauthorized", "a valid API key is required (Authorization: Bearer KEY)");
+    return std::nullopt;
+  }
+
+  template <typename Op>
+  void guarded(const httplib::Request& req, httplib::Response& res, Op op) {
+    const auto merchant = authenticate(req, res);
+    if (!merchant) return;
+    guard_.handle(req, res, *merchant,
+                  [&](idempotency::Attempt& attempt) { return op(attempt, *merchant); });
+  }
+
+  std::map<std::string, std::string> keys_;
+  std::shared_ptr<db::Database> db_;
+  idempotency::Store store_;
+  idempotency::LeaseKeeper keeper_;
+  idempotency::Maintenance maintenance_;
+  idempotency::Guard guard_;
+  UuidV7Generator ids_;
+  PartnerClient partner_;
+  Orders orders_;
+  Payouts payouts_;
+};
+
+}  // namespace
+
+int serve(const Config& config) {
+  configure_json_logging(config.log_level);
+  const examples::ListenAddress address = examples::parse_listen(config.listen);
+  const Clock& clock = system_clock();
+  std::shared_ptr<db::Database> db = db::Database::open(config.db);
+  prepare_database(*db, clock.now_ms());
+  if (config.api_keys.empty()) {
+    log_event(spdlog::level::warn, {{"event", "no_api_keys"},
+                                    {"message", "no --api-key given: every request gets 401"}});
+  }
+  Api api(config, db, clock);
+  httplib::Server server;
+  api.routes(server);
+  examples::ServerTuning tuning;
+  tuning.threads = static_cast<std::size_t>(std::max(1, config.threads));
+  examples::bind_and_announce(server, address, tuning);
+  log_event(spdlog::level::info, {{"event", "started"}, {"db", db->describe()},
+                                  {"lease_ms", milliseconds(static_cast<std::int64_t>(config.lease_seconds * 1000)).count()}});
+  examples::StopOnSignal stop(server);
+  server.listen_after_bind();
+  return 0;
+}
+
+int reconcile_command(const std::string& db_target, const std::string& partner_url,
+                      int timeout_ms) {
+  auto db = db::Database::open(db_target);
+  PartnerClient partner(partner_options(partner_url, timeout_ms, 1));
+  const ReconcileReport report = reconcile(*db, partner);
+  print(report, std::cout);
+  return report.clean() ? 0 : 1;
+}
+
+}  // namespace webhooks::orders

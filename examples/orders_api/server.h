@@ -1,0 +1,36 @@
+// orders-api's configuration and its two modes: serving HTTP, and `reconcile`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace webhooks::orders {
+
+struct Config {
+  std::string listen = "127.0.0.1:8781";
+  std::string db = "./orders.db";
+  double lease_seconds = 30;         // idempotency lease (renewed while an operation runs)
+  double ttl_seconds = 24 * 3600;    // idempotency record lifetime
+  std::vector<std::string> api_keys;  // "KEY:MERCHANT_ID"
+  std::string partner_url = "http://127.0.0.1:8782";
+  int partner_timeout_ms = 5000;
+  int partner_attempts = 3;
+  std::string publisher_url;    // accepted for the outbox relay (a later issue); unused today
+  std::string publisher_token;  // likewise
+  std::string log_level = "info";
+  int threads = 64;
+  // Test hooks (docs/orders-api.md, "Test hooks").
+  int operation_delay_ms = 0;
+  bool crash_after_partner_commit = false;
+  bool break_transaction_once = false;
+};
+
+// Serves until SIGTERM or SIGINT. Returns the exit code. Throws webhooks::Error on bad
+// configuration or an unreachable database.
+int serve(const Config& config);
+
+// Prints the reconciliation report on stdout; returns 0 when clean, 1 when it found anything.
+// Throws webhooks::Error when the database or the partner cannot be read.
+int reconcile_command(const std::string& db, const std::string& partner_url, int timeout_ms);
+
+}  // namespace webhooks::orders

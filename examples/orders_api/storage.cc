@@ -1,0 +1,57 @@
+#include "storage.h"
+
+namespace webhooks::orders {
+namespace {
+
+// Both engines accept this DDL. payouts.downstream_key is what the partner deduplicates on.
+constexpr std::string_view kCreateTables = R"sql(
+CREATE TABLE IF NOT EXISTS orders (
+  id              TEXT    PRIMARY KEY,
+  merchant_id     TEXT    NOT NULL,
+  amount          BIGINT  NOT NULL,
+  currency        TEXT    NOT NULL,
+  reference       TEXT    NOT NULL,
+  status          TEXT    NOT NULL,
+  idempotency_key TEXT,
+  created_at      BIGINT  NOT NULL,
+  updated_at      BIGINT  NOT NULL
+);
+CREATE INDEX IF NOT EXISTS orders_by_merchant ON orders (merchant_id, created_at);
+CREATE TABLE IF NOT EXISTS payouts (
+  id              TEXT    PRIMARY KEY,
+  merchant_id     TEXT    NOT NULL,
+  idempotency_key TEXT    NOT NULL,
+  downstream_key  TEXT    NOT NULL UNIQUE,
+  amount          BIGINT  NOT NULL,
+  currency        TEXT    NOT NULL,
+  destination     TEXT    NOT NULL,
+  status          TEXT    NOT NULL,
+  transfer_id     TEXT,
+  created_at      BIGINT  NOT NULL,
+  updated_at      BIGINT  NOT NULL
+);
+CREATE INDEX IF NOT EXISTS payouts_by_key ON payouts (merchant_id, idempotency_key, created_at);
+)sql";
+
+constexpr std::string_view kInsertOutbox =
+    "INSERT INTO outbox (id, merchant_id, event_type, payload, created_at, next_attempt_at)"
+    " VALUES ($1, $2, $3, $4, $5, $5)";
+
+}  // namespace
+
+void prepare_database(db::Database& db, UnixMillis now) {
+  db.migrate(now);
+  db.transact([](db::Transaction& tx) {
+    // Serialises concurrent starts on PostgreSQL, where CREATE ... IF NOT EXISTS can race.
+    if (tx.engine() == db::Engine::postgres) tx.exec("SELECT pg_advisory_xact_lock(7242024003)");
+    tx.exec(kCreateTables);
+  });
+}
+
+void insert_outbox(db::Transaction& tx, std::string_view event_id, std::string_view merchant_id,
+                   std::string_view type, const nlohmann::json& data, UnixMillis now) {
+  const std::string payload = data.dump();
+  tx.exec(kInsertOutbox, {event_id, merchant_id, type, payload, now});
+}
+
+}  // namespace webhooks::orders

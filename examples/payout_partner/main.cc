@@ -1,0 +1,157 @@
+// payout-partner: a stand-in for a bank's payout API. POST /transfers creates a transfer,
+// deduplicated on X-Idempotency-Key; GET /transfers lists them. Faults on demand: answers lost
+// after the commit (--drop-after-commit), no deduplication (--ignore-idempotency-key), slowness
+// (--delay-ms). docs/orders-api.md, "The payout partner".
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "transfers.h"
+#include "webhooks/clock.h"
+#include "webhooks/error.h"
+#include "webhooks/examples/server.h"
+#include "webhooks/log.h"
+#include "webhooks/uuid.h"
+
+namespace webhooks::partner {
+namespace {
+
+struct Config {
+  std::string listen = "127.0.0.1:8782";
+  std::string db = "./partner.db";
+  bool ignore_idempotency_key = false;
+  int drop_after_commit = 0;
+  int delay_ms = 0;
+  std::string log_level = "info";
+};
+
+// Takes one from `counter` if it is positive.
+bool take_one(std::atomic<int>& counter) {
+  int left = counter.load();
+  while (left > 0) {
+    if (counter.compare_exchange_weak(left, left - 1)) return true;
+  }
+  return false;
+}
+
+class Partner {
+ public:
+  Partner(const Config& config, db::Database& db)
+      : config_(config), transfers_(db, !config.ignore_idempotency_key),
+        drops_left_(config.drop_after_commit), ids_(system_clock()) {}
+
+  void create_tables() { transfers_.create_tables(); }
+
+  void routes(httplib::Server& server) {
+    server.Post("/transfers", [this](const httplib::Request& req, httplib::Response& res) {
+      create(req, res);
+    });
+    server.Get("/transfers", [this](const httplib::Request&, httplib::Response& res) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const Transfer& t : transfers_.list()) list.push_back(to_json(t));
+      examples::json_answer(res, 200, nlohmann::json{{"transfers", list}}.dump());
+    });
+    server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+      examples::json_answer(res, 200, R"({"status":"ok"})");
+    });
+    server.set_exception_handler([](const httplib::Request&, httplib::Response& res,
+                                    std::exception_ptr error) {
+      std::string what = "unknown error";
+      try {
+        std::rethrow_exception(error);
+      } catch (const std::exception& e) {
+        what = e.what();
+      }
+      log_event(spdlog::level::err, {{"event", "request_failed"}, {"error", what}});
+      examples::json_error(res, 500, "internal_error", "the transfer could not be processed");
+    });
+  }
+
+ private:
+  void create(const httplib::Request& req, httplib::Response& res) {
+    if (config_.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(config_.delay_ms));
+    const nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
+    if (body.is_discarded()) return examples::json_error(res, 400, "invalid_json", "the body is not JSON");
+    std::string error;
+    const auto request = parse_transfer_request(body, error);
+    if (!request) return examples::json_error(res, 422, "invalid_transfer", error);
+    const std::string key = req.get_header_value("X-Idempotency-Key");
+    const auto result =
+        transfers_.create(key, *request, "tr_" + ids_.next(), system_clock().now_ms());
+    if (result.outcome == Transfers::Outcome::key_reused) {
+      return examples::json_error(res, 422, "idempotency_key_reused",
+                                  "this X-Idempotency-Key was used for a different transfer");
+    }
+    const bool replayed = result.outcome == Transfers::Outcome::replayed;
+    log_event(spdlog::level::info, {{"event", replayed ? "transfer_replayed" : "transfer_created"},
+                                    {"transfer_id", result.transfer.id},
+                                    {"idempotency_key", key}});
+    if (take_one(drops_left_)) {
+      // The transfer is committed; the caller never learns it.
+      const bool dropped = examples::drop_connection(req);
+      log_event(spdlog::level::warn, {{"event", "answer_dropped"},
+                                      {"transfer_id", result.transfer.id},
+                                      {"dropped", dropped}});
+      if (!dropped) {
+        res.status = 201;  // no socket found: abort the body instead, so the answer is unusable
+        res.set_content_provider(1, "application/json",
+                                 [](std::size_t, std::size_t, httplib::DataSink&) { return false; });
+      }
+      return;
+    }
+    if (replayed) res.set_header("Idempotent-Replayed", "true");
+    examples::json_answer(res, replayed ? 200 : 201, to_json(result.transfer).dump());
+  }
+
+  const Config& config_;
+  Transfers transfers_;
+  std::atomic<int> drops_left_;
+  UuidV7Generator ids_;
+};
+
+int run(const Config& config) {
+  configure_json_logging(config.log_level);
+  const examples::ListenAddress address = examples::parse_listen(config.listen);
+  auto db = db::Database::open(config.db);
+  Partner partner(config, *db);
+  partner.create_tables();
+  httplib::Server server;
+  partner.routes(server);
+  examples::bind_and_announce(server, address);
+  examples::StopOnSignal stop(server);
+  server.listen_after_bind();
+  return 0;
+}
+
+}  // namespace
+}  // namespace webhooks::partner
+
+int main(int argc, char** argv) {
+  webhooks::examples::block_stop_signals();
+  webhooks::partner::Config config;
+  CLI::App app{"payout-partner: a fake payout partner with idempotent POST /transfers"};
+  app.add_option("--listen", config.listen, "HOST:PORT to listen on; port 0 picks a free port")
+      ->capture_default_str();
+  app.add_option("--db", config.db, "SQLite path or postgres:// URL")->capture_default_str();
+  app.add_flag("--ignore-idempotency-key", config.ignore_idempotency_key,
+               "create a new transfer for every request, whatever its X-Idempotency-Key");
+  app.add_option("--drop-after-commit", config.drop_after_commit,
+                 "close the connection without answering after committing the next N transfers")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--delay-ms", config.delay_ms, "wait this long before handling each transfer")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--log-level", config.log_level, "debug, info, warn or error")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return webhooks::partner::run(config);
+  } catch (const std::exception& e) {
+    std::cerr << "payout-partner: " << e.what() << std::endl;
+    return 1;
+  }
+}

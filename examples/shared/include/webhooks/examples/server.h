@@ -1,0 +1,72 @@
+// What every example server does the same way: listen as DESIGN.md's "Interfaces that scripts
+// rely on" and "Known library traps" ask, stop cleanly on SIGTERM/SIGINT, and answer JSON.
+#pragma once
+
+#include <httplib.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <thread>
+
+namespace webhooks::examples {
+
+// A `--listen` value: "HOST:PORT" or "[IPv6]:PORT"; port 0 picks a free port.
+struct ListenAddress {
+  std::string host;
+  int port = 0;
+};
+
+// Throws webhooks::Error(invalid_argument) when `text` is not HOST:PORT with a port in 0..65535.
+ListenAddress parse_listen(std::string_view text);
+
+struct ServerTuning {
+  // Worker threads; each serves one connection at a time, so size it to the expected clients.
+  std::size_t threads = 64;
+  // Requests served on one keep-alive connection before it is closed (httplib's default is 5).
+  std::size_t keep_alive_max_count = 100'000;
+  // listen(2) backlog, re-applied after bind (Debian's httplib compiles in 5).
+  int backlog = 4096;
+};
+
+// Applies TCP_NODELAY, the thread pool, the keep-alive count and SO_REUSEADDR (not httplib's
+// default SO_REUSEPORT, which would let two servers share a port), binds `address`, raises the
+// backlog, and prints `listening on HOST:PORT` (the bound port) as one flushed line on stdout.
+// Returns the bound port. Throws webhooks::Error(io) when the address cannot be bound.
+// Then call server.listen_after_bind().
+int bind_and_announce(httplib::Server& server, const ListenAddress& address,
+                      const ServerTuning& tuning = {});
+
+// Ignores SIGPIPE (httplib writes without MSG_NOSIGNAL) and blocks SIGTERM and SIGINT in the
+// calling thread, so threads started afterwards inherit the mask. Call first thing in main().
+void block_stop_signals();
+
+// Waits for SIGTERM or SIGINT on its own thread and then calls server.stop(). The destructor
+// ends the waiting thread if no signal came. Requires block_stop_signals() first.
+class StopOnSignal {
+ public:
+  explicit StopOnSignal(httplib::Server& server);
+  ~StopOnSignal();
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+
+ private:
+  std::thread thread_;
+};
+
+// Shuts down (both directions) the TCP connection that carries `req`, from inside its handler,
+// so the client sees the connection close without any answer. Finds the socket by matching the
+// request's local and remote address and port against the process's open sockets. Returns false
+// when no such socket was found.
+bool drop_connection(const httplib::Request& req);
+
+// Sets `body` as the application/json answer with `status`.
+void json_answer(httplib::Response& res, int status, const std::string& body);
+// `{"error":{"code":code,"message":message}}` with `status`.
+void json_error(httplib::Response& res, int status, std::string_view code,
+                std::string_view message);
+
+// The bearer token of `Authorization: Bearer TOKEN`, or "" when absent or malformed.
+std::string bearer_token(const httplib::Request& req);
+
+}  // namespace webhooks::examples

@@ -1,0 +1,102 @@
+// Runs orders-api and payout-partner from build/bin as real processes and talks HTTP to them.
+#pragma once
+
+#include <httplib.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "webhooks/db.h"
+
+namespace webhooks::test {
+
+// A child process of build/bin with stdout and stderr in files of `dir`.
+class Process {
+ public:
+  Process(const std::string& executable, const std::vector<std::string>& args,
+          const std::string& dir);
+  ~Process();  // SIGTERM, then SIGKILL if it has not exited within 10 s
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  // Waits (up to 15 s) for the first stdout line `listening on HOST:PORT`; returns the port.
+  int wait_listening();
+  // Sends `signal` and waits for the exit; returns the raw wait status.
+  int kill_and_wait(int signal);
+  // Waits up to `timeout` for the exit; returns the raw wait status, or std::nullopt.
+  std::optional<int> wait_exit(std::chrono::milliseconds timeout);
+  std::string out() const;
+  std::string err() const;
+  pid_t pid() const { return pid_; }
+
+ private:
+  std::string out_path_, err_path_, label_;
+  pid_t pid_ = -1;
+  std::optional<int> status_;
+};
+
+// Runs a command to its end (up to 60 s).
+struct Finished {
+  int exit_code = -1;
+  std::string out, err;
+};
+Finished run_to_end(const std::string& executable, const std::vector<std::string>& args,
+                    const std::string& dir);
+
+// One HTTP answer.
+struct Answer {
+  int status = 0;
+  std::string body;
+  httplib::Headers headers;
+  std::string header(const std::string& name) const;
+  nlohmann::json json() const;
+  std::string error_code() const;  // json()["error"]["code"]
+};
+
+// A payout partner and an orders API on loopback, with their databases: orders on the engine
+// under test (a fresh database per Stack), the partner on SQLite. API keys: key-m1 -> m1,
+// key-m2 -> m2.
+class Stack {
+ public:
+  Stack();
+  ~Stack();
+
+  // Starts (or restarts, on the same database) the partner; `port` 0 picks one.
+  void start_partner(const std::vector<std::string>& extra = {}, int port = 0);
+  void start_api(const std::vector<std::string>& extra = {});
+  void stop_partner();  // SIGTERM and wait
+
+  // POST with `Authorization: Bearer token` and, when given, `Idempotency-Key: key`.
+  // FAILs the test when no HTTP answer arrives.
+  Answer post(const std::string& path, std::optional<std::string> key, const std::string& body,
+              const std::string& token = "key-m1");
+  // Like post, but std::nullopt when the connection fails (e.g. the server died).
+  std::optional<Answer> try_post(const std::string& path, std::optional<std::string> key,
+                                 const std::string& body, const std::string& token = "key-m1");
+  Answer get(const std::string& path, const std::string& token = "key-m1");
+  Answer put(const std::string& path, const std::string& body, const std::string& token = "key-m1");
+  // The partner's GET /transfers, as its "transfers" array.
+  nlohmann::json transfers();
+  // `orders-api reconcile` against this stack's databases.
+  Finished reconcile();
+
+  // The orders database, opened from the test process.
+  db::Database& db();
+  std::int64_t count(const std::string& sql);
+
+  std::unique_ptr<Process> partner, api;
+  int partner_port = 0, api_port = 0;
+  std::string dir, orders_db, partner_db;
+
+ private:
+  std::shared_ptr<db::Database> db_;
+};
+
+}  // namespace webhooks::test

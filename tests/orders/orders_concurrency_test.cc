@@ -1,0 +1,173 @@
+// POST /orders while another request with the same key runs, after a crash, under 50 concurrent
+// identical requests, and with the database connection broken inside the transaction.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
+
+#include "harness.h"
+#include "webhooks/idempotency/store.h"
+
+using namespace std::chrono;
+using webhooks::test::Answer;
+using webhooks::test::Stack;
+
+namespace {
+
+const std::string kOrder = R"({"amount":2500,"currency":"USD","reference":"inv-9"})";
+
+std::optional<webhooks::idempotency::Record> record(Stack& s, const std::string& key) {
+  std::shared_ptr<webhooks::db::Database> db(&s.db(), [](webhooks::db::Database*) {});
+  return webhooks::idempotency::Store(db).find("m1", key);
+}
+
+}  // namespace
+
+TEST_CASE("an operation three leases long: every retry meanwhile gets 409, it runs once") {
+  Stack s;
+  s.start_api({"--lease", "1", "--operation-delay-ms", "3500"});
+  std::optional<Answer> first;
+  const auto started = steady_clock::now();
+  std::thread slow([&] { first = s.try_post("/orders", "slow-1", kOrder); });
+  int busy = 0;
+  for (int i = 1; i <= 3; ++i) {
+    std::this_thread::sleep_until(started + seconds(i));  // a retry every second
+    const Answer retry = s.post("/orders", "slow-1", kOrder);
+    CHECK(retry.status == 409);
+    CHECK(retry.error_code() == "idempotency_key_in_use");
+    CHECK(retry.header("Retry-After") == "1");
+    if (retry.status == 409) ++busy;
+  }
+  slow.join();
+  REQUIRE(first);
+  CHECK(first->status == 201);
+  CHECK(busy == 3);
+  const Answer after = s.post("/orders", "slow-1", kOrder);
+  CHECK(after.status == 201);
+  CHECK(after.header("Idempotent-Replayed") == "true");
+  CHECK(after.body == first->body);
+  CHECK(s.count("SELECT COUNT(*) FROM orders") == 1);
+  const auto r = record(s, "slow-1");
+  REQUIRE(r);
+  CHECK(r->attempts == 1);
+  CHECK(r->state == webhooks::idempotency::State::completed);
+}
+
+TEST_CASE("SIGKILL during the operation: a retry is reacquired within one lease and succeeds once") {
+  Stack s;
+  s.start_api({"--lease", "2", "--operation-delay-ms", "60000"});
+  std::optional<Answer> lost;
+  std::thread doomed([&] { lost = s.try_post("/orders", "crash-1", kOrder); });
+  const auto deadline = steady_clock::now() + seconds(10);
+  while (!record(s, "crash-1") && steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  REQUIRE(record(s, "crash-1"));
+  CHECK(record(s, "crash-1")->state == webhooks::idempotency::State::in_progress);
+  const int status = s.api->kill_and_wait(SIGKILL);
+  const auto killed = steady_clock::now();
+  CHECK(WIFSIGNALED(status));
+  doomed.join();
+  CHECK_FALSE(lost);  // the client saw the connection drop, no answer
+
+  s.start_api({"--lease", "2"});
+  Answer retry;
+  int busy = 0;
+  while (steady_clock::now() < killed + seconds(15)) {
+    retry = s.post("/orders", "crash-1", kOrder);
+    if (retry.status != 409) break;
+    CHECK(retry.error_code() == "idempotency_key_in_use");
+    ++busy;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  const auto recovered = steady_clock::now();
+  CHECK(retry.status == 201);
+  CHECK(retry.header("Idempotent-Replayed") == "");
+  CHECK(busy >= 1);  // the lease outlived the process by up to one lease
+  // One lease (2 s) after the last heartbeat, plus 1 s for the restart and the polling.
+  CHECK(duration_cast<milliseconds>(recovered - killed).count() <= 3000);
+  CHECK(s.count("SELECT COUNT(*) FROM orders") == 1);
+  CHECK(s.count("SELECT COUNT(*) FROM outbox WHERE event_type = 'order.created'") == 1);
+  const auto r = record(s, "crash-1");
+  REQUIRE(r);
+  CHECK(r->attempts == 2);
+  CHECK(r->state == webhooks::idempotency::State::completed);
+  const Answer replay = s.post("/orders", "crash-1", kOrder);
+  CHECK(replay.header("Idempotent-Replayed") == "true");
+  CHECK(replay.body == retry.body);
+}
+
+TEST_CASE("50 concurrent identical requests: one order; every answer 201 with one body, or 409") {
+  Stack s;
+  s.start_api({"--operation-delay-ms", "100"});
+  constexpr int kClients = 50;
+  std::vector<std::optional<Answer>> answers(kClients);
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back([&, i] {
+      ++ready;
+      while (!go) std::this_thread::yield();
+      answers[static_cast<std::size_t>(i)] = s.try_post("/orders", "burst-1", kOrder);
+    });
+  }
+  while (ready < kClients) std::this_thread::yield();
+  go = true;
+  for (auto& t : clients) t.join();
+
+  int created = 0, fresh = 0, busy = 0;
+  std::string body;
+  for (const auto& a : answers) {
+    REQUIRE(a);
+    if (a->status == 201) {
+      ++created;
+      if (a->header("Idempotent-Replayed") != "true") ++fresh;
+      if (body.empty()) body = a->body;
+      CHECK(a->body == body);
+    } else {
+      CHECK(a->status == 409);
+      CHECK(a->error_code() == "idempotency_key_in_use");
+      ++busy;
+    }
+  }
+  CHECK(created + busy == kClients);
+  CHECK(fresh == 1);
+  CHECK(s.count("SELECT COUNT(*) FROM orders") == 1);
+  CHECK(s.count("SELECT COUNT(*) FROM outbox WHERE event_type = 'order.created'") == 1);
+}
+
+TEST_CASE("the connection breaks inside the transaction: all or nothing, and the retry succeeds") {
+  Stack s;
+  // PostgreSQL: the transaction terminates its own backend after writing the order and outbox
+  // rows; SQLite: it fails at the same point.
+  s.start_api({"--break-transaction-once"});
+  const Answer broken = s.post("/orders", "broken-1", kOrder);
+  CHECK(broken.status == 500);
+  CHECK(broken.error_code() == "internal_error");
+  CHECK(s.count("SELECT COUNT(*) FROM orders") == 0);
+  CHECK(s.count("SELECT COUNT(*) FROM outbox") == 0);
+  auto r = record(s, "broken-1");
+  REQUIRE(r);
+  CHECK(r->state == webhooks::idempotency::State::failed);
+  CHECK_FALSE(r->response);
+
+  const Answer retry = s.post("/orders", "broken-1", kOrder);
+  CHECK(retry.status == 201);
+  CHECK(retry.header("Idempotent-Replayed") == "");
+  CHECK(s.count("SELECT COUNT(*) FROM orders") == 1);
+  CHECK(s.count("SELECT COUNT(*) FROM outbox WHERE event_type = 'order.created'") == 1);
+  const std::string id = retry.json()["id"].get<std::string>();
+  CHECK(s.count("SELECT COUNT(*) FROM orders WHERE id = '" + id + "'") == 1);
+  r = record(s, "broken-1");
+  REQUIRE(r);
+  CHECK(r->state == webhooks::idempotency::State::completed);
+  CHECK(r->attempts == 2);
+  REQUIRE(r->response);
+  CHECK(r->response->body == retry.body);
+  // The pool replaced the broken connection: the next request works too.
+  CHECK(s.post("/orders", "broken-2", kOrder).status == 201);
+}
