@@ -1,0 +1,67 @@
+// The publisher's HTTP API on a cpp-httplib server (DESIGN.md, "Interfaces that scripts rely
+// on"): endpoints, events, attempts, replay, recovery, ingest, /healthz and /metrics.
+//
+//   AdminApi api(store, ingest, guard, metrics, clock, options);
+//   api.mount(server);   // then bind and listen
+//
+// Every route but /healthz and /metrics needs `Authorization: Bearer <admin_token>` (401
+// `unauthorized` otherwise; with an empty admin_token every such route answers 401). Bodies over
+// `body_limit` answer 413 `payload_too_large`. Errors are {"error":{"code","message"}} with stable
+// codes: unauthorized, not_found, invalid_json, invalid_request, invalid_secret, url_not_allowed,
+// replay_too_old, payload_too_large, internal_error, and the idempotency guard's. Times in answers
+// are RFC 3339; secrets appear only in the answers that create them (create, rotate-secret).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "webhooks/clock.h"
+#include "webhooks/idempotency/guard.h"
+#include "webhooks/publisher/ingest.h"
+#include "webhooks/publisher/metrics.h"
+#include "webhooks/publisher/ssrf_guard.h"
+#include "webhooks/publisher/store.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace webhooks::publisher {
+
+struct AdminOptions {
+  std::string admin_token;  // required for every route but /healthz and /metrics
+  SsrfOptions ssrf;         // endpoint URLs are checked at creation and on PATCH
+  // How long a rotated-out secret keeps signing (so receivers can switch over). Default 24 h.
+  std::chrono::milliseconds rotation_grace{std::chrono::hours(24)};
+  // Replay refuses events older than this (the receivers' dedup window). Default 7 days.
+  std::chrono::milliseconds replay_max_age{std::chrono::hours(24 * 7)};
+  // Largest request body accepted; larger ones answer 413. Default 1 MiB.
+  std::size_t body_limit = 1 << 20;
+};
+
+class AdminApi {
+ public:
+  // All references must outlive the AdminApi and the server it is mounted on. `wake` (optional)
+  // is called when tasks became due (replay, recovery, enable), to wake the dispatcher.
+  AdminApi(Store& store, Ingest& ingest, idempotency::Guard& guard, Metrics& metrics,
+           const Clock& clock, AdminOptions options, std::function<void()> wake = {});
+
+  // Registers the routes, the authentication check, the body limit and the JSON error handler.
+  void mount(httplib::Server& server);
+
+ private:
+  void mount_endpoints(httplib::Server& server);
+  void mount_events(httplib::Server& server);
+
+  Store& store_;
+  Ingest& ingest_;
+  idempotency::Guard& guard_;
+  Metrics& metrics_;
+  const Clock& clock_;
+  AdminOptions options_;
+  std::function<void()> wake_;
+};
+
+}  // namespace webhooks::publisher

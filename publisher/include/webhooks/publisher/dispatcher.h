@@ -1,0 +1,134 @@
+// The delivery workers: claim due tasks in batches with a lease, sign and send each one, record
+// every attempt, and move each task to succeeded, a later retry, or dead (DESIGN.md, "Dispatch").
+//
+//   Dispatcher dispatcher(store, transport, policy, clock, random, metrics, options);
+//   dispatcher.start();          // options.workers threads
+//   ...
+//   dispatcher.stop();           // stop claiming, finish in-flight attempts, join
+//
+// Tests drive it without threads: `run_once()` claims one batch, delivers it and records it, with
+// every time (lease, dispatch timestamp, backoff, age limit) taken from the injected Clock and the
+// jitter from the injected RandomSource.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "webhooks/clock.h"
+#include "webhooks/random.h"
+#include "webhooks/signer.h"
+#include "webhooks/uuid.h"
+#include "webhooks/publisher/metrics.h"
+#include "webhooks/publisher/retry_after.h"
+#include "webhooks/publisher/retry_policy.h"
+#include "webhooks/publisher/store.h"
+
+namespace webhooks::publisher {
+
+// One signed HTTP POST, exactly as it goes on the wire.
+struct OutgoingDelivery {
+  std::string url;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
+// What came back. status 0: no response (error says why).
+struct DeliveryResponse {
+  int status = 0;
+  std::string error;
+  std::string body_snippet;                // the start of the response body (capped)
+  std::optional<std::string> retry_after;  // the Retry-After header, raw
+  std::chrono::milliseconds latency{0};
+};
+
+// Sends a batch of deliveries concurrently and returns one response per delivery, in order.
+// Must never follow redirects. Thread-safe: several workers call it at once.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual std::vector<DeliveryResponse> send(const std::vector<OutgoingDelivery>& batch) = 0;
+};
+
+// The body every attempt of `event` carries: {"id","type","timestamp" (RFC 3339 creation
+// time),"data"}.
+std::string event_body(const Event& event);
+
+// The request for one attempt of `task`: DESIGN's wire format, signed at `dispatch_seconds` (Unix
+// seconds) with one v1 entry per secret, with `delivery_id` as webhook-delivery-id. Secrets that
+// fail to parse are skipped (they were validated when configured).
+OutgoingDelivery build_delivery(const ClaimedTask& task, std::int64_t dispatch_seconds,
+                                const std::string& delivery_id);
+
+struct DispatcherOptions {
+  // Prefix of every lease owner; identifies this daemon in the database. Default: a new UUIDv7.
+  std::string instance_id;
+  // Worker threads started by start(); each claims and sends its own batches.
+  int workers = 4;
+  // Tasks claimed per batch (also the most a worker has in flight).
+  int batch_size = 64;
+  // How long a claim holds its tasks. Must exceed the transport's total timeout, or another
+  // daemon may take the task over while it is still being sent. Default 2 min.
+  std::chrono::milliseconds lease{std::chrono::minutes(2)};
+  // Real time a worker waits when nothing was due (wake() cuts it short).
+  std::chrono::milliseconds poll_interval{std::chrono::milliseconds(250)};
+  // An endpoint failing continuously for this long is disabled; 0 never. Default 5 days.
+  std::chrono::milliseconds disable_after{std::chrono::hours(24 * 5)};
+  RetryAfterBounds retry_after;
+  OutcomeRules outcome_rules;
+};
+
+class Dispatcher {
+ public:
+  // All references must outlive the Dispatcher.
+  Dispatcher(Store& store, Transport& transport, const RetryPolicy& policy, const Clock& clock,
+             RandomSource& random, Metrics& metrics, DispatcherOptions options = {});
+  ~Dispatcher();  // stop()
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
+
+  // Claims one batch of due tasks, delivers and records it. Returns how many tasks it settled
+  // (0: nothing was due). Throws Error(storage) when the database fails.
+  int run_once();
+  // Runs run_once until nothing is due; returns the total. For tests.
+  int run_until_idle();
+
+  // Starts the worker threads.
+  void start();
+  // Wakes idle workers (new events, replays). Thread-safe.
+  void wake();
+  // Stops claiming, lets in-flight batches finish and be recorded, joins the workers.
+  void stop();
+
+  const std::string& instance_id() const { return options_.instance_id; }
+
+ private:
+  void work();
+  AttemptRecord settle(const ClaimedTask& task, const DeliveryAttempt& attempt,
+                       const DeliveryResponse& response);
+
+  Store& store_;
+  Transport& transport_;
+  const RetryPolicy& policy_;
+  const Clock& clock_;
+  RandomSource& random_;
+  Metrics& metrics_;
+  DispatcherOptions options_;
+  UuidV7Generator ids_;
+  std::atomic<std::uint64_t> batch_seq_{0};
+  std::mutex mutex_;
+  std::condition_variable wake_cv_;
+  std::uint64_t wake_seq_ = 0;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace webhooks::publisher

@@ -1,0 +1,75 @@
+// Accepting events: the in-process library call and the handler of `POST /v1/events`.
+//
+//   Ingest ingest(store, clock, metrics);
+//   auto accepted = ingest.publish("m_1", "order.captured", R"({"order_id":"o_1"})");
+//   // accepted.event_id, accepted.tasks
+//
+// An event and its delivery tasks (one per enabled endpoint of the same merchant whose filter
+// matches the type) are written in one transaction. Over HTTP the idempotency Guard runs the
+// ingest at most once per (merchant_id, Idempotency-Key): a retried ingest answers the same
+// 202 with the same event_id and makes no second event. Thread-safe.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "webhooks/clock.h"
+#include "webhooks/db.h"
+#include "webhooks/idempotency/guard.h"
+#include "webhooks/publisher/metrics.h"
+#include "webhooks/publisher/store.h"
+#include "webhooks/uuid.h"
+
+namespace webhooks::publisher {
+
+struct Accepted {
+  std::string event_id;
+  int tasks = 0;
+};
+
+// A validated ingest body: {"merchant_id": non-empty string, "type": 1..255 printable ASCII
+// without spaces, "data": object}. Other members are ignored.
+struct EventInput {
+  std::string merchant_id;
+  std::string type;
+  std::string data;  // the `data` object as JSON text, key order kept
+};
+
+// Parses and validates an ingest body. On failure returns std::nullopt and sets `error_code`
+// ("invalid_json" or "invalid_request") and `message`.
+std::optional<EventInput> parse_event_input(std::string_view body, std::string& error_code,
+                                            std::string& message);
+
+class Ingest {
+ public:
+  // All must outlive the Ingest. `on_accepted` (optional) is called after each commit that made
+  // an event with tasks, e.g. to wake the dispatcher.
+  Ingest(Store& store, const Clock& clock, Metrics& metrics,
+         std::function<void()> on_accepted = {});
+
+  // Writes the event and its tasks in one new transaction. `data_json` must be a JSON object.
+  // Throws Error(invalid_argument) for bad input, Error(storage) when the database fails.
+  Accepted publish(std::string_view merchant_id, std::string_view type, std::string_view data_json);
+  // The same inside the caller's transaction (e.g. together with an idempotency record).
+  // REQUIRES: validated input. The caller calls notify() after the commit.
+  Accepted publish(db::Transaction& tx, const EventInput& input);
+  void notify() const;
+
+  // POST /v1/events: validates the body, then runs the ingest under `guard` with scope =
+  // merchant_id. 202 {"event_id","tasks"}; 400 invalid_json / invalid_request; the guard's
+  // answers for keys (400, 409, 422) and replays.
+  idempotency::Response handle(idempotency::Guard& guard,
+                               std::optional<std::string_view> idempotency_key,
+                               std::string_view body);
+
+ private:
+  Store& store_;
+  const Clock& clock_;
+  Metrics& metrics_;
+  std::function<void()> on_accepted_;
+  UuidV7Generator ids_;
+};
+
+}  // namespace webhooks::publisher

@@ -1,0 +1,49 @@
+// The publisher's counters and their Prometheus text rendering (DESIGN.md, "Operations"):
+//   webhooks_events_accepted_total            events accepted by ingest (replays not counted)
+//   webhooks_attempts_total{outcome}          attempts by outcome: succeeded, retryable,
+//                                             permanent, gone
+//   webhooks_attempt_duration_seconds         histogram of attempt latency
+//   webhooks_tasks{state}                     tasks by state (read from the store when rendered)
+//   webhooks_endpoints_disabled               disabled endpoints (likewise)
+// Counters are per process (Prometheus sums them across daemons); the gauges are the database's.
+// Thread-safe.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "webhooks/publisher/model.h"
+
+namespace webhooks::publisher {
+
+class Metrics {
+ public:
+  // Upper bounds of the duration histogram's buckets, in seconds (+Inf is implied).
+  static constexpr std::array<double, 12> kBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                      0.5,   1,    2.5,   5,    10,  30};
+
+  void event_accepted() { events_accepted_.fetch_add(1, std::memory_order_relaxed); }
+  // `outcome` is to_string(AttemptOutcome); `seconds` the attempt's latency.
+  void attempt(std::string_view outcome, double seconds);
+
+  std::uint64_t events_accepted() const { return events_accepted_.load(); }
+  std::uint64_t attempts(std::string_view outcome) const;
+
+  // The Prometheus text exposition (version 0.0.4) of everything above.
+  std::string render(const std::map<TaskState, std::int64_t>& tasks,
+                     std::int64_t endpoints_disabled) const;
+
+ private:
+  static constexpr std::array<std::string_view, 4> kOutcomes = {"succeeded", "retryable",
+                                                                "permanent", "gone"};
+  std::atomic<std::uint64_t> events_accepted_{0};
+  std::array<std::atomic<std::uint64_t>, 4> attempts_{};
+  std::array<std::atomic<std::uint64_t>, kBuckets.size() + 1> buckets_{};  // last: +Inf
+  std::atomic<std::uint64_t> duration_micros_{0};
+};
+
+}  // namespace webhooks::publisher

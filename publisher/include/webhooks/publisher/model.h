@@ -1,0 +1,90 @@
+// The publisher's data model (DESIGN.md, "The publisher"): endpoints with their signing secrets and
+// event-type filter, events, one delivery task per event and matching endpoint, and one delivery
+// attempt per HTTP try. Plain values; times are Unix milliseconds.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "webhooks/clock.h"
+
+namespace webhooks::publisher {
+
+// A signing secret ("whsec_…") and when it stops signing (std::nullopt: never). After a rotation
+// the old secret keeps signing until its expiry, so receivers can switch over.
+struct EndpointSecret {
+  std::string secret;
+  UnixMillis created_at = 0;
+  std::optional<UnixMillis> expires_at;
+  bool active_at(UnixMillis now) const { return !expires_at || *expires_at > now; }
+};
+
+struct Endpoint {
+  std::string id;
+  std::string merchant_id;
+  std::string url;
+  // Exact types ("order.captured") and prefix patterns ("order.*"); empty means every type.
+  std::vector<std::string> event_types;
+  std::string description;
+  bool enabled = true;
+  std::string disabled_reason;  // why it was disabled ("410 Gone", "disabled by an operator", …)
+  std::optional<UnixMillis> failing_since;  // first failure of the current run of failures
+  std::vector<EndpointSecret> secrets;      // newest first
+  UnixMillis created_at = 0, updated_at = 0;
+};
+
+// True when `filter` selects `event_type`: an empty filter selects everything; an entry ending in
+// ".*" selects every type that starts with the part before "*" ("order.*" selects
+// "order.captured", not "order"); "*" alone selects everything; other entries match exactly.
+bool filter_matches(const std::vector<std::string>& filter, std::string_view event_type);
+
+struct Event {
+  std::string event_id;  // UUIDv7
+  std::string merchant_id;
+  std::string type;
+  std::string payload;  // the `data` object as JSON text
+  UnixMillis created_at = 0;
+};
+
+enum class TaskState { pending, delivering, succeeded, dead };
+enum class Trigger { scheduled, manual };
+
+std::string_view to_string(TaskState state) noexcept;
+std::string_view to_string(Trigger trigger) noexcept;
+// std::nullopt for unknown text.
+std::optional<TaskState> parse_task_state(std::string_view text) noexcept;
+std::optional<Trigger> parse_trigger(std::string_view text) noexcept;
+
+struct Task {
+  std::int64_t id = 0;
+  std::string event_id;
+  std::string endpoint_id;
+  TaskState state = TaskState::pending;
+  int attempts = 0;  // attempts of the current round (replay and recovery start a new round)
+  UnixMillis next_attempt_at = 0;
+  Trigger next_trigger = Trigger::scheduled;
+  UnixMillis age_from = 0;  // the age limit counts from here (creation, replay or recovery)
+  int last_status = 0;
+  std::string last_error;
+  UnixMillis created_at = 0, updated_at = 0;
+};
+
+// One HTTP try. status is 0 when no response arrived (network error, timeout, refused address).
+struct DeliveryAttempt {
+  std::string delivery_id;  // UUIDv7, new for every attempt
+  std::int64_t task_id = 0;
+  std::string event_id;
+  std::string endpoint_id;
+  int attempt_number = 0;  // 1-based within the task's round
+  Trigger trigger = Trigger::scheduled;
+  UnixMillis started_at = 0;
+  int status = 0;
+  std::int64_t latency_ms = 0;
+  std::string error;             // empty when a response arrived
+  std::string response_snippet;  // the start of the response body
+};
+
+}  // namespace webhooks::publisher

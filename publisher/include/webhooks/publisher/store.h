@@ -1,0 +1,119 @@
+// The publisher's durable queue on SQLite or PostgreSQL: endpoints and their secrets, events,
+// delivery tasks and attempts (model.h; schema/<engine>/0003_publisher.sql).
+//
+//   Store store(db);                                    // db already migrated
+//   db->transact([&](db::Transaction& tx) { store.insert_event(tx, event, now); });
+//   auto batch = store.claim("worker-1/42", 100, now, now + lease);
+//   ... deliver ...
+//   store.record(results, now);
+//
+// Claims take a lease in batches: on SQLite one UPDATE … RETURNING, on PostgreSQL a row lock with
+// FOR UPDATE SKIP LOCKED, so several daemons on one database each claim a disjoint share. A task
+// whose lease lapsed (its daemon died) is claimable again. Tasks of disabled endpoints are never
+// claimed. A store never reads the clock: every `now` comes from the caller.
+// Thread-safe: one Store serves every thread. Database failures throw Error(storage).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "webhooks/db.h"
+#include "webhooks/publisher/model.h"
+
+namespace webhooks::publisher {
+
+// A claimed task with everything needed to deliver it.
+struct ClaimedTask {
+  Task task;  // state delivering; attempts = attempts made before this one
+  Event event;
+  std::string url;
+  std::vector<std::string> secrets;  // the endpoint's secrets active at claim time
+  std::string lease_owner;
+};
+
+// What one attempt leads to, written back by Store::record.
+struct AttemptRecord {
+  // The attempt row; an empty delivery_id settles the task without one (age limit reached
+  // before sending). task_id, endpoint_id and status are always used.
+  DeliveryAttempt attempt;
+  std::string lease_owner;  // the claim's owner; the task is updated only if it still holds it
+  enum class Next { succeeded, retry, dead } next = Next::retry;
+  UnixMillis next_attempt_at = 0;  // retry: when
+  bool endpoint_failed = false;    // not 2xx: the endpoint's failing streak goes on
+  std::string disable_reason;      // non-empty: disable the endpoint (410)
+};
+
+struct EventQuery {
+  std::string merchant_id;          // empty: every merchant
+  std::string type;                 // empty: every type
+  std::optional<UnixMillis> since;  // created at or after
+  int limit = 100;
+};
+
+class Store {
+ public:
+  // Uses `db`, which must already be migrated. Throws nothing.
+  explicit Store(std::shared_ptr<db::Database> db);
+  db::Database& database() { return *db_; }
+
+  // --- Endpoints (store_endpoints.cc) ---
+  // Inserts the endpoint with its secrets. Throws Error(storage) (e.g. a duplicate id).
+  void create_endpoint(const Endpoint& endpoint);
+  std::optional<Endpoint> find_endpoint(const std::string& id);
+  // Every endpoint of `merchant_id` (all when empty), oldest first.
+  std::vector<Endpoint> list_endpoints(const std::string& merchant_id);
+  // Writes url, event_types and description. False when there is no such endpoint.
+  bool update_endpoint(const Endpoint& endpoint, UnixMillis now);
+  // Deletes the endpoint and its secrets; its unfinished tasks become dead ("endpoint deleted").
+  bool delete_endpoint(const std::string& id, UnixMillis now);
+  // Enables (clearing the reason and failing streak) or disables with `reason`.
+  bool set_enabled(const std::string& id, bool enabled, const std::string& reason, UnixMillis now);
+  // Adds `secret` as the newest; every other secret that has no earlier expiry stops signing at
+  // `old_expires_at`. False when there is no such endpoint.
+  bool rotate_secret(const std::string& id, const std::string& secret, UnixMillis old_expires_at,
+                     UnixMillis now);
+  std::int64_t count_disabled_endpoints();
+
+  // --- Events (store_events.cc) ---
+  // Inserts `event` and one pending task (due at `now`) for every enabled endpoint of its
+  // merchant whose filter matches its type, inside the caller's transaction. Returns the number
+  // of tasks.
+  int insert_event(db::Transaction& tx, const Event& event, UnixMillis now);
+  std::optional<Event> find_event(const std::string& event_id);
+  // Newest first.
+  std::vector<Event> list_events(const EventQuery& query);
+  std::vector<Task> tasks_of_event(const std::string& event_id);
+  // Oldest first.
+  std::vector<DeliveryAttempt> attempts_of_event(const std::string& event_id);
+  // Puts the event's tasks (only `endpoint_id`'s when given) back to pending, due now, with a
+  // manual trigger and a new round (attempts 0, age counted from now). Tasks being delivered
+  // right now are left alone. Returns how many.
+  int replay(const std::string& event_id, const std::string& endpoint_id, UnixMillis now);
+  // The same for every dead task of the endpoint whose event was created at or after `since`.
+  int recover(const std::string& endpoint_id, UnixMillis since, UnixMillis now);
+  // Tasks by state (every state present, zero when none).
+  std::map<TaskState, std::int64_t> count_tasks();
+
+  // --- Dispatch (store_dispatch.cc) ---
+  // Leases up to `limit` due tasks to `lease_owner` until `lease_until`: pending tasks with
+  // next_attempt_at <= now, and delivering tasks whose lease lapsed, of enabled endpoints, oldest
+  // due first. `lease_owner` must be unique per call (it identifies the batch).
+  std::vector<ClaimedTask> claim(const std::string& lease_owner, int limit, UnixMillis now,
+                                 UnixMillis lease_until);
+  // Writes the attempts and the tasks' next states in one transaction. A task whose lease moved
+  // on keeps its state (its attempt row is still written). `disable_failing_before`: an endpoint
+  // whose failing streak started at or before it is disabled (0: never).
+  void record(const std::vector<AttemptRecord>& records, UnixMillis now,
+              UnixMillis disable_failing_before = 0);
+  // Puts tasks still leased by `lease_owner` back to pending, due at `now`. Returns how many.
+  int release(const std::string& lease_owner, UnixMillis now);
+
+ private:
+  std::shared_ptr<db::Database> db_;
+};
+
+}  // namespace webhooks::publisher

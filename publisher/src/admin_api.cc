@@ -1,0 +1,96 @@
+#include "webhooks/publisher/admin_api.h"
+
+#include <httplib.h>
+
+#include "admin_json.h"
+#include "webhooks/log.h"
+
+namespace webhooks::publisher {
+namespace {
+
+std::string bearer(const httplib::Request& req) {
+  const std::string value = req.get_header_value("Authorization");
+  constexpr std::string_view kPrefix = "Bearer ";
+  if (value.size() <= kPrefix.size() || value.compare(0, kPrefix.size(), kPrefix) != 0) return {};
+  return value.substr(kPrefix.size());
+}
+
+// Constant-time comparison, so the token cannot be guessed byte by byte from timings.
+bool same_token(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+std::string_view error_code_for(int status) {
+  switch (status) {
+    case 400: return "bad_request";
+    case 401: return "unauthorized";
+    case 404: return "not_found";
+    case 405: return "method_not_allowed";
+    case 413: return "payload_too_large";
+    default: return status >= 500 ? "internal_error" : "error";
+  }
+}
+
+}  // namespace
+
+AdminApi::AdminApi(Store& store, Ingest& ingest, idempotency::Guard& guard, Metrics& metrics,
+                   const Clock& clock, AdminOptions options, std::function<void()> wake)
+    : store_(store),
+      ingest_(ingest),
+      guard_(guard),
+      metrics_(metrics),
+      clock_(clock),
+      options_(std::move(options)),
+      wake_(std::move(wake)) {}
+
+void AdminApi::mount(httplib::Server& server) {
+  server.set_payload_max_length(options_.body_limit);
+  server.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (req.path == "/healthz" || req.path == "/metrics") {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    if (options_.admin_token.empty() || !same_token(bearer(req), options_.admin_token)) {
+      detail::fail(res, 401, "unauthorized",
+                   options_.admin_token.empty()
+                       ? "the daemon was started without an admin token"
+                       : "a valid Authorization: Bearer <admin token> header is required");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    const std::string_view code = error_code_for(res.status);
+    detail::fail(res, res.status, code,
+                 res.status == 413 ? "the request body is over the limit"
+                 : res.status == 404 ? "no such route"
+                                     : "the request could not be served");
+  });
+  server.set_exception_handler(
+      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown";
+        try {
+          if (ep) std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        log_event(spdlog::level::err, {{"event", "request_failed"}, {"path", req.path},
+                                       {"error", what}});
+        detail::fail(res, 500, "internal_error", "the request failed; see the daemon's log");
+      });
+  server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    detail::answer(res, 200, {{"status", "ok"}});
+  });
+  server.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics_.render(store_.count_tasks(), store_.count_disabled_endpoints()),
+                    "text/plain; version=0.0.4");
+  });
+  mount_endpoints(server);
+  mount_events(server);
+}
+
+}  // namespace webhooks::publisher

@@ -1,0 +1,202 @@
+// The /v1/endpoints routes.
+#include <httplib.h>
+
+#include "admin_json.h"
+#include "webhooks/error.h"
+#include "webhooks/log.h"
+#include "webhooks/publisher/admin_api.h"
+#include "webhooks/rfc3339.h"
+#include "webhooks/secret.h"
+#include "webhooks/uuid.h"
+
+namespace webhooks::publisher {
+namespace {
+
+using detail::answer;
+using detail::fail;
+using nlohmann::json;
+
+// Reads "event_types" (an array of non-empty strings) into `out`; false after answering 400.
+bool read_types(const json& body, std::vector<std::string>& out, httplib::Response& res) {
+  const auto it = body.find("event_types");
+  if (it == body.end() || it->is_null()) return true;
+  if (!it->is_array()) {
+    fail(res, 400, "invalid_request", "event_types must be an array of strings");
+    return false;
+  }
+  out.clear();
+  for (const json& entry : *it) {
+    if (!entry.is_string() || entry.get<std::string>().empty()) {
+      fail(res, 400, "invalid_request", "event_types must be an array of non-empty strings");
+      return false;
+    }
+    out.push_back(entry.get<std::string>());
+  }
+  return true;
+}
+
+// Checks the URL against the SSRF rules; false after answering.
+bool check_url(const json& url, const SsrfOptions& ssrf, httplib::Response& res) {
+  if (!url.is_string()) {
+    fail(res, 400, "invalid_request", "url must be a string");
+    return false;
+  }
+  const UrlCheck check = check_endpoint_url(url.get<std::string>(), ssrf);
+  if (check) return true;
+  const bool malformed = check.verdict == UrlVerdict::malformed;
+  fail(res, malformed ? 400 : 422, malformed ? "invalid_request" : "url_not_allowed",
+       check.message);
+  return false;
+}
+
+// A secret from the body (validated, canonical form) or a new one; nullopt after answering 400.
+std::optional<std::string> read_secret(const json& body, httplib::Response& res) {
+  const auto it = body.find("secret");
+  if (it == body.end() || it->is_null()) return Secret::generate().to_string();
+  if (!it->is_string()) {
+    fail(res, 400, "invalid_secret", "secret must be a string");
+    return std::nullopt;
+  }
+  try {
+    return Secret::parse(it->get<std::string>()).to_string();
+  } catch (const Error& e) {
+    fail(res, 400, "invalid_secret", e.what());
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+void AdminApi::mount_endpoints(httplib::Server& server) {
+  server.Post("/v1/endpoints", [this](const httplib::Request& req, httplib::Response& res) {
+    const auto body = detail::json_body(req, res);
+    if (!body) return;
+    Endpoint e;
+    const auto merchant = body->find("merchant_id");
+    if (merchant == body->end() || !merchant->is_string() || merchant->get<std::string>().empty()) {
+      return fail(res, 400, "invalid_request", "merchant_id must be a non-empty string");
+    }
+    if (!body->contains("url")) return fail(res, 400, "invalid_request", "url is required");
+    if (!check_url(body->at("url"), options_.ssrf, res)) return;
+    if (!read_types(*body, e.event_types, res)) return;
+    const std::optional<std::string> secret = read_secret(*body, res);
+    if (!secret) return;
+    const UnixMillis now = clock_.now_ms();
+    UuidV7Generator ids(clock_);
+    e.id = ids.next();
+    e.merchant_id = merchant->get<std::string>();
+    e.url = body->at("url").get<std::string>();
+    e.description = body->value("description", "");
+    e.created_at = e.updated_at = now;
+    e.secrets.push_back({*secret, now, std::nullopt});
+    store_.create_endpoint(e);
+    log_event(spdlog::level::info, {{"event", "endpoint_created"}, {"endpoint_id", e.id},
+                                    {"merchant_id", e.merchant_id}, {"url", e.url}});
+    json out = detail::endpoint_json(e);
+    out["secret"] = *secret;  // the only time it is shown
+    answer(res, 201, out);
+  });
+
+  server.Get("/v1/endpoints", [this](const httplib::Request& req, httplib::Response& res) {
+    json list = json::array();
+    for (const Endpoint& e : store_.list_endpoints(req.get_param_value("merchant_id"))) {
+      list.push_back(detail::endpoint_json(e));
+    }
+    answer(res, 200, {{"endpoints", list}});
+  });
+
+  server.Get(R"(/v1/endpoints/([^/]+))", [this](const httplib::Request& req,
+                                                httplib::Response& res) {
+    const auto e = store_.find_endpoint(req.matches[1]);
+    if (!e) return fail(res, 404, "not_found", "no such endpoint");
+    answer(res, 200, detail::endpoint_json(*e));
+  });
+
+  server.Patch(R"(/v1/endpoints/([^/]+))", [this](const httplib::Request& req,
+                                                  httplib::Response& res) {
+    const auto body = detail::json_body(req, res);
+    if (!body) return;
+    auto e = store_.find_endpoint(req.matches[1]);
+    if (!e) return fail(res, 404, "not_found", "no such endpoint");
+    if (body->contains("url")) {
+      if (!check_url(body->at("url"), options_.ssrf, res)) return;
+      e->url = body->at("url").get<std::string>();
+    }
+    if (!read_types(*body, e->event_types, res)) return;
+    if (body->contains("description") && body->at("description").is_string()) {
+      e->description = body->at("description").get<std::string>();
+    }
+    store_.update_endpoint(*e, clock_.now_ms());
+    answer(res, 200, detail::endpoint_json(*store_.find_endpoint(e->id)));
+  });
+
+  server.Delete(R"(/v1/endpoints/([^/]+))", [this](const httplib::Request& req,
+                                                   httplib::Response& res) {
+    if (!store_.delete_endpoint(req.matches[1], clock_.now_ms())) {
+      return fail(res, 404, "not_found", "no such endpoint");
+    }
+    res.status = 204;
+  });
+
+  server.Post(R"(/v1/endpoints/([^/]+)/(enable|disable))", [this](const httplib::Request& req,
+                                                                   httplib::Response& res) {
+    const auto body = detail::json_body(req, res);
+    if (!body) return;
+    const std::string id = req.matches[1];
+    const bool enable = req.matches[2] == "enable";
+    const std::string reason = body->value("reason", "disabled by an operator");
+    if (!store_.set_enabled(id, enable, reason, clock_.now_ms())) {
+      return fail(res, 404, "not_found", "no such endpoint");
+    }
+    log_event(spdlog::level::info, {{"event", enable ? "endpoint_enabled" : "endpoint_disabled"},
+                                    {"endpoint_id", id}, {"reason", enable ? "" : reason}});
+    if (enable && wake_) wake_();
+    answer(res, 200, detail::endpoint_json(*store_.find_endpoint(id)));
+  });
+
+  server.Post(R"(/v1/endpoints/([^/]+)/rotate-secret)", [this](const httplib::Request& req,
+                                                               httplib::Response& res) {
+    const auto body = detail::json_body(req, res);
+    if (!body) return;
+    const std::optional<std::string> secret = read_secret(*body, res);
+    if (!secret) return;
+    std::chrono::milliseconds grace = options_.rotation_grace;
+    if (body->contains("grace_seconds")) {
+      const json& g = body->at("grace_seconds");
+      if (!g.is_number_integer() || g.get<std::int64_t>() < 0) {
+        return fail(res, 400, "invalid_request", "grace_seconds must be a whole number >= 0");
+      }
+      grace = std::chrono::seconds(g.get<std::int64_t>());
+    }
+    const UnixMillis now = clock_.now_ms();
+    const std::string id = req.matches[1];
+    if (!store_.rotate_secret(id, *secret, now + grace.count(), now)) {
+      return fail(res, 404, "not_found", "no such endpoint");
+    }
+    log_event(spdlog::level::info, {{"event", "secret_rotated"}, {"endpoint_id", id},
+                                    {"old_secrets_expire_at", format_rfc3339(now + grace.count())}});
+    answer(res, 200, {{"endpoint_id", id}, {"secret", *secret},
+                      {"old_secrets_expire_at", format_rfc3339(now + grace.count())}});
+  });
+
+  server.Post(R"(/v1/endpoints/([^/]+)/recover)", [this](const httplib::Request& req,
+                                                         httplib::Response& res) {
+    const auto body = detail::json_body(req, res);
+    if (!body) return;
+    const auto since_text = body->find("since");
+    std::optional<UnixMillis> since;
+    if (since_text != body->end() && since_text->is_string()) {
+      since = parse_rfc3339(since_text->get<std::string>());
+    }
+    if (!since) return fail(res, 400, "invalid_request", "since must be an RFC 3339 time");
+    const std::string id = req.matches[1];
+    if (!store_.find_endpoint(id)) return fail(res, 404, "not_found", "no such endpoint");
+    const int tasks = store_.recover(id, *since, clock_.now_ms());
+    log_event(spdlog::level::info, {{"event", "endpoint_recovered"}, {"endpoint_id", id},
+                                    {"tasks", tasks}});
+    if (tasks > 0 && wake_) wake_();
+    answer(res, 202, {{"endpoint_id", id}, {"tasks", tasks}});
+  });
+}
+
+}  // namespace webhooks::publisher

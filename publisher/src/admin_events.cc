@@ -1,0 +1,102 @@
+// The /v1/events routes: ingest, listing, one event with its tasks, attempts, replay.
+#include <httplib.h>
+
+#include "admin_json.h"
+#include "webhooks/log.h"
+#include "webhooks/publisher/admin_api.h"
+#include "webhooks/rfc3339.h"
+
+namespace webhooks::publisher {
+namespace {
+
+using detail::answer;
+using detail::fail;
+using nlohmann::json;
+
+std::optional<std::string_view> header(const httplib::Request& req, const char* name) {
+  const auto it = req.headers.find(name);
+  if (it == req.headers.end()) return std::nullopt;
+  return std::string_view(it->second);
+}
+
+}  // namespace
+
+void AdminApi::mount_events(httplib::Server& server) {
+  server.Post("/v1/events", [this](const httplib::Request& req, httplib::Response& res) {
+    const idempotency::Response out =
+        ingest_.handle(guard_, header(req, "Idempotency-Key"), req.body);
+    res.status = out.status;
+    for (const auto& [name, value] : out.headers) res.set_header(name, value);
+    res.set_content(out.body, "application/json");
+  });
+
+  server.Get("/v1/events", [this](const httplib::Request& req, httplib::Response& res) {
+    EventQuery query;
+    query.merchant_id = req.get_param_value("merchant_id");
+    query.type = req.get_param_value("type");
+    if (req.has_param("since")) {
+      query.since = parse_rfc3339(req.get_param_value("since"));
+      if (!query.since) return fail(res, 400, "invalid_request", "since must be an RFC 3339 time");
+    }
+    if (req.has_param("limit")) {
+      try {
+        query.limit = std::stoi(req.get_param_value("limit"));
+      } catch (const std::exception&) {
+        query.limit = 0;
+      }
+      if (query.limit < 1 || query.limit > 1000) {
+        return fail(res, 400, "invalid_request", "limit must be 1 to 1000");
+      }
+    }
+    json list = json::array();
+    for (const Event& e : store_.list_events(query)) list.push_back(detail::event_json(e));
+    answer(res, 200, {{"events", list}});
+  });
+
+  server.Get(R"(/v1/events/([^/]+))", [this](const httplib::Request& req,
+                                             httplib::Response& res) {
+    const auto event = store_.find_event(req.matches[1]);
+    if (!event) return fail(res, 404, "not_found", "no such event");
+    json out = detail::event_json(*event);
+    json tasks = json::array();
+    for (const Task& t : store_.tasks_of_event(event->event_id)) tasks.push_back(detail::task_json(t));
+    out["tasks"] = tasks;
+    answer(res, 200, out);
+  });
+
+  server.Get(R"(/v1/events/([^/]+)/attempts)", [this](const httplib::Request& req,
+                                                      httplib::Response& res) {
+    const auto event = store_.find_event(req.matches[1]);
+    if (!event) return fail(res, 404, "not_found", "no such event");
+    json list = json::array();
+    for (const DeliveryAttempt& a : store_.attempts_of_event(event->event_id)) {
+      list.push_back(detail::attempt_json(a));
+    }
+    answer(res, 200, {{"event_id", event->event_id}, {"attempts", list}});
+  });
+
+  server.Post(R"(/v1/events/([^/]+)/replay)", [this](const httplib::Request& req,
+                                                    httplib::Response& res) {
+    const auto body = detail::json_body(req, res);
+    if (!body) return;
+    const auto event = store_.find_event(req.matches[1]);
+    if (!event) return fail(res, 404, "not_found", "no such event");
+    const UnixMillis now = clock_.now_ms();
+    if (now - event->created_at > options_.replay_max_age.count()) {
+      return fail(res, 422, "replay_too_old",
+                  "the event is older than the replay window (--replay-max-age); receivers may "
+                  "no longer recognise it as a duplicate");
+    }
+    const std::string endpoint_id = body->value("endpoint_id", "");
+    const int tasks = store_.replay(event->event_id, endpoint_id, now);
+    if (tasks == 0 && !endpoint_id.empty()) {
+      return fail(res, 404, "not_found", "the event has no replayable task for that endpoint");
+    }
+    log_event(spdlog::level::info, {{"event", "event_replayed"}, {"event_id", event->event_id},
+                                    {"endpoint_id", endpoint_id}, {"tasks", tasks}});
+    if (tasks > 0 && wake_) wake_();
+    answer(res, 202, {{"event_id", event->event_id}, {"tasks", tasks}});
+  });
+}
+
+}  // namespace webhooks::publisher

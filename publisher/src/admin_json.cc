@@ -1,0 +1,85 @@
+#include "admin_json.h"
+
+#include "webhooks/idempotency/guard.h"
+#include "webhooks/rfc3339.h"
+
+namespace webhooks::publisher::detail {
+
+nlohmann::json endpoint_json(const Endpoint& e) {
+  nlohmann::json secrets = nlohmann::json::array();
+  for (const EndpointSecret& s : e.secrets) {
+    secrets.push_back({{"created_at", format_rfc3339(s.created_at)},
+                       {"expires_at", s.expires_at ? nlohmann::json(format_rfc3339(*s.expires_at))
+                                                   : nlohmann::json()}});
+  }
+  return {{"id", e.id},
+          {"merchant_id", e.merchant_id},
+          {"url", e.url},
+          {"event_types", e.event_types},
+          {"description", e.description},
+          {"enabled", e.enabled},
+          {"disabled_reason", e.enabled ? nlohmann::json() : nlohmann::json(e.disabled_reason)},
+          {"failing_since", e.failing_since ? nlohmann::json(format_rfc3339(*e.failing_since))
+                                            : nlohmann::json()},
+          {"secrets", secrets},
+          {"created_at", format_rfc3339(e.created_at)},
+          {"updated_at", format_rfc3339(e.updated_at)}};
+}
+
+nlohmann::json event_json(const Event& e) {
+  return {{"event_id", e.event_id},
+          {"merchant_id", e.merchant_id},
+          {"type", e.type},
+          {"created_at", format_rfc3339(e.created_at)},
+          {"data", nlohmann::json::parse(e.payload, nullptr, false)}};
+}
+
+nlohmann::json task_json(const Task& t) {
+  return {{"id", t.id},
+          {"endpoint_id", t.endpoint_id},
+          {"state", to_string(t.state)},
+          {"attempts", t.attempts},
+          {"next_attempt_at", format_rfc3339(t.next_attempt_at)},
+          {"next_trigger", to_string(t.next_trigger)},
+          {"last_status", t.last_status},
+          {"last_error", t.last_error.empty() ? nlohmann::json() : nlohmann::json(t.last_error)},
+          {"created_at", format_rfc3339(t.created_at)},
+          {"updated_at", format_rfc3339(t.updated_at)}};
+}
+
+nlohmann::json attempt_json(const DeliveryAttempt& a) {
+  return {{"delivery_id", a.delivery_id},
+          {"task_id", a.task_id},
+          {"event_id", a.event_id},
+          {"endpoint_id", a.endpoint_id},
+          {"attempt_number", a.attempt_number},
+          {"trigger", to_string(a.trigger)},
+          {"started_at", format_rfc3339(a.started_at)},
+          {"status", a.status},
+          {"latency_ms", a.latency_ms},
+          {"error", a.error.empty() ? nlohmann::json() : nlohmann::json(a.error)},
+          {"response_snippet", a.response_snippet}};
+}
+
+void answer(httplib::Response& res, int status, const nlohmann::json& body) {
+  res.status = status;
+  res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                  "application/json");
+}
+
+void fail(httplib::Response& res, int status, std::string_view code, std::string_view message) {
+  res.status = status;
+  res.set_content(idempotency::error_body(code, message), "application/json");
+}
+
+std::optional<nlohmann::json> json_body(const httplib::Request& req, httplib::Response& res) {
+  if (req.body.empty()) return nlohmann::json::object();
+  auto doc = nlohmann::json::parse(req.body, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    fail(res, 400, "invalid_json", "the body must be a JSON object");
+    return std::nullopt;
+  }
+  return doc;
+}
+
+}  // namespace webhooks::publisher::detail

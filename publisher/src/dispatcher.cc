@@ -1,0 +1,210 @@
+#include "webhooks/publisher/dispatcher.h"
+
+#include <nlohmann/json.hpp>
+
+#include "webhooks/error.h"
+#include "webhooks/log.h"
+#include "webhooks/rfc3339.h"
+#include "webhooks/version.h"
+#include "webhooks/wire.h"
+
+namespace webhooks::publisher {
+
+std::string event_body(const Event& event) {
+  std::string body = "{\"id\":" + nlohmann::json(event.event_id).dump();
+  body += ",\"type\":" + nlohmann::json(event.type).dump();
+  body += ",\"timestamp\":\"" + format_rfc3339(event.created_at) + "\"";
+  body += ",\"data\":" + (event.payload.empty() ? std::string("{}") : event.payload) + "}";
+  return body;
+}
+
+OutgoingDelivery build_delivery(const ClaimedTask& task, std::int64_t dispatch_seconds,
+                                const std::string& delivery_id) {
+  OutgoingDelivery out;
+  out.url = task.url;
+  out.body = event_body(task.event);
+  std::string signatures;
+  for (const std::string& text : task.secrets) {
+    try {
+      const Signer signer(Secret::parse(text));
+      if (!signatures.empty()) signatures += ' ';
+      signatures += signer.sign(task.event.event_id, dispatch_seconds, out.body);
+    } catch (const Error&) {
+      // refused when configured; never used as a key
+    }
+  }
+  out.headers = {{"content-type", "application/json"},
+                 {std::string(kHeaderId), task.event.event_id},
+                 {std::string(kHeaderTimestamp), std::to_string(dispatch_seconds)},
+                 {std::string(kHeaderSignature), signatures},
+                 {std::string(kHeaderDeliveryId), delivery_id},
+                 {std::string(kHeaderEventType), task.event.type},
+                 {"user-agent", "webhooks-publisher/" + std::string(kVersion)}};
+  return out;
+}
+
+Dispatcher::Dispatcher(Store& store, Transport& transport, const RetryPolicy& policy,
+                       const Clock& clock, RandomSource& random, Metrics& metrics,
+                       DispatcherOptions options)
+    : store_(store),
+      transport_(transport),
+      policy_(policy),
+      clock_(clock),
+      random_(random),
+      metrics_(metrics),
+      options_(std::move(options)),
+      ids_(clock) {
+  if (options_.instance_id.empty()) options_.instance_id = ids_.next();
+}
+
+Dispatcher::~Dispatcher() { stop(); }
+
+AttemptRecord Dispatcher::settle(const ClaimedTask& task, const DeliveryAttempt& attempt,
+                                 const DeliveryResponse& response) {
+  AttemptRecord record;
+  record.attempt = attempt;
+  record.lease_owner = task.lease_owner;
+  const AttemptOutcome outcome = classify_attempt(response.status, options_.outcome_rules);
+  metrics_.attempt(to_string(outcome), static_cast<double>(response.latency.count()) / 1000.0);
+  record.endpoint_failed = outcome != AttemptOutcome::succeeded;
+  if (outcome == AttemptOutcome::succeeded) {
+    record.next = AttemptRecord::Next::succeeded;
+    return record;
+  }
+  if (outcome == AttemptOutcome::gone) record.disable_reason = "410 Gone";
+  if (outcome == AttemptOutcome::permanent) {
+    record.next = AttemptRecord::Next::dead;
+  } else {
+    const UnixMillis now = clock_.now_ms();
+    std::optional<std::chrono::milliseconds> retry_after;
+    if (response.retry_after) {
+      retry_after = parse_retry_after(*response.retry_after, now, options_.retry_after);
+    }
+    const auto next = policy_.next_attempt_at(attempt.attempt_number, task.task.age_from, now,
+                                              random_, retry_after);
+    record.next = next ? AttemptRecord::Next::retry : AttemptRecord::Next::dead;
+    record.next_attempt_at = next.value_or(0);
+  }
+  log_event(record.next == AttemptRecord::Next::dead ? spdlog::level::warn : spdlog::level::info,
+            {{"event", record.next == AttemptRecord::Next::dead ? "task_dead" : "attempt_failed"},
+             {"event_id", task.event.event_id},
+             {"endpoint_id", task.task.endpoint_id},
+             {"delivery_id", attempt.delivery_id},
+             {"attempt", attempt.attempt_number},
+             {"status", response.status},
+             {"error", response.error},
+             {"outcome", to_string(outcome)}});
+  if (!record.disable_reason.empty()) {
+    log_event(spdlog::level::warn, {{"event", "endpoint_disabled"},
+                                    {"endpoint_id", task.task.endpoint_id},
+                                    {"reason", record.disable_reason}});
+  }
+  return record;
+}
+
+int Dispatcher::run_once() {
+  const UnixMillis now = clock_.now_ms();
+  const std::string owner =
+      options_.instance_id + "/" + std::to_string(batch_seq_.fetch_add(1) + 1);
+  const std::vector<ClaimedTask> claimed =
+      store_.claim(owner, options_.batch_size, now, now + options_.lease.count());
+  if (claimed.empty()) return 0;
+
+  std::vector<AttemptRecord> records;
+  std::vector<const ClaimedTask*> sending;
+  std::vector<DeliveryAttempt> attempts;
+  std::vector<OutgoingDelivery> batch;
+  for (const ClaimedTask& task : claimed) {
+    if (policy_.expired(task.task.age_from, now)) {  // e.g. waited out a disabled endpoint
+      AttemptRecord dead;
+      dead.attempt.task_id = task.task.id;
+      dead.attempt.endpoint_id = task.task.endpoint_id;
+      dead.attempt.error = "age limit reached";
+      dead.lease_owner = owner;
+      dead.next = AttemptRecord::Next::dead;
+      records.push_back(std::move(dead));
+      continue;
+    }
+    DeliveryAttempt attempt;
+    attempt.delivery_id = ids_.next();
+    attempt.task_id = task.task.id;
+    attempt.event_id = task.event.event_id;
+    attempt.endpoint_id = task.task.endpoint_id;
+    attempt.attempt_number = task.task.attempts + 1;
+    attempt.trigger = task.task.next_trigger;
+    attempt.started_at = clock_.now_ms();
+    batch.push_back(build_delivery(task, attempt.started_at / 1000, attempt.delivery_id));
+    attempts.push_back(std::move(attempt));
+    sending.push_back(&task);
+  }
+  const std::vector<DeliveryResponse> responses =
+      batch.empty() ? std::vector<DeliveryResponse>{} : transport_.send(batch);
+  for (std::size_t i = 0; i < sending.size(); ++i) {
+    DeliveryAttempt& attempt = attempts[i];
+    const DeliveryResponse response =
+        i < responses.size() ? responses[i] : DeliveryResponse{0, "no response from transport", {}, std::nullopt, {}};
+    attempt.status = response.status;
+    attempt.latency_ms = response.latency.count();
+    attempt.error = response.error;
+    attempt.response_snippet = response.body_snippet;
+    records.push_back(settle(*sending[i], attempt, response));
+  }
+  const UnixMillis done = clock_.now_ms();
+  const UnixMillis disable_before =
+      options_.disable_after.count() > 0 ? done - options_.disable_after.count() : 0;
+  store_.record(records, done, disable_before);
+  return static_cast<int>(records.size());
+}
+
+int Dispatcher::run_until_idle() {
+  int total = 0;
+  while (const int n = run_once()) total += n;
+  return total;
+}
+
+void Dispatcher::start() {
+  std::lock_guard lock(mutex_);
+  stopping_ = false;
+  for (int i = 0; i < options_.workers; ++i) threads_.emplace_back([this] { work(); });
+}
+
+void Dispatcher::wake() {
+  {
+    std::lock_guard lock(mutex_);
+    ++wake_seq_;
+  }
+  wake_cv_.notify_all();
+}
+
+void Dispatcher::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+}
+
+void Dispatcher::work() {
+  std::uint64_t seen = 0;
+  for (;;) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      seen = wake_seq_;
+    }
+    int settled = 0;
+    try {
+      settled = run_once();
+    } catch (const std::exception& e) {
+      log_event(spdlog::level::err, {{"event", "dispatch_failed"}, {"error", e.what()}});
+    }
+    if (settled > 0) continue;
+    std::unique_lock lock(mutex_);
+    wake_cv_.wait_for(lock, options_.poll_interval,
+                      [&] { return stopping_ || wake_seq_ != seen; });
+  }
+}
+
+}  // namespace webhooks::publisher

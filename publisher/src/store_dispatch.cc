@@ -1,0 +1,101 @@
+#include <unordered_map>
+
+#include "store_sql.h"
+#include "webhooks/publisher/store.h"
+
+namespace webhooks::publisher {
+namespace sql = detail::sql;
+namespace {
+
+std::string_view next_state(AttemptRecord::Next next) {
+  switch (next) {
+    case AttemptRecord::Next::succeeded:
+      return "succeeded";
+    case AttemptRecord::Next::dead:
+      return "dead";
+    case AttemptRecord::Next::retry:
+      break;
+  }
+  return "pending";
+}
+
+}  // namespace
+
+std::vector<ClaimedTask> Store::claim(const std::string& lease_owner, int limit, UnixMillis now,
+                                      UnixMillis lease_until) {
+  std::vector<ClaimedTask> claimed;
+  const std::string_view claim_sql =
+      db_->engine() == db::Engine::sqlite ? sql::kClaimSqlite : sql::kClaimPostgres;
+  db_->transact([&](db::Transaction& tx) {
+    claimed.clear();
+    tx.exec(sql::kReap, {std::int64_t{now}});
+    const std::int64_t taken = tx.exec(claim_sql, {lease_owner, std::int64_t{now},
+                                                   std::int64_t{limit}, std::int64_t{lease_until}})
+                                   .affected();
+    if (taken == 0) return;
+    const db::Rows rows = tx.exec(sql::kSelectClaimed, {lease_owner});
+    const db::Rows secrets = tx.exec(sql::kSelectClaimedSecrets, {lease_owner, std::int64_t{now}});
+    std::unordered_map<std::string, std::vector<std::string>> by_endpoint;
+    for (std::size_t r = 0; r < secrets.size(); ++r) {
+      by_endpoint[secrets.text(r, 0)].push_back(secrets.text(r, 1));
+    }
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      ClaimedTask c;
+      c.task.id = rows.integer(r, 0);
+      c.task.event_id = rows.text(r, 1);
+      c.task.endpoint_id = rows.text(r, 2);
+      c.task.state = TaskState::delivering;
+      c.task.attempts = static_cast<int>(rows.integer(r, 3));
+      c.task.next_attempt_at = rows.integer(r, 4);
+      c.task.next_trigger = parse_trigger(rows.text(r, 5)).value_or(Trigger::scheduled);
+      c.task.age_from = rows.integer(r, 6);
+      c.task.created_at = rows.integer(r, 7);
+      c.url = rows.text(r, 8);
+      c.event = Event{c.task.event_id, rows.text(r, 9), rows.text(r, 10), rows.text(r, 11),
+                      rows.integer(r, 12)};
+      c.secrets = by_endpoint[c.task.endpoint_id];
+      c.lease_owner = lease_owner;
+      claimed.push_back(std::move(c));
+    }
+  });
+  return claimed;
+}
+
+void Store::record(const std::vector<AttemptRecord>& records, UnixMillis now,
+                   UnixMillis disable_failing_before) {
+  if (records.empty()) return;
+  db_->transact([&](db::Transaction& tx) {
+    for (const AttemptRecord& r : records) {
+      const DeliveryAttempt& a = r.attempt;
+      const db::Param error = a.error.empty() ? db::Param(nullptr) : db::Param(a.error);
+      if (!a.delivery_id.empty()) {  // empty: settled without an attempt (age limit reached)
+        tx.exec(sql::kInsertAttempt,
+                {a.delivery_id, std::int64_t{a.task_id}, a.event_id, a.endpoint_id,
+                 std::int64_t{a.attempt_number}, to_string(a.trigger), std::int64_t{a.started_at},
+                 std::int64_t{a.status}, std::int64_t{a.latency_ms}, error, a.response_snippet});
+      }
+      const UnixMillis next_at =
+          r.next == AttemptRecord::Next::retry ? r.next_attempt_at : std::int64_t{now};
+      tx.exec(sql::kSettleTask,
+              {std::int64_t{a.task_id}, r.lease_owner, next_state(r.next), std::int64_t{next_at},
+               std::int64_t{a.status}, error, std::int64_t{now}});
+      if (!r.endpoint_failed) {
+        tx.exec(sql::kEndpointHealthy, {a.endpoint_id});
+        continue;
+      }
+      tx.exec(sql::kEndpointFailing, {a.endpoint_id, std::int64_t{a.started_at}});
+      if (!r.disable_reason.empty()) {
+        tx.exec(sql::kDisableIfEnabled, {a.endpoint_id, r.disable_reason, std::int64_t{now}});
+      } else if (disable_failing_before > 0) {
+        tx.exec(sql::kDisableIfFailing, {a.endpoint_id, "failing continuously", std::int64_t{now},
+                                         std::int64_t{disable_failing_before}});
+      }
+    }
+  });
+}
+
+int Store::release(const std::string& lease_owner, UnixMillis now) {
+  return static_cast<int>(db_->exec(sql::kRelease, {lease_owner, std::int64_t{now}}).affected());
+}
+
+}  // namespace webhooks::publisher

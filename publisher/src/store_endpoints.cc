@@ -1,0 +1,136 @@
+#include <nlohmann/json.hpp>
+
+#include "store_sql.h"
+#include "webhooks/publisher/store.h"
+
+namespace webhooks::publisher {
+namespace sql = detail::sql;
+namespace {
+
+std::string types_json(const std::vector<std::string>& types) {
+  return nlohmann::json(types).dump();
+}
+
+std::vector<std::string> parse_types(const std::string& text) {
+  std::vector<std::string> types;
+  const auto parsed = nlohmann::json::parse(text, nullptr, false);
+  if (!parsed.is_array()) return types;
+  for (const auto& entry : parsed) {
+    if (entry.is_string()) types.push_back(entry.get<std::string>());
+  }
+  return types;
+}
+
+std::optional<UnixMillis> optional_time(const db::Rows& rows, std::size_t row, std::size_t col) {
+  if (rows.is_null(row, col)) return std::nullopt;
+  return rows.integer(row, col);
+}
+
+Endpoint endpoint_from(const db::Rows& rows, std::size_t r) {
+  Endpoint e;
+  e.id = rows.text(r, 0);
+  e.merchant_id = rows.text(r, 1);
+  e.url = rows.text(r, 2);
+  e.event_types = parse_types(rows.text(r, 3));
+  e.description = rows.text(r, 4);
+  e.enabled = rows.integer(r, 5) != 0;
+  e.disabled_reason = rows.text(r, 6);
+  e.failing_since = optional_time(rows, r, 7);
+  e.created_at = rows.integer(r, 8);
+  e.updated_at = rows.integer(r, 9);
+  return e;
+}
+
+void load_secrets(db::Transaction& tx, Endpoint& endpoint) {
+  const db::Rows rows = tx.exec(sql::kSelectSecrets, {endpoint.id});
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    endpoint.secrets.push_back({rows.text(r, 0), rows.integer(r, 1), optional_time(rows, r, 2)});
+  }
+}
+
+db::Param time_param(const std::optional<UnixMillis>& t) {
+  if (t) return db::Param(std::int64_t{*t});
+  return db::Param(nullptr);
+}
+
+}  // namespace
+
+Store::Store(std::shared_ptr<db::Database> db) : db_(std::move(db)) {}
+
+void Store::create_endpoint(const Endpoint& e) {
+  const std::string types = types_json(e.event_types);
+  db_->transact([&](db::Transaction& tx) {
+    const db::Param reason = e.enabled ? db::Param(nullptr) : db::Param(e.disabled_reason);
+    tx.exec(
+        sql::kInsertEndpoint,
+        {e.id, e.merchant_id, e.url, types, e.description, std::int64_t{e.enabled ? 1 : 0}, reason,
+         time_param(e.failing_since), std::int64_t{e.created_at}, std::int64_t{e.updated_at}});
+    for (const EndpointSecret& s : e.secrets) {
+      tx.exec(sql::kInsertSecret,
+              {e.id, s.secret, std::int64_t{s.created_at}, time_param(s.expires_at)});
+    }
+  });
+}
+
+std::optional<Endpoint> Store::find_endpoint(const std::string& id) {
+  std::optional<Endpoint> found;
+  db_->transact([&](db::Transaction& tx) {
+    const db::Rows rows = tx.exec(sql::kSelectEndpoint, {id});
+    if (rows.empty()) return;
+    found = endpoint_from(rows, 0);
+    load_secrets(tx, *found);
+  });
+  return found;
+}
+
+std::vector<Endpoint> Store::list_endpoints(const std::string& merchant_id) {
+  std::vector<Endpoint> endpoints;
+  db_->transact([&](db::Transaction& tx) {
+    const db::Rows rows = tx.exec(sql::kSelectEndpoints, {merchant_id});
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      endpoints.push_back(endpoint_from(rows, r));
+      load_secrets(tx, endpoints.back());
+    }
+  });
+  return endpoints;
+}
+
+bool Store::update_endpoint(const Endpoint& e, UnixMillis now) {
+  return db_->exec(sql::kUpdateEndpoint,
+                   {e.id, e.url, types_json(e.event_types), e.description, std::int64_t{now}})
+             .affected() > 0;
+}
+
+bool Store::delete_endpoint(const std::string& id, UnixMillis now) {
+  bool deleted = false;
+  db_->transact([&](db::Transaction& tx) {
+    tx.exec(sql::kKillEndpointTasks, {id, std::int64_t{now}});
+    tx.exec(sql::kDeleteSecrets, {id});
+    deleted = tx.exec(sql::kDeleteEndpoint, {id}).affected() > 0;
+  });
+  return deleted;
+}
+
+bool Store::set_enabled(const std::string& id, bool enabled, const std::string& reason,
+                        UnixMillis now) {
+  if (enabled) return db_->exec(sql::kEnableEndpoint, {id, std::int64_t{now}}).affected() > 0;
+  return db_->exec(sql::kDisableEndpoint, {id, reason, std::int64_t{now}}).affected() > 0;
+}
+
+bool Store::rotate_secret(const std::string& id, const std::string& secret,
+                          UnixMillis old_expires_at, UnixMillis now) {
+  bool found = false;
+  db_->transact([&](db::Transaction& tx) {
+    if (tx.exec(sql::kTouchEndpoint, {id, std::int64_t{now}}).affected() == 0) return;
+    found = true;
+    tx.exec(sql::kExpireSecrets, {id, std::int64_t{old_expires_at}});
+    tx.exec(sql::kInsertSecret, {id, secret, std::int64_t{now}, nullptr});
+  });
+  return found;
+}
+
+std::int64_t Store::count_disabled_endpoints() {
+  return db_->exec(sql::kCountDisabled).integer(0, 0);
+}
+
+}  // namespace webhooks::publisher

@@ -1,0 +1,121 @@
+#include <nlohmann/json.hpp>
+
+#include "store_sql.h"
+#include "webhooks/publisher/store.h"
+
+namespace webhooks::publisher {
+namespace sql = detail::sql;
+namespace {
+
+Event event_from(const db::Rows& rows, std::size_t r) {
+  return Event{rows.text(r, 0), rows.text(r, 1), rows.text(r, 2), rows.text(r, 3),
+               rows.integer(r, 4)};
+}
+
+std::vector<std::string> parse_types(const std::string& text) {
+  std::vector<std::string> types;
+  const auto parsed = nlohmann::json::parse(text, nullptr, false);
+  if (!parsed.is_array()) return types;
+  for (const auto& entry : parsed) {
+    if (entry.is_string()) types.push_back(entry.get<std::string>());
+  }
+  return types;
+}
+
+}  // namespace
+
+int Store::insert_event(db::Transaction& tx, const Event& event, UnixMillis now) {
+  tx.exec(sql::kInsertEvent, {event.event_id, event.merchant_id, event.type, event.payload,
+                              std::int64_t{event.created_at}});
+  const db::Rows endpoints = tx.exec(sql::kSelectFanOut, {event.merchant_id});
+  int tasks = 0;
+  for (std::size_t r = 0; r < endpoints.size(); ++r) {
+    if (!filter_matches(parse_types(endpoints.text(r, 1)), event.type)) continue;
+    tx.exec(sql::kInsertTask, {event.event_id, endpoints.text(r, 0), std::int64_t{now},
+                               std::int64_t{event.created_at}});
+    ++tasks;
+  }
+  return tasks;
+}
+
+std::optional<Event> Store::find_event(const std::string& event_id) {
+  const db::Rows rows = db_->exec(sql::kSelectEvent, {event_id});
+  if (rows.empty()) return std::nullopt;
+  return event_from(rows, 0);
+}
+
+std::vector<Event> Store::list_events(const EventQuery& q) {
+  const db::Rows rows =
+      db_->exec(sql::kSelectEvents,
+                {q.merchant_id, q.type, std::int64_t{q.since.value_or(0)}, std::int64_t{q.limit}});
+  std::vector<Event> events;
+  for (std::size_t r = 0; r < rows.size(); ++r) events.push_back(event_from(rows, r));
+  return events;
+}
+
+std::vector<Task> Store::tasks_of_event(const std::string& event_id) {
+  const db::Rows rows = db_->exec(sql::kSelectEventTasks, {event_id});
+  std::vector<Task> tasks;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    Task t;
+    t.id = rows.integer(r, 0);
+    t.event_id = rows.text(r, 1);
+    t.endpoint_id = rows.text(r, 2);
+    t.state = parse_task_state(rows.text(r, 3)).value_or(TaskState::pending);
+    t.attempts = static_cast<int>(rows.integer(r, 4));
+    t.next_attempt_at = rows.integer(r, 5);
+    t.next_trigger = parse_trigger(rows.text(r, 6)).value_or(Trigger::scheduled);
+    t.age_from = rows.integer(r, 7);
+    t.last_status = static_cast<int>(rows.integer(r, 8));
+    t.last_error = rows.text(r, 9);
+    t.created_at = rows.integer(r, 10);
+    t.updated_at = rows.integer(r, 11);
+    tasks.push_back(std::move(t));
+  }
+  return tasks;
+}
+
+std::vector<DeliveryAttempt> Store::attempts_of_event(const std::string& event_id) {
+  const db::Rows rows = db_->exec(sql::kSelectEventAttempts, {event_id});
+  std::vector<DeliveryAttempt> attempts;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    DeliveryAttempt a;
+    a.delivery_id = rows.text(r, 0);
+    a.task_id = rows.integer(r, 1);
+    a.event_id = rows.text(r, 2);
+    a.endpoint_id = rows.text(r, 3);
+    a.attempt_number = static_cast<int>(rows.integer(r, 4));
+    a.trigger = parse_trigger(rows.text(r, 5)).value_or(Trigger::scheduled);
+    a.started_at = rows.integer(r, 6);
+    a.status = static_cast<int>(rows.integer(r, 7));
+    a.latency_ms = rows.integer(r, 8);
+    a.error = rows.text(r, 9);
+    a.response_snippet = rows.text(r, 10);
+    attempts.push_back(std::move(a));
+  }
+  return attempts;
+}
+
+int Store::replay(const std::string& event_id, const std::string& endpoint_id, UnixMillis now) {
+  return static_cast<int>(
+      db_->exec(sql::kReplay, {event_id, std::int64_t{now}, endpoint_id}).affected());
+}
+
+int Store::recover(const std::string& endpoint_id, UnixMillis since, UnixMillis now) {
+  return static_cast<int>(
+      db_->exec(sql::kRecover, {endpoint_id, std::int64_t{since}, std::int64_t{now}}).affected());
+}
+
+std::map<TaskState, std::int64_t> Store::count_tasks() {
+  std::map<TaskState, std::int64_t> counts{{TaskState::pending, 0},
+                                           {TaskState::delivering, 0},
+                                           {TaskState::succeeded, 0},
+                                           {TaskState::dead, 0}};
+  const db::Rows rows = db_->exec(sql::kCountTasks);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    if (auto state = parse_task_state(rows.text(r, 0))) counts[*state] = rows.integer(r, 1);
+  }
+  return counts;
+}
+
+}  // namespace webhooks::publisher

@@ -1,0 +1,141 @@
+// The publisher store's SQL. $1..$n placeholders on both engines; where the engines differ (the
+// claim), one constant per engine.
+#pragma once
+
+#include <string_view>
+
+namespace webhooks::publisher::detail::sql {
+
+#define WEBHOOKS_ENDPOINT_COLUMNS                                                          \
+  "id, merchant_id, url, event_types, description, enabled, disabled_reason, failing_since, " \
+  "created_at, updated_at"
+#define WEBHOOKS_TASK_COLUMNS                                                                \
+  "id, event_id, endpoint_id, state, attempts, next_attempt_at, next_trigger, age_from, "     \
+  "last_status, last_error, created_at, updated_at"
+#define WEBHOOKS_ATTEMPT_COLUMNS                                                          \
+  "delivery_id, task_id, event_id, endpoint_id, attempt_number, trigger_kind, started_at, " \
+  "status, latency_ms, error, response_snippet"
+
+// --- endpoints ---
+inline constexpr std::string_view kInsertEndpoint =
+    "INSERT INTO publisher_endpoints (" WEBHOOKS_ENDPOINT_COLUMNS
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+inline constexpr std::string_view kInsertSecret =
+    "INSERT INTO publisher_endpoint_secrets (endpoint_id, secret, created_at, expires_at) "
+    "VALUES ($1, $2, $3, $4)";
+inline constexpr std::string_view kSelectEndpoint =
+    "SELECT " WEBHOOKS_ENDPOINT_COLUMNS " FROM publisher_endpoints WHERE id = $1";
+inline constexpr std::string_view kSelectEndpoints =
+    "SELECT " WEBHOOKS_ENDPOINT_COLUMNS
+    " FROM publisher_endpoints WHERE ($1 = '' OR merchant_id = $1) ORDER BY created_at, id";
+inline constexpr std::string_view kSelectSecrets =
+    "SELECT secret, created_at, expires_at FROM publisher_endpoint_secrets WHERE endpoint_id = $1 "
+    "ORDER BY created_at DESC, secret";
+inline constexpr std::string_view kUpdateEndpoint =
+    "UPDATE publisher_endpoints SET url = $2, event_types = $3, description = $4, updated_at = $5 "
+    "WHERE id = $1";
+inline constexpr std::string_view kDeleteSecrets =
+    "DELETE FROM publisher_endpoint_secrets WHERE endpoint_id = $1";
+inline constexpr std::string_view kDeleteEndpoint = "DELETE FROM publisher_endpoints WHERE id = $1";
+inline constexpr std::string_view kKillEndpointTasks =
+    "UPDATE publisher_tasks SET state = 'dead', lease_owner = NULL, lease_expires_at = NULL, "
+    "last_error = 'endpoint deleted', updated_at = $2 "
+    "WHERE endpoint_id = $1 AND state IN ('pending', 'delivering')";
+inline constexpr std::string_view kEnableEndpoint =
+    "UPDATE publisher_endpoints SET enabled = 1, disabled_reason = NULL, failing_since = NULL, "
+    "updated_at = $2 WHERE id = $1";
+inline constexpr std::string_view kDisableEndpoint =
+    "UPDATE publisher_endpoints SET enabled = 0, disabled_reason = $2, updated_at = $3 "
+    "WHERE id = $1";
+inline constexpr std::string_view kExpireSecrets =
+    "UPDATE publisher_endpoint_secrets SET expires_at = $2 "
+    "WHERE endpoint_id = $1 AND (expires_at IS NULL OR expires_at > $2)";
+inline constexpr std::string_view kTouchEndpoint =
+    "UPDATE publisher_endpoints SET updated_at = $2 WHERE id = $1";
+inline constexpr std::string_view kCountDisabled =
+    "SELECT COUNT(*) FROM publisher_endpoints WHERE enabled = 0";
+
+// --- events ---
+inline constexpr std::string_view kInsertEvent =
+    "INSERT INTO publisher_events (event_id, merchant_id, event_type, payload, created_at) "
+    "VALUES ($1, $2, $3, $4, $5)";
+inline constexpr std::string_view kSelectFanOut =
+    "SELECT id, event_types FROM publisher_endpoints WHERE merchant_id = $1 AND enabled = 1";
+inline constexpr std::string_view kInsertTask =
+    "INSERT INTO publisher_tasks (event_id, endpoint_id, state, attempts, next_attempt_at, "
+    "next_trigger, age_from, created_at, updated_at) "
+    "VALUES ($1, $2, 'pending', 0, $3, 'scheduled', $4, $3, $3)";
+inline constexpr std::string_view kSelectEvent =
+    "SELECT event_id, merchant_id, event_type, payload, created_at FROM publisher_events "
+    "WHERE event_id = $1";
+inline constexpr std::string_view kSelectEvents =
+    "SELECT event_id, merchant_id, event_type, payload, created_at FROM publisher_events "
+    "WHERE ($1 = '' OR merchant_id = $1) AND ($2 = '' OR event_type = $2) AND created_at >= $3 "
+    "ORDER BY created_at DESC, event_id DESC LIMIT $4";
+inline constexpr std::string_view kSelectEventTasks =
+    "SELECT " WEBHOOKS_TASK_COLUMNS " FROM publisher_tasks WHERE event_id = $1 ORDER BY id";
+inline constexpr std::string_view kSelectEventAttempts =
+    "SELECT " WEBHOOKS_ATTEMPT_COLUMNS
+    " FROM publisher_attempts WHERE event_id = $1 ORDER BY started_at, delivery_id";
+inline constexpr std::string_view kReplay =
+    "UPDATE publisher_tasks SET state = 'pending', attempts = 0, next_attempt_at = $2, "
+    "next_trigger = 'manual', age_from = $2, lease_owner = NULL, lease_expires_at = NULL, "
+    "updated_at = $2 WHERE event_id = $1 AND ($3 = '' OR endpoint_id = $3) "
+    "AND state <> 'delivering'";
+inline constexpr std::string_view kRecover =
+    "UPDATE publisher_tasks SET state = 'pending', attempts = 0, next_attempt_at = $3, "
+    "next_trigger = 'manual', age_from = $3, updated_at = $3 "
+    "WHERE endpoint_id = $1 AND state = 'dead' AND event_id IN "
+    "(SELECT event_id FROM publisher_events WHERE created_at >= $2)";
+inline constexpr std::string_view kCountTasks =
+    "SELECT state, COUNT(*) FROM publisher_tasks GROUP BY state";
+
+// --- dispatch ---
+// Tasks whose worker died: their lease lapsed, so they are pending again.
+inline constexpr std::string_view kReap =
+    "UPDATE publisher_tasks SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, "
+    "updated_at = $1 WHERE state = 'delivering' AND lease_expires_at <= $1";
+// $1 owner, $2 now, $3 limit, $4 lease_until.
+inline constexpr std::string_view kClaimSqlite =
+    "UPDATE publisher_tasks SET state = 'delivering', lease_owner = $1, lease_expires_at = $4, "
+    "updated_at = $2 WHERE id IN (SELECT t.id FROM publisher_tasks t JOIN publisher_endpoints e "
+    "ON e.id = t.endpoint_id WHERE t.state = 'pending' AND t.next_attempt_at <= $2 "
+    "AND e.enabled = 1 ORDER BY t.next_attempt_at LIMIT $3)";
+inline constexpr std::string_view kClaimPostgres =
+    "UPDATE publisher_tasks SET state = 'delivering', lease_owner = $1, lease_expires_at = $4, "
+    "updated_at = $2 WHERE id IN (SELECT t.id FROM publisher_tasks t JOIN publisher_endpoints e "
+    "ON e.id = t.endpoint_id WHERE t.state = 'pending' AND t.next_attempt_at <= $2 "
+    "AND e.enabled = 1 ORDER BY t.next_attempt_at LIMIT $3 FOR UPDATE OF t SKIP LOCKED)";
+inline constexpr std::string_view kSelectClaimed =
+    "SELECT t.id, t.event_id, t.endpoint_id, t.attempts, t.next_attempt_at, t.next_trigger, "
+    "t.age_from, t.created_at, e.url, ev.merchant_id, ev.event_type, ev.payload, ev.created_at "
+    "FROM publisher_tasks t JOIN publisher_endpoints e ON e.id = t.endpoint_id "
+    "JOIN publisher_events ev ON ev.event_id = t.event_id "
+    "WHERE t.lease_owner = $1 AND t.state = 'delivering' ORDER BY t.next_attempt_at, t.id";
+inline constexpr std::string_view kSelectClaimedSecrets =
+    "SELECT s.endpoint_id, s.secret FROM publisher_endpoint_secrets s WHERE s.endpoint_id IN "
+    "(SELECT endpoint_id FROM publisher_tasks WHERE lease_owner = $1 AND state = 'delivering') "
+    "AND (s.expires_at IS NULL OR s.expires_at > $2) ORDER BY s.endpoint_id, s.created_at DESC";
+inline constexpr std::string_view kInsertAttempt =
+    "INSERT INTO publisher_attempts (" WEBHOOKS_ATTEMPT_COLUMNS
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
+// $1 id, $2 owner, $3 state, $4 next_attempt_at, $5 status, $6 error, $7 now.
+inline constexpr std::string_view kSettleTask =
+    "UPDATE publisher_tasks SET state = $3, attempts = attempts + 1, next_attempt_at = $4, "
+    "next_trigger = 'scheduled', lease_owner = NULL, lease_expires_at = NULL, last_status = $5, "
+    "last_error = $6, updated_at = $7 WHERE id = $1 AND lease_owner = $2 AND state = 'delivering'";
+inline constexpr std::string_view kEndpointHealthy =
+    "UPDATE publisher_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL";
+inline constexpr std::string_view kEndpointFailing =
+    "UPDATE publisher_endpoints SET failing_since = $2 WHERE id = $1 AND failing_since IS NULL";
+inline constexpr std::string_view kDisableIfEnabled =
+    "UPDATE publisher_endpoints SET enabled = 0, disabled_reason = $2, updated_at = $3 "
+    "WHERE id = $1 AND enabled = 1";
+inline constexpr std::string_view kDisableIfFailing =
+    "UPDATE publisher_endpoints SET enabled = 0, disabled_reason = $2, updated_at = $3 "
+    "WHERE id = $1 AND enabled = 1 AND failing_since IS NOT NULL AND failing_since <= $4";
+inline constexpr std::string_view kRelease =
+    "UPDATE publisher_tasks SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, "
+    "next_attempt_at = $2, updated_at = $2 WHERE lease_owner = $1 AND state = 'delivering'";
+
+}  // namespace webhooks::publisher::detail::sql
