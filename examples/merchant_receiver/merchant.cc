@@ -1,0 +1,73 @@
+#include "merchant.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace merchant {
+
+using webhooks::db::Transaction;
+using webhooks::receiver::Event;
+using webhooks::receiver::Reply;
+
+void create_tables(webhooks::db::Database& db) {
+  db.transact([](Transaction& tx) {
+    tx.exec(
+        "CREATE TABLE IF NOT EXISTS merchant_calls (event_id TEXT PRIMARY KEY, type TEXT NOT NULL, "
+        "calls BIGINT NOT NULL)");
+    tx.exec(
+        "CREATE TABLE IF NOT EXISTS merchant_effects (event_id TEXT PRIMARY KEY, "
+        "type TEXT NOT NULL, body TEXT NOT NULL)");
+  });
+}
+
+bool fails_first_attempt(std::string_view event_id, int percent) {
+  std::uint64_t hash = 14695981039346656037ull;  // FNV-1a, 64 bits
+  for (char c : event_id) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ull;
+  }
+  return static_cast<int>(hash % 100) < percent;
+}
+
+void Merchant::count_call(const Event& event) {
+  db_.exec(
+      "INSERT INTO merchant_calls (event_id, type, calls) VALUES ($1, $2, 1) "
+      "ON CONFLICT (event_id) DO UPDATE SET calls = merchant_calls.calls + 1",
+      {event.id, event.type});
+}
+
+Reply Merchant::handle(const Event& event, Transaction& tx) {
+  const bool ours = event.type.starts_with("order.") || event.type.starts_with("payout.");
+  if (ours) {
+    tx.exec("INSERT INTO merchant_effects (event_id, type, body) VALUES ($1, $2, $3)",
+            {event.id, event.type, event.body});
+  }
+  if (event.attempt == 1 && faults_.crash_on_event > 0 &&
+      ++new_events_ == faults_.crash_on_event) {
+    ::kill(::getpid(), SIGKILL);  // inside the handler: the effect row is not committed
+  }
+  if (event.attempt == 1 && fails_first_attempt(event.id, faults_.fail_first_attempts_percent)) {
+    throw std::runtime_error("injected failure (--fail-first-attempts)");
+  }
+  return Reply{200, ours ? "{\"received\":true}" : "{\"received\":true,\"ignored\":true}"};
+}
+
+std::string Merchant::handled_json() {
+  const auto rows = db_.exec(
+      "SELECT c.event_id, c.type, c.calls, "
+      "(SELECT COUNT(*) FROM merchant_effects e WHERE e.event_id = c.event_id) "
+      "FROM merchant_calls c ORDER BY c.event_id");
+  nlohmann::json events = nlohmann::json::array();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    events.push_back({{"event_id", rows.text(i, 0)},
+                      {"type", rows.text(i, 1)},
+                      {"calls", rows.integer(i, 2)},
+                      {"effects", rows.integer(i, 3)}});
+  }
+  return nlohmann::json{{"events", events}}.dump();
+}
+
+}  // namespace merchant

@@ -1,0 +1,46 @@
+// The example merchant's business logic: it handles order.* and payout.* events in transactional
+// mode (one row per event in merchant_effects, committed with the dedup record) and counts every
+// handler call in merchant_calls, outside and before the handler's transaction.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "webhooks/db.h"
+#include "webhooks/receiver/receiver.h"
+
+namespace merchant {
+
+struct Faults {
+  // Fail the first call of an event when fnv1a(event_id) % 100 < this (0: never).
+  int fail_first_attempts_percent = 0;
+  // SIGKILL this process inside the handler of the Nth new event (0: never).
+  int crash_on_event = 0;
+};
+
+// Creates the merchant's tables when absent.
+void create_tables(webhooks::db::Database& db);
+
+// Deterministic per event: true when the first call of `event_id` is to fail.
+bool fails_first_attempt(std::string_view event_id, int percent);
+
+class Merchant {
+ public:
+  Merchant(webhooks::db::Database& db, Faults faults) : db_(db), faults_(faults) {}
+
+  // Counts the call (its own transaction). Use as the receiver's BeforeTransaction.
+  void count_call(const webhooks::receiver::Event& event);
+  // The handler, in the receiver's transaction.
+  webhooks::receiver::Reply handle(const webhooks::receiver::Event& event,
+                                   webhooks::db::Transaction& tx);
+  // {"events":[{"event_id","type","calls","effects"}]}, ordered by event_id.
+  std::string handled_json();
+
+ private:
+  webhooks::db::Database& db_;
+  Faults faults_;
+  std::atomic<int> new_events_{0};
+};
+
+}  // namespace merchant

@@ -1,0 +1,148 @@
+// The webhook receiver: verifies a Standard Webhooks delivery, deduplicates it on its signed
+// `webhook-id` through the idempotency core, runs the merchant's handler at most once per event,
+// and returns the answer DESIGN.md's receiver table gives (docs/receiver.md):
+//
+//   webhooks::receiver::Config config;
+//   config.secrets = {"whsec_..."};
+//   config.consumer = "billing";
+//   config.store = "./merchant.db";                 // or "postgresql://..."
+//   webhooks::receiver::Receiver receiver(config);
+//   auto answer = receiver.handle(headers, raw_body, [](const webhooks::receiver::Event& e) {
+//     ship(e.payload);
+//     return webhooks::receiver::Reply{};              // 200, stored, replayed to duplicates
+//   });
+//
+// Thread-safe: one Receiver serves every thread of a process.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "webhooks/clock.h"
+#include "webhooks/db.h"
+#include "webhooks/idempotency/store.h"
+
+namespace webhooks::receiver {
+
+struct Config {
+  // Symmetric secrets ("whsec_..." or bare base64), all accepted at once (rotation). Each is
+  // parsed when the Receiver is built; a bad one throws Error(invalid_secret).
+  std::vector<std::string> secrets;
+  // Optional Ed25519 verifying keys ("whpk_...") for "v1a" signatures. Error(invalid_key) if bad.
+  std::vector<std::string> public_keys;
+  // Largest accepted |now - webhook-timestamp|, both directions.
+  std::chrono::seconds tolerance{300};
+  // Bodies larger than this are answered 413 before anything else is looked at.
+  std::size_t max_body_bytes = 1024 * 1024;
+  // The dedup scope: two consumers of one database see each event once each.
+  std::string consumer = "default";
+  // Where the dedup records live: a SQLite file path or a postgres:// URL. Ignored when the
+  // Receiver is given an open database.
+  std::string store = "./webhooks.db";
+  db::Options database;
+  // A handler's lease; renewed every lease/3 while it runs, so only a crashed handler is taken
+  // over, one lease after its last heartbeat. The delivery meanwhile gets 409 + Retry-After.
+  std::chrono::milliseconds lease = std::chrono::seconds(30);
+  // How long a dedup record is kept: longer than the publisher's retry window (3 days).
+  std::chrono::milliseconds ttl = std::chrono::hours(24 * 7);
+  // A handler that returns after this much (real, steady) time is treated as failed: 500, the
+  // record is failed, its transaction (transactional mode) rolled back. 0: no limit.
+  std::chrono::milliseconds handler_timeout = std::chrono::seconds(30);
+  // Group concurrent deliveries' dedup writes (begin, complete, fail) into one transaction by a
+  // single writer thread; each caller still waits until its own record is committed. Raises
+  // SQLite's throughput well past one commit per write. false: one transaction per write.
+  bool group_commits = true;
+  // Sweeper and purge of the dedup records (idempotency::Maintenance) every this much real
+  // time. 0: not run by the Receiver.
+  std::chrono::milliseconds maintenance_interval = std::chrono::seconds(10);
+  // Business time: leases, TTLs and the timestamp window. nullptr: the system clock. Must
+  // outlive the Receiver.
+  const Clock* clock = nullptr;
+};
+
+// Request headers as received. Names compare case-insensitively; a name may repeat.
+class Headers {
+ public:
+  Headers() = default;
+  Headers(std::initializer_list<std::pair<std::string, std::string>> entries)
+      : entries_(entries) {}
+  void add(std::string name, std::string value) {
+    entries_.emplace_back(std::move(name), std::move(value));
+  }
+  // The first value of `name`, or std::nullopt.
+  std::optional<std::string_view> get(std::string_view name) const;
+  // Every value of `name`, joined with single spaces (repeated `webhook-signature` lines are one
+  // list of entries), or std::nullopt when absent.
+  std::optional<std::string> joined(std::string_view name) const;
+
+ private:
+  std::vector<std::pair<std::string, std::string>> entries_;
+};
+
+// A verified delivery, as the handler sees it. Views into the request; valid during the call.
+struct Event {
+  std::string_view id;           // webhook-id: the dedup key
+  std::string_view type;         // the body's "type" ("" when absent)
+  std::string_view delivery_id;  // webhook-delivery-id (diagnostics only; "" when absent)
+  std::int64_t timestamp = 0;    // webhook-timestamp, Unix seconds
+  std::string_view body;         // the raw body
+  const nlohmann::json* payload = nullptr;  // the parsed body (a JSON object)
+  int attempt = 1;               // 1 on the first run, 2 after one failed run, ...
+};
+
+// The handler's verdict. 2xx: handled (stored, replayed to duplicates). A 4xx other than 408,
+// 409, 425 and 429: rejected for good (stored, replayed). Anything else: failed (500, run again on
+// the next delivery). An empty body is replaced by a small JSON one.
+struct Reply {
+  int status = 200;
+  std::string body;
+};
+
+using Handler = std::function<Reply(const Event&)>;
+// Transactional mode: `tx` is the transaction in which the event is marked handled, so the
+// handler's writes and the dedup record commit together, or (on failure) neither does.
+using TransactionalHandler = std::function<Reply(const Event&, db::Transaction&)>;
+// A step run before the handler's transaction opens, in its own (e.g. to count attempts, or to
+// call a system that cannot join the transaction). Throwing fails the event like the handler.
+using BeforeTransaction = std::function<void(const Event&)>;
+
+// The HTTP answer: status, headers (Retry-After, Idempotent-Replayed), JSON body.
+using Answer = idempotency::Response;
+
+class Receiver {
+ public:
+  // Opens and migrates config.store. Throws Error(invalid_secret / invalid_key /
+  // invalid_argument) for a bad configuration, Error(storage) if the store cannot be opened.
+  explicit Receiver(Config config);
+  // Uses `database` (migrated here if needed), e.g. the merchant's own, for transactional mode.
+  Receiver(Config config, std::shared_ptr<db::Database> database);
+  ~Receiver();
+  Receiver(const Receiver&) = delete;
+  Receiver& operator=(const Receiver&) = delete;
+
+  // The answer for one delivery; see the table in docs/receiver.md. Never throws: a database
+  // failure is answered 503 storage_unavailable with Retry-After: 1.
+  Answer handle(const Headers& headers, std::string_view raw_body, const Handler& handler);
+  Answer handle(const Headers& headers, std::string_view raw_body,
+                const TransactionalHandler& handler, const BeforeTransaction& before = {});
+
+  db::Database& database();
+  std::shared_ptr<db::Database> shared_database() const;
+  idempotency::Store& store();
+  const Config& config() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace webhooks::receiver

@@ -1,0 +1,149 @@
+// Over real HTTP on 127.0.0.1: the cpp-httplib adapter in process, and the merchant-receiver
+// example as a process (started from build/bin), SIGKILLed inside its handler and restarted.
+#include <httplib.h>
+
+#include <thread>
+
+#include "process.h"
+#include "receiver_support.h"
+#include "webhooks/receiver/http_server.h"
+
+using namespace receiver_test;
+
+namespace {
+
+std::int64_t now_s() { return system_clock().now_seconds(); }
+
+httplib::Headers http_headers(const std::string& id, const std::string& body,
+                              const std::string& delivery_id,
+                              const std::string& secret = kSecret) {
+  const std::int64_t ts = now_s();
+  return {{"Webhook-Id", id},
+          {"Webhook-Timestamp", std::to_string(ts)},
+          {"Webhook-Signature", sign(secret, id, ts, body)},
+          {"Webhook-Delivery-Id", delivery_id}};
+}
+
+std::string code_of(const std::string& body) {
+  const auto json = nlohmann::json::parse(body, nullptr, false);
+  return json.is_object() && json.contains("error") ? json["error"]["code"].get<std::string>()
+                                                    : "";
+}
+
+}  // namespace
+
+TEST_CASE("the cpp-httplib adapter serves a mounted receiver") {
+  Config config;
+  config.secrets = {kSecret};
+  config.consumer = "shop";
+  config.maintenance_interval = std::chrono::milliseconds(0);
+  Receiver receiver(config, test::open_database("receiver_http"));
+  std::atomic<int> calls{0};
+  httplib::Server server;
+  mount(server, "/webhooks", receiver, [&](const Event&) {
+    ++calls;
+    return Reply{};
+  });
+  const int port = bind_server(server, "127.0.0.1", 0);
+  std::thread serving([&] { server.listen_after_bind(); });
+
+  httplib::Client client("127.0.0.1", port);
+  client.set_keep_alive(true);
+  const std::string body = event_body("e1");
+  auto first = client.Post("/webhooks", http_headers("e1", body, "d1"), body, "application/json");
+  REQUIRE(first);
+  CHECK(first->status == 200);
+  CHECK(first->body == "{\"received\":true}");
+  CHECK(first->get_header_value("Content-Type") == "application/json");
+  auto dup = client.Post("/webhooks", http_headers("e1", body, "d2"), body, "application/json");
+  REQUIRE(dup);
+  CHECK(dup->status == 200);
+  CHECK(dup->get_header_value("Idempotent-Replayed") == "true");
+  auto forged = client.Post("/webhooks", http_headers("e2", body, "d3", kOtherSecret), body,
+                            "application/json");
+  REQUIRE(forged);
+  CHECK(forged->status == 401);
+  CHECK(code_of(forged->body) == "signature_invalid");
+  auto bare = client.Post("/webhooks", body, "application/json");
+  REQUIRE(bare);
+  CHECK(bare->status == 400);
+  CHECK(code_of(bare->body) == "headers_invalid");
+  CHECK(calls == 1);
+  server.stop();
+  serving.join();
+}
+
+TEST_CASE("merchant-receiver SIGKILLed inside its handler: 409, then one effect after restart") {
+  const std::string db = test::database_target("merchant_crash");
+  const std::string bin = test::bin_dir() + "/merchant-receiver";
+  const std::string body = event_body("evt_crash_1", "order.captured");
+  {
+    Process crashing({bin, "--listen", "127.0.0.1:0", "--db", db, "--secret", kSecret,
+                      "--lease", "4", "--crash-on-event", "1"});
+    httplib::Client client("127.0.0.1", crashing.port());
+    auto lost = client.Post("/webhooks", http_headers("evt_crash_1", body, "d1"), body,
+                            "application/json");
+    CHECK_FALSE(lost);  // the process died inside the handler: no answer
+    const int status = crashing.wait();
+    REQUIRE(status != -1);
+    CHECK(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == SIGKILL);
+  }
+  Process restarted({bin, "--listen", "127.0.0.1:0", "--db", db, "--secret", kSecret, "--lease",
+                     "4"});
+  httplib::Client client("127.0.0.1", restarted.port());
+  auto busy = client.Post("/webhooks", http_headers("evt_crash_1", body, "d2"), body,
+                          "application/json");
+  REQUIRE(busy);
+  CHECK(busy->status == 409);
+  CHECK(code_of(busy->body) == "event_in_progress");
+  const int retry_after = std::stoi(busy->get_header_value("Retry-After"));
+  CHECK(retry_after >= 1);
+  CHECK(retry_after <= 4);
+
+  int final_status = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (int i = 3; std::chrono::steady_clock::now() < deadline; ++i) {  // bounded polling
+    auto res = client.Post("/webhooks", http_headers("evt_crash_1", body, "d" + std::to_string(i)),
+                           body, "application/json");
+    if (res && res->status != 409) {
+      final_status = res->status;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(final_status == 200);
+  auto handled = client.Get("/handled");
+  REQUIRE(handled);
+  CHECK(nlohmann::json::parse(handled->body) ==
+        nlohmann::json::parse(R"({"events":[{"event_id":"evt_crash_1","type":"order.captured",
+                                  "calls":2,"effects":1}]})"));
+}
+
+TEST_CASE("merchant-receiver --fail-first-attempts 100: the first call fails, the retry commits") {
+  const std::string bin = test::bin_dir() + "/merchant-receiver";
+  Process server({bin, "--listen", "127.0.0.1:0", "--db", test::database_target("merchant_fail"),
+                  "--secret", kOtherSecret, "--secret", kSecret, "--consumer", "shop",
+                  "--fail-first-attempts", "100"});
+  httplib::Client client("127.0.0.1", server.port());
+  const std::string order = event_body("evt_1", "order.created");
+  const std::string payout = event_body("evt_2", "payout.created");
+  const std::string other = event_body("evt_3", "customer.updated");
+  const auto post = [&](const std::string& id, const std::string& body, const std::string& d) {
+    auto res = client.Post("/webhooks", http_headers(id, body, d), body, "application/json");
+    return res ? res->status : 0;
+  };
+  CHECK(post("evt_1", order, "d1") == 500);
+  CHECK(post("evt_1", order, "d2") == 200);
+  CHECK(post("evt_1", order, "d3") == 200);
+  CHECK(post("evt_2", payout, "d4") == 500);
+  CHECK(post("evt_2", payout, "d5") == 200);
+  CHECK(post("evt_3", other, "d6") == 500);
+  CHECK(post("evt_3", other, "d7") == 200);
+  auto handled = client.Get("/handled");
+  REQUIRE(handled);
+  CHECK(nlohmann::json::parse(handled->body) == nlohmann::json::parse(R"({"events":[
+      {"event_id":"evt_1","type":"order.created","calls":2,"effects":1},
+      {"event_id":"evt_2","type":"payout.created","calls":2,"effects":1},
+      {"event_id":"evt_3","type":"customer.updated","calls":2,"effects":0}]})"));
+}
