@@ -1,0 +1,134 @@
+// The publisher's HTTP client: many webhook POSTs at once over libcurl's multi interface, with a
+// bounded number in flight, connection reuse, timeouts, no redirects, a capped response body and
+// the SSRF check at connect time. It sends what it is given and reports what happened; signing,
+// scheduling and recording attempts are the dispatcher's. Source: DESIGN.md, "The publisher"
+// (Dispatch, Safety); decisions in docs/publisher-delivery.md.
+//
+//   HttpDelivery client({.max_in_flight = 32});
+//   auto results = client.deliver({{"https://merchant.example/hooks", headers, body}});
+//   if (results[0].status == 0) log(results[0].error);
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace webhooks::publisher {
+
+using HeaderList = std::vector<std::pair<std::string, std::string>>;
+
+struct DeliveryRequest {
+  std::string url;     // http or https only
+  HeaderList headers;  // sent as given, in order; names and values must not contain CR or LF.
+                       // "content-type: application/json" is added when none is given.
+  std::string body;    // sent as the POST body, byte for byte
+};
+
+// Why no HTTP status came back.
+enum class TransportError {
+  none,             // an HTTP response arrived; see status
+  timeout,          // connect_timeout or total_timeout passed
+  connect,          // could not resolve the host or connect (refused, unreachable)
+  address_refused,  // the SSRF check refused every address curl tried (ssrf_guard.h)
+  tls,              // TLS handshake or certificate verification failed
+  invalid_request,  // never sent: a URL curl cannot use or whose scheme is not http(s), or a
+                    // header with CR/LF or an empty name
+  other,            // anything else: connection reset, empty reply, malformed response, ...
+};
+
+// Stable name, e.g. "address_refused".
+std::string_view to_string(TransportError error) noexcept;
+
+struct DeliveryResult {
+  // The final HTTP status (3xx included: redirects are not followed), or 0 when error_kind is
+  // not `none`. A response whose headers arrived but whose body then failed (reset, timeout)
+  // counts as failed, status 0: the endpoint's answer was not received whole.
+  int status = 0;
+  TransportError error_kind = TransportError::none;
+  std::string error;  // curl's message, or the SSRF refusal; empty when status != 0
+  // From the start of the transfer (after any wait in the queue for a slot) to its end, as
+  // measured by curl (CURLINFO_TOTAL_TIME_T), in whole milliseconds.
+  std::int64_t latency_ms = 0;
+  std::string body;             // the first max_response_bytes bytes of the response body
+  bool body_truncated = false;  // there was more; the rest was not read (connection closed)
+  // Response headers of the final response: names lowercased, values without surrounding
+  // whitespace, in arrival order; at most kMaxResponseHeaders of them.
+  HeaderList headers;
+  std::optional<std::string> retry_after;  // the last Retry-After value, raw (retry_after.h)
+};
+
+struct HttpDeliveryOptions {
+  // Transfers running at once; more wait in a queue, first in first out. Each holds a
+  // connection, so this is also the most sockets open at once. Must be >= 1.
+  std::size_t max_in_flight = 64;
+  // Idle connections kept for reuse after their transfer (libcurl's cache, per client). 0 means
+  // max_in_flight. Connections are reused for the same scheme, host and port.
+  std::size_t max_idle_connections = 0;
+  // Time to establish TCP (and TLS) to an address. Must be positive.
+  std::chrono::milliseconds connect_timeout{5'000};
+  // Time for the whole request, connect included. Must be positive. Webhook receivers should
+  // answer quickly and do slow work later; 15 s is generous.
+  std::chrono::milliseconds total_timeout{15'000};
+  // Response body bytes kept (the attempt's snippet). Beyond this the transfer stops reading.
+  std::size_t max_response_bytes = 4 * 1024;
+  // false (the default) refuses, at connect time, every address that is not public
+  // (ssrf_guard.h), loopback included. The daemon's --allow-private-networks sets it.
+  bool allow_private_networks = false;
+};
+
+// A delivery client. Owns a libcurl multi handle and its connection cache, which persist across
+// calls, so later requests to the same endpoint reuse connections.
+//
+// Thread safety: one thread at a time may call submit, poll, deliver and pending (they share the
+// multi handle). wakeup() may be called from any thread. Separate clients are independent.
+// Proxies from the environment (http_proxy, ...) are ignored: the SSRF check must see the
+// endpoint's own address. TLS certificates are verified against the system store.
+class HttpDelivery {
+ public:
+  using Ticket = std::uint64_t;
+  struct Completion {
+    Ticket ticket;
+    DeliveryResult result;
+  };
+  static constexpr std::size_t kMaxResponseHeaders = 64;
+
+  // Throws webhooks::Error(ErrorCode::invalid_argument) for max_in_flight 0 or a non-positive
+  // timeout, Error(ErrorCode::io) if libcurl cannot be initialised.
+  explicit HttpDelivery(HttpDeliveryOptions options = {});
+  // Abandons transfers still queued or in flight; they produce no result.
+  ~HttpDelivery();
+  HttpDelivery(const HttpDelivery&) = delete;
+  HttpDelivery& operator=(const HttpDelivery&) = delete;
+
+  // Queues a request and returns its ticket (increasing from 1). Never blocks, never throws for
+  // a bad request: that becomes an `invalid_request` result from the next poll().
+  Ticket submit(DeliveryRequest request);
+
+  // Runs transfers for up to `wait`, returning as soon as at least one has finished (with every
+  // one finished by then), when nothing is pending, or when wakeup() is called; may return an
+  // empty vector. Each ticket is returned exactly once.
+  std::vector<Completion> poll(std::chrono::milliseconds wait);
+
+  // Submitted and not yet returned by poll().
+  std::size_t pending() const;
+
+  // Makes a poll() that is waiting, or the next one, return early. Thread-safe.
+  void wakeup();
+
+  // Sends every request and blocks until all have finished; results are in request order.
+  // Throws Error(invalid_argument) if anything submitted is still pending: use either this or
+  // submit/poll on one client.
+  std::vector<DeliveryResult> deliver(std::vector<DeliveryRequest> requests);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace webhooks::publisher

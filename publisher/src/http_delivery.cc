@@ -1,0 +1,337 @@
+#include "webhooks/publisher/http_delivery.h"
+
+#include <curl/curl.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <deque>
+#include <mutex>
+#include <unordered_map>
+
+#include "webhooks/error.h"
+#include "webhooks/publisher/ssrf_guard.h"
+
+namespace webhooks::publisher {
+namespace {
+
+// One request from submit() to its result; owns the easy handle and everything it points to.
+struct Transfer {
+  HttpDelivery::Ticket ticket = 0;
+  DeliveryRequest request;
+  CURL* easy = nullptr;
+  curl_slist* header_list = nullptr;
+  char error_buffer[CURL_ERROR_SIZE] = {};
+  std::size_t body_cap = 0;
+  const SsrfOptions* ssrf = nullptr;
+  std::string refusal;  // the SSRF check's last refusal, if any
+  DeliveryResult result;
+
+  ~Transfer() {
+    if (easy != nullptr) curl_easy_cleanup(easy);
+    curl_slist_free_all(header_list);
+  }
+};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::string lowercase(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  const std::size_t n = size * count;
+  const std::size_t room = t->body_cap - t->result.body.size();
+  t->result.body.append(data, std::min(n, room));
+  if (n <= room) return n;
+  t->result.body_truncated = true;
+  return 0;  // stop reading: curl ends the transfer with CURLE_WRITE_ERROR
+}
+
+std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  const std::size_t n = size * count;
+  const std::string_view line(data, n);
+  if (line.starts_with("HTTP/")) {  // a new response (after 1xx): forget the previous headers
+    t->result.headers.clear();
+    t->result.retry_after.reset();
+    return n;
+  }
+  const std::size_t colon = line.find(':');
+  if (colon == std::string_view::npos || colon == 0) return n;  // blank line, folded or junk
+  std::string name = lowercase(trim(line.substr(0, colon)));
+  std::string value(trim(line.substr(colon + 1)));
+  if (name == "retry-after") t->result.retry_after = value;
+  if (t->result.headers.size() < HttpDelivery::kMaxResponseHeaders) {
+    t->result.headers.emplace_back(std::move(name), std::move(value));
+  }
+  return n;
+}
+
+curl_socket_t on_open_socket(void* user, curlsocktype, curl_sockaddr* address) {
+  auto* t = static_cast<Transfer*>(user);
+  const AddressCheck check = check_connect_address(&address->addr, address->addrlen, *t->ssrf);
+  if (!check) {
+    t->refusal = check.message;
+    return CURL_SOCKET_BAD;
+  }
+  return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+}
+
+bool valid_header(const std::pair<std::string, std::string>& h) {
+  auto bad = [](char c) { return c == '\r' || c == '\n' || c == '\0'; };
+  return !h.first.empty() && h.first.find(':') == std::string::npos &&
+         std::none_of(h.first.begin(), h.first.end(), bad) &&
+         std::none_of(h.second.begin(), h.second.end(), bad);
+}
+
+TransportError error_kind(CURLcode code) {
+  switch (code) {
+    case CURLE_OPERATION_TIMEDOUT:
+      return TransportError::timeout;
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+      return TransportError::connect;
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+      return TransportError::tls;
+    case CURLE_URL_MALFORMAT:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+      return TransportError::invalid_request;
+    default:
+      return TransportError::other;
+  }
+}
+
+void set_failure(DeliveryResult& r, TransportError kind, std::string message) {
+  r.status = 0;
+  r.error_kind = kind;
+  r.error = std::move(message);
+}
+
+std::once_flag curl_init_once;
+
+}  // namespace
+
+std::string_view to_string(TransportError error) noexcept {
+  switch (error) {
+    case TransportError::none:
+      return "none";
+    case TransportError::timeout:
+      return "timeout";
+    case TransportError::connect:
+      return "connect";
+    case TransportError::address_refused:
+      return "address_refused";
+    case TransportError::tls:
+      return "tls";
+    case TransportError::invalid_request:
+      return "invalid_request";
+    case TransportError::other:
+      return "other";
+  }
+  return "unknown";
+}
+
+struct HttpDelivery::Impl {
+  HttpDeliveryOptions options;
+  SsrfOptions ssrf;
+  CURLM* multi = nullptr;
+  Ticket next_ticket = 1;
+  std::deque<std::unique_ptr<Transfer>> queued;
+  std::unordered_map<CURL*, std::unique_ptr<Transfer>> running;
+  std::vector<Completion> ready;  // finished without running (invalid requests)
+  std::atomic<bool> woken{false};
+
+  // Configures the easy handle; false (with the result filled in) when the request is unusable.
+  bool prepare(Transfer& t) {
+    if (!std::all_of(t.request.headers.begin(), t.request.headers.end(), valid_header)) {
+      set_failure(t.result, TransportError::invalid_request,
+                  "a request header has an empty name, a colon in its name, or CR/LF/NUL");
+      return false;
+    }
+    t.easy = curl_easy_init();
+    if (t.easy == nullptr) {
+      set_failure(t.result, TransportError::other, "curl_easy_init failed");
+      return false;
+    }
+    bool has_content_type = false;
+    for (const auto& [name, value] : t.request.headers) {
+      has_content_type = has_content_type || lowercase(name) == "content-type";
+      t.header_list = curl_slist_append(t.header_list, (name + ": " + value).c_str());
+    }
+    if (!has_content_type) {
+      t.header_list = curl_slist_append(t.header_list, "content-type: application/json");
+    }
+    t.header_list = curl_slist_append(t.header_list, "Expect:");  // no 100-continue round trip
+    t.body_cap = options.max_response_bytes;
+    t.ssrf = &ssrf;
+    CURL* e = t.easy;
+    curl_easy_setopt(e, CURLOPT_PRIVATE, &t);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t.error_buffer);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(e, CURLOPT_PROXY, "");  // ignore http_proxy and friends
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(options.connect_timeout.count()));
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(options.total_timeout.count()));
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, t.request.body.data());
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(t.request.body.size()));
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, t.header_list);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, &t);
+    if (curl_easy_setopt(e, CURLOPT_URL, t.request.url.c_str()) != CURLE_OK) {
+      set_failure(t.result, TransportError::invalid_request, "URL could not be used");
+      return false;
+    }
+    return true;
+  }
+
+  // Moves queued transfers into the multi handle while there is room.
+  void start_queued() {
+    while (!queued.empty() && running.size() < options.max_in_flight) {
+      std::unique_ptr<Transfer> t = std::move(queued.front());
+      queued.pop_front();
+      if (!prepare(*t) || curl_multi_add_handle(multi, t->easy) != CURLM_OK) {
+        if (t->result.error.empty())
+          set_failure(t->result, TransportError::other, "curl_multi_add_handle failed");
+        ready.push_back({t->ticket, std::move(t->result)});
+        continue;
+      }
+      CURL* easy = t->easy;
+      running.emplace(easy, std::move(t));
+    }
+  }
+
+  void finish(CURL* easy, CURLcode code, std::vector<Completion>& done) {
+    auto it = running.find(easy);
+    if (it == running.end()) return;
+    std::unique_ptr<Transfer> t = std::move(it->second);
+    running.erase(it);
+    curl_multi_remove_handle(multi, easy);
+    DeliveryResult& r = t->result;
+    long status = 0;
+    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+    curl_off_t total_us = 0;
+    curl_easy_getinfo(easy, CURLINFO_TOTAL_TIME_T, &total_us);
+    r.latency_ms = static_cast<std::int64_t>(total_us / 1000);
+    if (code == CURLE_OK || (code == CURLE_WRITE_ERROR && r.body_truncated && status != 0)) {
+      r.status = static_cast<int>(status);
+    } else if (code == CURLE_COULDNT_CONNECT && !t->refusal.empty()) {
+      set_failure(r, TransportError::address_refused, t->refusal);
+    } else {
+      const std::string message =
+          t->error_buffer[0] != '\0' ? std::string(t->error_buffer) : curl_easy_strerror(code);
+      set_failure(r, error_kind(code), message);
+    }
+    done.push_back({t->ticket, std::move(r)});
+  }
+
+  void collect(std::vector<Completion>& done) {
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
+      if (msg->msg == CURLMSG_DONE) finish(msg->easy_handle, msg->data.result, done);
+    }
+  }
+};
+
+HttpDelivery::HttpDelivery(HttpDeliveryOptions options) : impl_(std::make_unique<Impl>()) {
+  if (options.max_in_flight == 0) {
+    throw Error(ErrorCode::invalid_argument, "max_in_flight must be at least 1");
+  }
+  if (options.connect_timeout.count() <= 0 || options.total_timeout.count() <= 0) {
+    throw Error(ErrorCode::invalid_argument, "delivery timeouts must be positive");
+  }
+  std::call_once(curl_init_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  impl_->options = options;
+  impl_->ssrf.allow_private_networks = options.allow_private_networks;
+  impl_->multi = curl_multi_init();
+  if (impl_->multi == nullptr) throw Error(ErrorCode::io, "curl_multi_init failed");
+  const std::size_t idle =
+      options.max_idle_connections != 0 ? options.max_idle_connections : options.max_in_flight;
+  curl_multi_setopt(impl_->multi, CURLMOPT_MAXCONNECTS, static_cast<long>(idle));
+}
+
+HttpDelivery::~HttpDelivery() {
+  for (auto& [easy, transfer] : impl_->running) curl_multi_remove_handle(impl_->multi, easy);
+  impl_->running.clear();
+  curl_multi_cleanup(impl_->multi);
+}
+
+HttpDelivery::Ticket HttpDelivery::submit(DeliveryRequest request) {
+  auto t = std::make_unique<Transfer>();
+  t->ticket = impl_->next_ticket++;
+  t->request = std::move(request);
+  const Ticket ticket = t->ticket;
+  impl_->queued.push_back(std::move(t));
+  return ticket;
+}
+
+std::vector<HttpDelivery::Completion> HttpDelivery::poll(std::chrono::milliseconds wait) {
+  using Steady = std::chrono::steady_clock;
+  const Steady::time_point deadline = Steady::now() + wait;
+  std::vector<Completion> done = std::move(impl_->ready);
+  impl_->ready.clear();
+  for (;;) {
+    impl_->start_queued();
+    int still_running = 0;
+    curl_multi_perform(impl_->multi, &still_running);
+    impl_->collect(done);
+    impl_->start_queued();  // refill the slots just freed; they start on the next perform
+    for (auto& c : impl_->ready) done.push_back(std::move(c));
+    impl_->ready.clear();
+    if (!done.empty() || impl_->running.empty()) return done;
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Steady::now());
+    if (left.count() <= 0) return done;
+    int woken = 0;
+    curl_multi_poll(impl_->multi, nullptr, 0,
+                    static_cast<int>(std::min<std::int64_t>(left.count(), 1000)), &woken);
+    // curl_multi_poll also returns early on wakeup(), which the flag tells apart from activity.
+    if (impl_->woken.exchange(false)) return done;
+  }
+}
+
+std::size_t HttpDelivery::pending() const {
+  return impl_->queued.size() + impl_->running.size() + impl_->ready.size();
+}
+
+void HttpDelivery::wakeup() {
+  impl_->woken.store(true);
+  curl_multi_wakeup(impl_->multi);
+}
+
+std::vector<DeliveryResult> HttpDelivery::deliver(std::vector<DeliveryRequest> requests) {
+  if (pending() != 0) {
+    throw Error(ErrorCode::invalid_argument, "deliver() called with submitted requests pending");
+  }
+  std::vector<DeliveryResult> results(requests.size());
+  if (requests.empty()) return results;
+  const Ticket first = impl_->next_ticket;
+  for (auto& r : requests) submit(std::move(r));
+  while (pending() != 0) {
+    for (auto& c : poll(std::chrono::seconds(1))) results[c.ticket - first] = std::move(c.result);
+  }
+  return results;
+}
+
+}  // namespace webhooks::publisher
