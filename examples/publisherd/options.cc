@@ -1,0 +1,67 @@
+#include "options.h"
+
+#include <CLI/CLI.hpp>
+
+namespace webhooks::publisherd {
+
+Parsed parse_options(int argc, char** argv) {
+  Parsed parsed;
+  Options& o = parsed.options;
+  CLI::App app{
+      "webhooks-publisherd: accepts events, signs them and delivers them to every subscribed "
+      "endpoint with retries, keeping every attempt on record.\nEvery flag can also be set by "
+      "the environment variable shown, or in a --config file (TOML or INI, flag = value)."};
+  app.set_config("--config", "", "read flags from this file");
+  app.get_formatter()->column_width(36);
+  const auto opt = [&](const char* name, auto& value, const char* env, const char* help) {
+    return app.add_option(name, value, help)->envname(env)->capture_default_str();
+  };
+  opt("--listen", o.listen, "WEBHOOKS_LISTEN", "HOST:PORT to serve on; port 0 picks a free one");
+  opt("--db", o.db, "WEBHOOKS_DB", "SQLite file path or postgres:// URL");
+  opt("--lease", o.lease_seconds, "WEBHOOKS_LEASE",
+      "seconds an ingest request's idempotency lease lasts without a heartbeat")
+      ->check(CLI::PositiveNumber);
+  opt("--ttl", o.ttl_seconds, "WEBHOOKS_TTL", "seconds idempotency records are kept")
+      ->check(CLI::PositiveNumber);
+  opt("--admin-token", o.admin_token, "WEBHOOKS_ADMIN_TOKEN",
+      "bearer token for every route but /healthz and /metrics (required for them to answer)");
+  app.add_flag("--allow-private-networks", o.allow_private_networks,
+               "deliver to loopback, private, link-local and CGNAT addresses (tests, demos)")
+      ->envname("WEBHOOKS_ALLOW_PRIVATE_NETWORKS");
+  opt("--retry-schedule", o.retry_schedule, "WEBHOOKS_RETRY_SCHEDULE",
+      "waits between attempts (n entries: n+1 attempts), jittered by +-20%");
+  opt("--max-age", o.max_age, "WEBHOOKS_MAX_AGE", "a task is dead once this old");
+  opt("--replay-max-age", o.replay_max_age, "WEBHOOKS_REPLAY_MAX_AGE",
+      "replay refuses events older than this");
+  opt("--rotation-grace", o.rotation_grace, "WEBHOOKS_ROTATION_GRACE",
+      "how long a rotated-out secret keeps signing");
+  opt("--disable-after", o.disable_after, "WEBHOOKS_DISABLE_AFTER",
+      "disable an endpoint failing continuously this long (0s: never)");
+  opt("--workers", o.workers, "WEBHOOKS_WORKERS", "delivery worker threads")
+      ->check(CLI::Range(1, 256));
+  opt("--max-in-flight", o.max_in_flight, "WEBHOOKS_MAX_IN_FLIGHT",
+      "concurrent HTTP requests per worker")->check(CLI::Range(1, 10'000));
+  opt("--batch-size", o.batch_size, "WEBHOOKS_BATCH_SIZE", "tasks claimed per batch")
+      ->check(CLI::Range(1, 10'000));
+  opt("--connect-timeout", o.connect_timeout, "WEBHOOKS_CONNECT_TIMEOUT",
+      "time to connect to an endpoint");
+  opt("--timeout", o.timeout, "WEBHOOKS_TIMEOUT", "time for a whole delivery attempt");
+  opt("--delivery-lease", o.delivery_lease, "WEBHOOKS_DELIVERY_LEASE",
+      "how long a claimed task is held; after a crash it is taken over this much later");
+  opt("--poll-interval", o.poll_interval, "WEBHOOKS_POLL_INTERVAL",
+      "how often idle workers look for due tasks");
+  opt("--body-limit", o.body_limit, "WEBHOOKS_BODY_LIMIT", "largest request body (bytes); 413 above");
+  opt("--http-threads", o.http_threads, "WEBHOOKS_HTTP_THREADS", "HTTP server threads")
+      ->check(CLI::Range(1, 4096));
+  opt("--log-level", o.log_level, "WEBHOOKS_LOG_LEVEL", "debug, info, warn or error");
+  opt("--sqlite-synchronous", o.sqlite_synchronous, "WEBHOOKS_SQLITE_SYNCHRONOUS",
+      "SQLite PRAGMA synchronous: NORMAL, FULL or OFF");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    parsed.exit_code = app.exit(e);
+  }
+  return parsed;
+}
+
+}  // namespace webhooks::publisherd

@@ -1,0 +1,41 @@
+// webhooks-publisherd's command line: every flag, its default, its environment variable.
+#pragma once
+
+#include <string>
+
+namespace webhooks::publisherd {
+
+struct Options {
+  std::string listen = "127.0.0.1:8780";
+  std::string db = "./publisher.db";
+  int lease_seconds = 30;       // idempotency lease of ingest requests
+  int ttl_seconds = 86'400;     // idempotency records kept this long
+  std::string admin_token;      // bearer token of the admin API and ingest
+  bool allow_private_networks = false;
+  std::string retry_schedule = "5s,5m,30m,2h,5h,10h,10h";
+  std::string max_age = "3d";
+  std::string replay_max_age = "7d";
+  std::string rotation_grace = "24h";
+  std::string disable_after = "5d";
+  int workers = 4;
+  int max_in_flight = 64;  // per worker
+  int batch_size = 64;
+  std::string connect_timeout = "5s";
+  std::string timeout = "15s";
+  std::string delivery_lease = "2m";
+  std::string poll_interval = "250ms";
+  std::size_t body_limit = 1 << 20;
+  int http_threads = 64;
+  std::string log_level = "info";
+  std::string sqlite_synchronous = "NORMAL";
+};
+
+// Parses argv (flags, WEBHOOKS_* environment variables, an optional --config file). Returns
+// std::nullopt-like `exit_code >= 0` when the process should exit (help, bad flag).
+struct Parsed {
+  Options options;
+  int exit_code = -1;
+};
+Parsed parse_options(int argc, char** argv);
+
+}  // namespace webhooks::publisherd

@@ -1,0 +1,26 @@
+// The dispatcher's Transport over HttpDelivery (libcurl multi): a small pool of clients, one per
+// concurrent caller, so each worker keeps its own connection cache and in-flight window.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "webhooks/publisher/dispatcher.h"
+#include "webhooks/publisher/http_delivery.h"
+
+namespace webhooks::publisher {
+
+class HttpTransport final : public Transport {
+ public:
+  // Each client gets `options`; clients are created on demand, one per concurrent send().
+  explicit HttpTransport(HttpDeliveryOptions options = {}) : options_(options) {}
+  std::vector<DeliveryResponse> send(const std::vector<OutgoingDelivery>& batch) override;
+
+ private:
+  HttpDeliveryOptions options_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<HttpDelivery>> idle_;
+};
+
+}  // namespace webhooks::publisher

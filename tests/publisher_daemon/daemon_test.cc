@@ -1,0 +1,216 @@
+// webhooks-publisherd as a real process: the admin API over HTTP, SIGTERM, and a SIGKILL during a
+// load followed by a restart on the same database. Runs on SQLite and PostgreSQL.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "process.h"
+#include "receiver.h"
+#include "support/test_env.h"
+
+namespace webhooks::test {
+namespace {
+
+using nlohmann::json;
+constexpr const char* kToken = "test-token";
+
+std::vector<std::string> daemon_args(const std::string& db, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{"--listen", "127.0.0.1:0", "--db", db, "--admin-token", kToken,
+                                "--allow-private-networks", "--retry-schedule", "200ms,200ms,1s",
+                                "--timeout", "2s", "--delivery-lease", "3s", "--poll-interval",
+                                "20ms", "--log-level", "warn"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+struct Client {
+  explicit Client(int port) : http("127.0.0.1", port) {
+    http.set_connection_timeout(std::chrono::seconds(2));
+    http.set_read_timeout(std::chrono::seconds(10));
+  }
+  httplib::Result post(const std::string& path, const json& body, const std::string& key = "",
+                       const std::string& token = kToken) {
+    httplib::Headers headers{{"Authorization", "Bearer " + token}};
+    if (!key.empty()) headers.emplace("Idempotency-Key", key);
+    return http.Post(path.c_str(), headers, body.dump(), "application/json");
+  }
+  httplib::Result get(const std::string& path, const std::string& token = kToken) {
+    return http.Get(path.c_str(), {{"Authorization", "Bearer " + token}});
+  }
+  httplib::Client http;
+};
+
+std::string error_code(const httplib::Result& res) {
+  return json::parse(res->body)["error"]["code"].get<std::string>();
+}
+
+// Waits (real time, up to `limit`) until `done` holds.
+template <typename F>
+bool eventually(F done, std::chrono::seconds limit = std::chrono::seconds(30)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done();
+}
+
+TEST_CASE("the daemon serves the admin API and delivers; SIGTERM exits 0", "[daemon]") {
+  const std::string dir = temp_dir("publisherd-admin");
+  Receiver receiver;
+  Daemon daemon(daemon_args(database_target("admin")), dir);
+  Client client(daemon.wait_listening());
+
+  CHECK(client.http.Get("/healthz")->status == 200);
+  auto denied = client.post("/v1/endpoints", json::object(), "", "wrong");
+  CHECK(denied->status == 401);
+  CHECK(error_code(denied) == "unauthorized");
+
+  auto created = client.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", receiver.url()}});
+  REQUIRE(created->status == 201);
+  const json endpoint = json::parse(created->body);
+  CHECK(endpoint["secret"].get<std::string>().rfind("whsec_", 0) == 0);
+  const std::string endpoint_id = endpoint["id"];
+  CHECK(client.get("/v1/endpoints/" + endpoint_id)->body.find("whsec_") == std::string::npos);
+  CHECK(client.get("/v1/endpoints/nope")->status == 404);
+
+  auto accepted = client.post("/v1/events",
+                              {{"merchant_id", "m1"}, {"type", "order.created"}, {"data", {{"a", 1}}}},
+                              "key-1");
+  REQUIRE(accepted->status == 202);
+  const std::string event_id = json::parse(accepted->body)["event_id"];
+  REQUIRE(eventually([&] { return receiver.count() == 1; }));
+
+  auto event = client.get("/v1/events/" + event_id);
+  REQUIRE(event->status == 200);
+  CHECK(json::parse(event->body)["tasks"][0]["state"] == "succeeded");
+  auto attempts = json::parse(client.get("/v1/events/" + event_id + "/attempts")->body);
+  CHECK(attempts["attempts"].size() == 1);
+  CHECK(attempts["attempts"][0]["status"] == 200);
+  auto listed = json::parse(client.get("/v1/events?merchant_id=m1&type=order.created")->body);
+  CHECK(listed["events"].size() == 1);
+
+  auto replayed = client.post("/v1/events/" + event_id + "/replay", json::object());
+  CHECK(replayed->status == 202);
+  REQUIRE(eventually([&] { return receiver.count() == 2; }));
+
+  auto rotated = client.post("/v1/endpoints/" + endpoint_id + "/rotate-secret", json::object());
+  REQUIRE(rotated->status == 200);
+  CHECK(json::parse(rotated->body)["secret"] != endpoint["secret"]);
+  auto disabled = client.post("/v1/endpoints/" + endpoint_id + "/disable", json::object());
+  CHECK(json::parse(disabled->body)["enabled"] == false);
+  auto recovered = client.post("/v1/endpoints/" + endpoint_id + "/recover",
+                               {{"since", "2020-01-01T00:00:00Z"}});
+  CHECK(recovered->status == 202);
+  CHECK(client.post("/v1/endpoints/" + endpoint_id + "/recover", {{"since", "yesterday"}})
+            ->status == 400);
+
+  const std::string big(2 << 20, 'x');
+  auto too_big = client.http.Post("/v1/events", {{"Authorization", std::string("Bearer ") + kToken}},
+                                  big, "application/json");
+  REQUIRE(too_big);
+  CHECK(too_big->status == 413);
+
+  const std::string metrics = client.http.Get("/metrics")->body;
+  for (const char* name : {"webhooks_events_accepted_total 1", "webhooks_attempts_total{outcome=",
+                           "webhooks_tasks{state=\"succeeded\"} 1",
+                           "webhooks_attempt_duration_seconds_bucket",
+                           "webhooks_endpoints_disabled 1"}) {
+    CHECK(metrics.find(name) != std::string::npos);
+  }
+
+  const int status = daemon.kill_and_wait(SIGTERM);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("replay is refused past --replay-max-age", "[daemon]") {
+  Receiver receiver;
+  Daemon daemon(daemon_args(database_target("replay-age"), {"--replay-max-age", "1ms"}),
+                temp_dir("publisherd-replay"));
+  Client client(daemon.wait_listening());
+  REQUIRE(client.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", receiver.url()}})->status ==
+          201);
+  auto accepted = client.post("/v1/events",
+                              {{"merchant_id", "m1"}, {"type", "t.x"}, {"data", json::object()}}, "k");
+  REQUIRE(accepted->status == 202);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  auto refused = client.post("/v1/events/" + json::parse(accepted->body)["event_id"].get<std::string>() +
+                             "/replay", json::object());
+  CHECK(refused->status == 422);
+  CHECK(error_code(refused) == "replay_too_old");
+}
+
+TEST_CASE("a SIGKILLed daemon restarted on the same database delivers every accepted event",
+          "[daemon][crash]") {
+  const std::string dir = temp_dir("publisherd-crash");
+  const std::string db = database_target("crash");
+  std::mutex mutex;
+  std::set<std::string> delivered;
+  Receiver receiver([&](std::size_t, const Received& r) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a backlog builds up
+    std::lock_guard lock(mutex);
+    delivered.insert(r.header("webhook-id"));
+    return Receiver::Reply{200, {}};
+  });
+  std::set<std::string> accepted;
+  constexpr int kEvents = 400;
+  auto daemon = std::make_unique<Daemon>(daemon_args(db, {"--workers", "2", "--batch-size", "8"}), dir);
+  auto client = std::make_unique<Client>(daemon->wait_listening());
+  REQUIRE(client->post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", receiver.url()}})->status ==
+          201);
+  for (int i = 0; i < kEvents; ++i) {
+    if (i == kEvents / 2) {  // mid-load: kill, restart on the same database
+      daemon->kill_and_wait(SIGKILL);
+      daemon = std::make_unique<Daemon>(daemon_args(db, {"--workers", "2"}), dir);
+      client = std::make_unique<Client>(daemon->wait_listening());
+    }
+    auto res = client->post("/v1/events",
+                            {{"merchant_id", "m1"}, {"type", "order.created"}, {"data", {{"n", i}}}},
+                            "event-" + std::to_string(i));
+    REQUIRE(res);
+    REQUIRE(res->status == 202);
+    accepted.insert(json::parse(res->body)["event_id"].get<std::string>());
+  }
+  // A retried ingest after the restart is a replay of the event accepted before the kill.
+  auto again = client->post("/v1/events",
+                            {{"merchant_id", "m1"}, {"type", "order.created"}, {"data", {{"n", 0}}}},
+                            "event-0");
+  REQUIRE(again->status == 202);
+  CHECK(accepted.count(json::parse(again->body)["event_id"].get<std::string>()) == 1);
+  CHECK(accepted.size() == kEvents);
+
+  const bool all = eventually([&] {
+    std::lock_guard lock(mutex);
+    return std::includes(delivered.begin(), delivered.end(), accepted.begin(), accepted.end());
+  });
+  std::size_t missing = 0;
+  {
+    std::lock_guard lock(mutex);
+    for (const auto& id : accepted) missing += delivered.count(id) == 0;
+  }
+  CHECK(missing == 0);
+  CHECK(all);
+  CHECK(WEXITSTATUS(daemon->kill_and_wait(SIGTERM)) == 0);
+}
+
+TEST_CASE("--help shows every default", "[daemon]") {
+  const std::string dir = temp_dir("publisherd-help");
+  Daemon daemon({"--help"}, dir);
+  const int status = daemon.kill_and_wait(0);
+  (void)status;
+  REQUIRE(eventually([&] { return daemon.out().find("--replay-max-age") != std::string::npos; },
+                     std::chrono::seconds(10)));
+  const std::string help = daemon.out();
+  for (const char* text : {"127.0.0.1:8780", "./publisher.db", "5s,5m,30m,2h,5h,10h,10h", "3d",
+                           "7d", "WEBHOOKS_ADMIN_TOKEN", "--allow-private-networks"}) {
+    CHECK(help.find(text) != std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace webhooks::test

@@ -1,0 +1,45 @@
+#include "receiver.h"
+
+namespace webhooks::test {
+
+Receiver::Receiver(Script script) : script_(std::move(script)) {
+  server_.set_tcp_nodelay(true);
+  server_.Post("/hook", [this](const httplib::Request& req, httplib::Response& res) {
+    Received r{req.headers, req.body};
+    Reply reply;
+    {
+      std::lock_guard lock(mutex_);
+      if (script_) reply = script_(received_.size(), r);
+      received_.push_back(std::move(r));
+    }
+    res.status = reply.status;
+    res.set_header("Connection", "close");  // no idle keep-alive to wait out at shutdown
+    for (const auto& [name, value] : reply.headers) res.set_header(name, value);
+    res.set_content("{\"ok\":" + std::string(reply.status < 300 ? "true" : "false") + "}",
+                    "application/json");
+  });
+  port_ = server_.bind_to_any_port("127.0.0.1");
+  thread_ = std::thread([this] { server_.listen_after_bind(); });
+}
+
+Receiver::~Receiver() {
+  server_.stop();
+  thread_.join();
+}
+
+std::vector<Received> Receiver::received() const {
+  std::lock_guard lock(mutex_);
+  return received_;
+}
+
+std::size_t Receiver::count() const {
+  std::lock_guard lock(mutex_);
+  return received_.size();
+}
+
+void Receiver::set_script(Script script) {
+  std::lock_guard lock(mutex_);
+  script_ = std::move(script);
+}
+
+}  // namespace webhooks::test
