@@ -129,7 +129,9 @@ std::pair<double, long> drive(Receiver& receiver, const std::vector<Request>& re
         i %= limit;
         Headers headers;
         for (const auto& [n, v] : requests[i].headers) headers.add(n, v);
-        receiver.handle(headers, requests[i].body, [](const Event&) { return Reply{}; });
+        const Answer a =
+            receiver.handle(headers, requests[i].body, [](const Event&) { return Reply{}; });
+        if (a.status != 200) std::fprintf(stderr, "unexpected answer %d %s\n", a.status, a.body.c_str());
         ++done;
       }
     });
@@ -139,15 +141,16 @@ std::pair<double, long> drive(Receiver& receiver, const std::vector<Request>& re
   return {static_cast<double>(done.load()) / seconds, done.load()};
 }
 
-void in_process(Receiver& receiver) {
+void in_process(Receiver& receiver, const char* label) {
   for (const int threads : {1, 4}) {
-    const auto requests = make_requests("inproc" + std::to_string(threads) + "_", 100'000);
+    const auto requests =
+        make_requests(std::string(label).substr(14, 2) + std::to_string(threads) + "_", 100'000);
     const auto [fresh, handled] = drive(receiver, requests, requests.size(), false, threads);
     const auto [dups, calls] =
         drive(receiver, requests, static_cast<std::size_t>(handled), true, threads);
-    std::printf("  handle() in process, %d thread%s new events %9.0f /s, duplicates %9.0f /s "
+    std::printf("  handle() in process, %-18s %d thread%s new events %7.0f /s, duplicates %7.0f /s "
                 "(%ld + %ld calls)\n",
-                threads, threads == 1 ? ": " : "s:", fresh, dups, handled, calls);
+                label, threads, threads == 1 ? ": " : "s:", fresh, dups, handled, calls);
   }
 }
 
@@ -197,7 +200,11 @@ int main() {
   print("receiver, new events", fresh, bare.per_second);
   print("receiver, duplicates", dup, bare.per_second);
   std::printf("  targets: new events >= 25000/s, duplicates >= 0.5x bare, p99 < 5 ms\n");
-  in_process(receiver);
+  in_process(receiver, "group_commits on,");
+  config.group_commits = false;
+  config.store = dir + "/dedup-ungrouped.db";
+  Receiver ungrouped(config);
+  in_process(ungrouped, "group_commits off,");
   std::filesystem::remove_all(dir);
   return 0;
 }

@@ -127,6 +127,30 @@ DedupWriter::~DedupWriter() {
 
 BeginResult DedupWriter::begin(std::string_view scope, std::string_view key,
                                std::string_view fingerprint, UnixMillis now) {
+  if (grouped_) {
+    // Read first: a duplicate, a reused id or a live lease is answered without a write (those
+    // states only change under a lease holder or after expiry); anything else goes to the writer.
+    const db::Rows row = db_.exec(kSelectSqlite, {scope, key});
+    if (!row.empty() && row.integer(0, kExpires) > now) {
+      BeginResult seen;
+      seen.created_at = row.integer(0, kCreated);
+      seen.attempts = static_cast<int>(row.integer(0, kAttempts));
+      if (row.text(0, kFingerprint) != fingerprint) {
+        seen.outcome = BeginOutcome::mismatch;
+        return seen;
+      }
+      if (row.text(0, kState) == "completed") {
+        seen.outcome = BeginOutcome::replay;
+        seen.response = decode_response(row);
+        return seen;
+      }
+      if (row.text(0, kState) == "in_progress" && row.integer(0, kLeaseExpires) > now) {
+        seen.outcome = BeginOutcome::in_progress;
+        seen.lease_expires_at = row.integer(0, kLeaseExpires);
+        return seen;
+      }
+    }
+  }
   Op op(Op::Kind::begin);
   op.scope = scope;
   op.key = key;
