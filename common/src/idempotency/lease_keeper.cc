@@ -35,20 +35,22 @@ LeaseKeeper::Hold::~Hold() {
 }
 
 int LeaseKeeper::renew_all() {
-  std::vector<Lease> leases;
+  std::vector<std::pair<std::uint64_t, Lease>> leases;
   {
     std::lock_guard lock(mutex_);
-    for (const auto& [id, lease] : held_) leases.push_back(lease);
+    leases.assign(held_.begin(), held_.end());
   }
   int renewed = 0;
-  for (const Lease& lease : leases) {
+  for (const auto& [id, lease] : leases) {
     try {
       if (store_.renew(lease, clock_.now_ms())) {
         ++renewed;
-      } else {
-        log_event(spdlog::level::warn,
-                  {{"event", "lease_lost"}, {"scope", lease.scope}, {"key", lease.key}});
+        continue;
       }
+      std::lock_guard lock(mutex_);
+      if (held_.count(id) == 0) continue;  // released (settled) meanwhile: nothing was lost
+      log_event(spdlog::level::warn,
+                {{"event", "lease_lost"}, {"scope", lease.scope}, {"key", lease.key}});
     } catch (const std::exception& e) {
       log_event(spdlog::level::err,
                 {{"event", "lease_renew_failed"}, {"scope", lease.scope}, {"error", e.what()}});
