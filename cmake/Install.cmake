@@ -9,7 +9,9 @@ install(TARGETS webhooks_common webhooks_publisher webhooks_receiver
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 foreach(lib common publisher receiver)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${lib}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  if(EXISTS ${PROJECT_SOURCE_DIR}/${lib}/include)
+    install(DIRECTORY ${PROJECT_SOURCE_DIR}/${lib}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  endif()
 endforeach()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/schema/ DESTINATION ${CMAKE_INSTALL_DATADIR}/webhooks/schema)
 install(EXPORT webhooksTargets NAMESPACE webhooks::

@@ -68,9 +68,10 @@ class PgTransaction final : public Transaction {
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
       std::string message = res ? PQresultErrorMessage(res) : PQerrorMessage(c_.conn);
       while (!message.empty() && message.back() == '\n') message.pop_back();
-      const char* state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
+      const char* field = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
+      const std::string state = field ? field : "";  // copied: PQclear frees it
       PQclear(res);
-      throw Error(ErrorCode::storage, "postgres: " + message + (state ? " (SQLSTATE " + std::string(state) + ")" : "") +
+      throw Error(ErrorCode::storage, "postgres: " + message + (state.empty() ? "" : " (SQLSTATE " + state + ")") +
                                           " in: " + std::string(sql.substr(0, 120)));
     }
     const int rows = PQntuples(res), columns = PQnfields(res);
