@@ -18,6 +18,7 @@ inline constexpr int kUsage = 2;
 void add_sign(CLI::App& app, Action& action);
 void add_verify(CLI::App& app, Action& action);
 void add_send(CLI::App& app, Action& action);
+void add_listen(CLI::App& app, Action& action);
 void add_admin(CLI::App& app, Action& action);  // replay, events, attempts
 
 // A usage error raised after parsing (a file that cannot be read, a bad secret): printed with the

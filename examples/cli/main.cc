@@ -3,10 +3,12 @@
 
 #include "cli.h"
 #include "webhooks/error.h"
+#include "webhooks/log.h"
 #include "webhooks/version.h"
 
 int main(int argc, char** argv) {
   using namespace webhooks::cli;
+  webhooks::configure_json_logging("warn");  // library logs on stderr; stdout is the output
   CLI::App app{"webhooks: sign, verify, send, listen for and replay Standard Webhooks deliveries"};
   app.set_version_flag("--version", std::string(webhooks::kVersion));
   app.require_subcommand(1);
@@ -14,6 +16,7 @@ int main(int argc, char** argv) {
   add_sign(app, action);
   add_verify(app, action);
   add_send(app, action);
+  add_listen(app, action);
   add_admin(app, action);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,142 @@
+// webhooks listen: a local receiver built on the receiver library with SQLite dedup. Prints one
+// line per delivery; optionally forwards new events and captures verified deliveries.
+#include <signal.h>
+
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "cli.h"
+#include "webhooks/receiver/http_server.h"
+#include "webhooks/wire.h"
+
+namespace webhooks::cli {
+namespace {
+
+std::string error_code_of(const receiver::Answer& answer) {
+  try {
+    const auto body = nlohmann::json::parse(answer.body);
+    if (body.contains("error")) return body["error"].value("code", "");
+  } catch (const nlohmann::json::exception&) {
+  }
+  return "";
+}
+
+bool verified(const std::string& code) {
+  return code != "payload_too_large" && code != "headers_invalid" && code != "signature_invalid" &&
+         code != "timestamp_out_of_tolerance";
+}
+
+}  // namespace
+
+void add_listen(CLI::App& app, Action& action) {
+  struct Args {
+    std::string listen = "127.0.0.1:8784", db = "./listen.db", consumer = "webhooks-cli";
+    std::string forward, capture;
+    std::vector<std::string> secrets;
+    std::int64_t tolerance = 300;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand("listen", "Receive deliveries locally: verify, dedup, print");
+  cmd->add_option("--listen", a->listen, "HOST:PORT (port 0 picks a free one)")->capture_default_str();
+  cmd->add_option("--secret", a->secrets, "whsec_… secret; repeat for rotation")->required();
+  cmd->add_option("--db", a->db, "SQLite file (or postgres:// URL) for dedup records")->capture_default_str();
+  cmd->add_option("--consumer", a->consumer, "dedup scope")->capture_default_str();
+  cmd->add_option("--tolerance", a->tolerance, "timestamp tolerance, seconds")->capture_default_str();
+  cmd->add_option("--forward", a->forward, "also POST each new event, headers and body, to this URL");
+  cmd->add_option("--capture", a->capture, "append each verified delivery as a JSON line to FILE");
+  cmd->callback([a, &action] {
+    action = [a] {
+      const std::size_t colon = a->listen.rfind(':');
+      if (colon == std::string::npos) throw UsageError("--listen must be HOST:PORT");
+      const std::string host = a->listen.substr(0, colon);
+      int port = 0;
+      try {
+        port = std::stoi(a->listen.substr(colon + 1));
+      } catch (const std::exception&) {
+        throw UsageError("--listen must be HOST:PORT");
+      }
+      receiver::Config config;
+      config.secrets = a->secrets;
+      config.store = a->db;
+      config.consumer = a->consumer;
+      config.tolerance = std::chrono::seconds(a->tolerance);
+      receiver::Receiver rx(config);
+      std::unique_ptr<httplib::Client> forward;
+      std::string forward_path = "/";
+      if (!a->forward.empty()) {
+        const std::size_t scheme = a->forward.find("://");
+        if (scheme == std::string::npos) throw UsageError("--forward must be an http:// URL");
+        const std::size_t slash = a->forward.find('/', scheme + 3);
+        forward = std::make_unique<httplib::Client>(a->forward.substr(0, slash));
+        if (slash != std::string::npos) forward_path = a->forward.substr(slash);
+        forward->set_tcp_nodelay(true);
+      }
+      std::ofstream capture;
+      if (!a->capture.empty()) {
+        capture.open(a->capture, std::ios::app | std::ios::binary);
+        if (!capture) throw UsageError("cannot open " + a->capture);
+      }
+      std::mutex out;
+
+      // Ctrl-C / SIGTERM stop the server from a thread that waits for them.
+      sigset_t signals;
+      sigemptyset(&signals);
+      sigaddset(&signals, SIGINT);
+      sigaddset(&signals, SIGTERM);
+      pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+      httplib::Server server;
+      server.Post(".*", [&](const httplib::Request& req, httplib::Response& res) {
+        const receiver::Headers headers = receiver::headers_of(req);
+        bool is_new = false;
+        const receiver::Answer answer =
+            rx.handle(headers, req.body, [&](const receiver::Event&) -> receiver::Reply {
+              is_new = true;
+              if (!forward) return {};
+              httplib::Headers copy;
+              for (const auto& [name, value] : req.headers) {
+                if (name.rfind("webhook-", 0) == 0 || name.rfind("Webhook-", 0) == 0) copy.emplace(name, value);
+              }
+              const auto r = forward->Post(forward_path, copy, req.body, "application/json");
+              if (!r) return {502, "{\"error\":{\"code\":\"forward_failed\",\"message\":\"no answer\"}}"};
+              return {r->status, r->body};
+            });
+        const std::string code = error_code_of(answer);
+        const std::string outcome = is_new ? (answer.status < 300 ? "new" : "failed (" + std::to_string(answer.status) + ")")
+                                    : answer.status < 300 ? "duplicate"
+                                    : "rejected: " + std::to_string(answer.status) + " " + code;
+        {
+          std::lock_guard lock(out);
+          std::cout << headers.get(kHeaderId).value_or("-") << "  "
+                    << headers.get(kHeaderEventType).value_or("-") << "  "
+                    << headers.get(kHeaderDeliveryId).value_or("-") << "  " << outcome << std::endl;
+          if (capture.is_open() && verified(code)) {
+            nlohmann::json h;
+            for (std::string_view name : {kHeaderId, kHeaderTimestamp, kHeaderSignature,
+                                          kHeaderDeliveryId, kHeaderEventType}) {
+              if (auto v = headers.get(name)) h[std::string(name)] = std::string(*v);
+            }
+            capture << nlohmann::json{{"headers", h}, {"body", req.body}}.dump() << "\n";
+            capture.flush();
+          }
+        }
+        receiver::write_answer(answer, res);
+      });
+      const int bound = receiver::bind_server(server, host, port);
+      std::cout << "listening on " << host << ":" << bound << std::endl;
+      std::thread stopper([&] {
+        int signal = 0;
+        sigwait(&signals, &signal);
+        server.stop();
+      });
+      server.listen_after_bind();
+      pthread_kill(stopper.native_handle(), SIGTERM);
+      stopper.join();
+      return kOk;
+    };
+  });
+}
+
+}  // namespace webhooks::cli
