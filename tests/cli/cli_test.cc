@@ -1,0 +1,124 @@
+// The `webhooks` CLI as a user runs it: build/bin/webhooks in a shell, real HTTP on 127.0.0.1.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "process.h"
+#include "support/test_env.h"
+
+using namespace webhooks;
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out;
+};
+
+// Runs `args` after build/bin/webhooks in a shell; stdout captured, stderr appended to it.
+Run cli(const std::string& args) {
+  const std::string command = test::bin_dir() + "/webhooks " + args + " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe);
+  Run run;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  run.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+std::string write(const std::string& dir, const std::string& name, const std::string& content) {
+  const std::string path = dir + "/" + name;
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+const std::string kSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+const std::string kHeaders =
+    "webhook-id: msg_p5jXN8AQM9LWM0D4loKWxJek\nwebhook-timestamp: 1614265330\n"
+    "webhook-signature: v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=\n";
+
+}  // namespace
+
+TEST_CASE("sign reproduces the conformance vectors") {
+  const std::string dir = test::temp_dir("cli-sign");
+  const auto vectors = nlohmann::json::parse(test::read_file(test::vectors_dir() + "/standard-webhooks-v1.json"));
+  for (const auto& v : vectors["sign"]) {
+    const std::string body = write(dir, "body", v["body"].get<std::string>());
+    const Run run = cli("sign --secret '" + v["secret"].get<std::string>() + "' --id " +
+                        v["id"].get<std::string>() + " --timestamp " +
+                        std::to_string(v["timestamp"].get<long>()) + " --body-file " + body);
+    CHECK(run.code == 0);
+    CHECK(run.out == "webhook-id: " + v["id"].get<std::string>() + "\nwebhook-timestamp: " +
+                         std::to_string(v["timestamp"].get<long>()) + "\nwebhook-signature: " +
+                         v["signature"].get<std::string>() + "\n");
+  }
+}
+
+TEST_CASE("verify says valid, or exactly why not") {
+  const std::string dir = test::temp_dir("cli-verify");
+  const std::string body = write(dir, "body", "{\"test\": 2432232314}");
+  const std::string headers = write(dir, "headers", kHeaders);
+  const std::string base = "verify --secret " + kSecret + " --headers-file " + headers;
+  Run run = cli(base + " --body-file " + body + " --now 1614265330");
+  CHECK(run.code == 0);
+  CHECK(run.out == "valid\n");
+
+  run = cli(base + " --body-file " + write(dir, "tampered", "{\"test\": 2432232315}") + " --now 1614265330");
+  CHECK(run.code == 1);
+  CHECK(run.out == "invalid: no_matching_signature: no signature matches any configured secret or key\n");
+
+  run = cli(base + " --body-file " + body + " --now 1614265631");
+  CHECK(run.code == 1);
+  CHECK(run.out == "invalid: timestamp_too_old: webhook-timestamp is 301 s old; the tolerance is 300 s\n");
+  run = cli(base + " --body-file " + body + " --now 1614265029");
+  CHECK(run.out == "invalid: timestamp_too_new: webhook-timestamp is 301 s in the future; the tolerance is 300 s\n");
+  CHECK(cli(base + " --body-file " + body + " --now 1914265330 --no-tolerance").out == "valid\n");
+
+  const std::string no_sig = write(dir, "no-sig", kHeaders.substr(0, kHeaders.find("webhook-signature")));
+  run = cli("verify --secret " + kSecret + " --headers-file " + no_sig + " --body-file " + body);
+  CHECK(run.code == 1);
+  CHECK(run.out == "invalid: missing_header: webhook-signature header is missing\n");
+
+  const std::string ms = write(dir, "ms", "webhook-id: msg_1\nwebhook-timestamp: 1614265330000\nwebhook-signature: v1,x\n");
+  run = cli("verify --secret " + kSecret + " --headers-file " + ms + " --body-file " + body);
+  CHECK(run.out == "invalid: malformed_header: webhook-timestamp must be Unix seconds: 1 to 10 decimal digits\n");
+
+  run = cli("verify --secret whsec_short --headers-file " + headers + " --body-file " + body);
+  CHECK(run.code == 2);
+  CHECK(run.out == "webhooks: secret is not valid base64 (expected 'whsec_' followed by padded base64)\n");
+  CHECK(cli("verify --secret " + kSecret + " --headers-file /nonexistent --body-file " + body).out ==
+        "webhooks: cannot read /nonexistent\n");
+  CHECK(cli("verify --headers-file " + headers).code == 2);
+  CHECK(cli("--help").code == 0);
+}
+
+TEST_CASE("send to listen, then replay the capture: one new event, one duplicate") {
+  const std::string dir = test::temp_dir("cli-listen");
+  receiver_test::Process listen({test::bin_dir() + "/webhooks", "listen", "--listen", "127.0.0.1:0",
+                                 "--secret", kSecret, "--db", dir + "/listen.db", "--capture",
+                                 dir + "/capture.jsonl"});
+  const std::string url = "http://127.0.0.1:" + std::to_string(listen.port()) + "/webhooks";
+  Run run = cli("send --url " + url + " --secret " + kSecret + " --type order.created --data '{\"amount\":1000}'");
+  CHECK(run.code == 0);
+  CHECK(run.out.find("status: 200\n") != std::string::npos);
+  run = cli("send --url " + url + " --secret whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD --type order.created --data '{}'");
+  CHECK(run.code == 1);
+  CHECK(run.out.find("status: 401\n") != std::string::npos);
+
+  const std::string capture = test::read_file(dir + "/capture.jsonl");
+  CHECK(std::count(capture.begin(), capture.end(), '\n') == 1);  // only the verified delivery
+  const auto captured = nlohmann::json::parse(capture.substr(0, capture.find('\n')));
+  CHECK(nlohmann::json::parse(captured["body"].get<std::string>())["data"]["amount"] == 1000);
+
+  run = cli("replay --capture " + dir + "/capture.jsonl --url " + url + " --secret " + kSecret);
+  CHECK(run.code == 0);
+  CHECK(run.out.find("1 of 1 deliveries accepted\n") != std::string::npos);
+  CHECK(cli("send --url " + url + " --secret " + kSecret + " --type t --data 'not json'").code == 2);
+  CHECK(cli("send --url http://127.0.0.1:1/x --secret " + kSecret + " --type t --data '{}'").code == 1);
+}
