@@ -38,7 +38,8 @@ std::optional<std::int64_t> read_amount(const nlohmann::json& body, std::string&
   if (it == body.end()) return std::nullopt;
   if (it->is_number_unsigned()) {
     const auto value = it->get<std::uint64_t>();
-    if (value == 0 || value > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    if (value == 0 ||
+        value > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
       return std::nullopt;
     }
     return static_cast<std::int64_t>(value);

@@ -4,11 +4,10 @@
 #include <httplib.h>
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "webhooks/clock.h"
 #include "webhooks/idempotency/store.h"

@@ -2,7 +2,6 @@
 // core (scope = the merchant of the bearer API key). `orders-api reconcile` matches payouts to
 // the payout partner's transfers. docs/orders-api.md.
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 
 #include "server.h"
@@ -33,8 +32,9 @@ int main(int argc, char** argv) {
                  "tries per transfer (same X-Idempotency-Key) on timeouts, connection errors, 5xx")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--publisher-url", config.publisher_url,
-                 "the publisher's ingest API for the outbox relay (accepted; the relay comes later)");
+  app.add_option(
+      "--publisher-url", config.publisher_url,
+      "the publisher's ingest API for the outbox relay (accepted; the relay comes later)");
   app.add_option("--publisher-token", config.publisher_token,
                  "bearer token for --publisher-url (accepted; the relay comes later)");
   app.add_option("--threads", config.threads, "HTTP worker threads")->capture_default_str();

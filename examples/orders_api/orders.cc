@@ -19,16 +19,22 @@ constexpr std::string_view kTransition =
     " WHERE id = $3 AND merchant_id = $4 AND status = 'created'";
 
 nlohmann::json order_json(const db::Rows& rows) {
-  return {{"id", rows.text(0, 0)},         {"merchant_id", rows.text(0, 1)},
-          {"amount", rows.integer(0, 2)},  {"currency", rows.text(0, 3)},
-          {"reference", rows.text(0, 4)},  {"status", rows.text(0, 5)},
+  return {{"id", rows.text(0, 0)},
+          {"merchant_id", rows.text(0, 1)},
+          {"amount", rows.integer(0, 2)},
+          {"currency", rows.text(0, 3)},
+          {"reference", rows.text(0, 4)},
+          {"status", rows.text(0, 5)},
           {"created_at", rfc3339(rows.integer(0, 6))}};
 }
 
 }  // namespace
 
 Orders::Orders(db::Database& db, const Clock& clock, UuidV7Generator& ids, OrdersOptions options)
-    : db_(db), clock_(clock), ids_(ids), operation_delay_(options.operation_delay),
+    : db_(db),
+      clock_(clock),
+      ids_(ids),
+      operation_delay_(options.operation_delay),
       break_transaction_(options.break_transaction_once) {}
 
 Response Orders::create(idempotency::Attempt& attempt, const std::string& merchant_id,
@@ -47,9 +53,12 @@ Response Orders::create(idempotency::Attempt& attempt, const std::string& mercha
   if (operation_delay_.count() > 0) std::this_thread::sleep_for(operation_delay_);
   const std::string id = ids_.next();
   const UnixMillis now = clock_.now_ms();
-  const nlohmann::json order = {{"id", id},           {"merchant_id", merchant_id},
-                                {"amount", *amount},  {"currency", *currency},
-                                {"reference", *reference}, {"status", "created"},
+  const nlohmann::json order = {{"id", id},
+                                {"merchant_id", merchant_id},
+                                {"amount", *amount},
+                                {"currency", *currency},
+                                {"reference", *reference},
+                                {"status", "created"},
                                 {"created_at", rfc3339(now)}};
   const std::string& key = attempt.lease().key;
   return attempt.commit([&](db::Transaction& tx) {
@@ -97,9 +106,9 @@ Response Orders::update(const std::string& merchant_id, const std::string& id,
     const nlohmann::json order = order_json(rows);
     if (moved) insert_outbox(tx, ids_.next(), merchant_id, "order." + target, order, now);
     if (order["status"] != target) {
-      answer = error_response(409, "invalid_transition",
-                              "the order is " + order["status"].get<std::string>() +
-                                  " and cannot become " + target);
+      answer = error_response(
+          409, "invalid_transition",
+          "the order is " + order["status"].get<std::string>() + " and cannot become " + target);
       return;
     }
     answer = json_response(200, order);

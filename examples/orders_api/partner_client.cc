@@ -93,12 +93,12 @@ std::vector<PartnerTransfer> PartnerClient::list_transfers() {
   auto client = make_client(options_);
   const httplib::Result answer = client->Get("/transfers");
   if (!answer) {
-    throw Error(ErrorCode::io, "GET " + options_.url + "/transfers: " +
-                                   httplib::to_string(answer.error()));
+    throw Error(ErrorCode::io,
+                "GET " + options_.url + "/transfers: " + httplib::to_string(answer.error()));
   }
   if (answer->status != 200) {
-    throw Error(ErrorCode::io, "GET " + options_.url + "/transfers: HTTP " +
-                                   std::to_string(answer->status));
+    throw Error(ErrorCode::io,
+                "GET " + options_.url + "/transfers: HTTP " + std::to_string(answer->status));
   }
   const nlohmann::json parsed = nlohmann::json::parse(answer->body, nullptr, false);
   if (!parsed.is_object() || !parsed.contains("transfers") || !parsed["transfers"].is_array()) {

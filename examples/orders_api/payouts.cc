@@ -20,10 +20,9 @@ constexpr std::string_view kSettle =
     "UPDATE payouts SET status = $1, transfer_id = $2, updated_at = $3 WHERE id = $4";
 
 Payout row_to_payout(const db::Rows& rows, std::size_t row) {
-  return Payout{rows.text(row, 0),    rows.text(row, 1),    rows.text(row, 2),
-                rows.text(row, 3),    rows.integer(row, 4), rows.text(row, 5),
-                rows.text(row, 6),    rows.text(row, 7),    rows.text(row, 8),
-                rows.integer(row, 9)};
+  return Payout{rows.text(row, 0),    rows.text(row, 1),   rows.text(row, 2), rows.text(row, 3),
+                rows.integer(row, 4), rows.text(row, 5),   rows.text(row, 6), rows.text(row, 7),
+                rows.text(row, 8),    rows.integer(row, 9)};
 }
 
 nlohmann::json payout_json(const Payout& p) {
@@ -74,18 +73,17 @@ Response Payouts::create(idempotency::Attempt& attempt, const std::string& merch
   const auto settle = [&](const std::string& status, const std::string& transfer_id,
                           Response answer) {
     return attempt.commit([&](db::Transaction& tx) {
-      const db::Param transfer = transfer_id.empty() ? db::Param(nullptr)
-                                                     : db::Param(std::string_view(transfer_id));
+      const db::Param transfer =
+          transfer_id.empty() ? db::Param(nullptr) : db::Param(std::string_view(transfer_id));
       tx.exec(kSettle, {status, transfer, clock_.now_ms(), payout->id});
       return answer;
     });
   };
-  if (payout->status == "submitted") return settle("submitted", payout->transfer_id,
-                                                   json_response(201, payout_json(*payout)));
+  if (payout->status == "submitted")
+    return settle("submitted", payout->transfer_id, json_response(201, payout_json(*payout)));
 
-  const TransferResult result =
-      partner_.create_transfer(payout->downstream_key, payout->amount, payout->currency,
-                               payout->destination);
+  const TransferResult result = partner_.create_transfer(payout->downstream_key, payout->amount,
+                                                         payout->currency, payout->destination);
   switch (result.kind) {
     case TransferResult::Kind::accepted: {
       if (options_.crash_after_partner_commit) {
@@ -100,8 +98,8 @@ Response Payouts::create(idempotency::Attempt& attempt, const std::string& merch
     }
     case TransferResult::Kind::rejected:
       return settle("rejected", "",
-                    error_response(422, "payout_rejected", "the partner refused the transfer: " +
-                                                               result.error));
+                    error_response(422, "payout_rejected",
+                                   "the partner refused the transfer: " + result.error));
     case TransferResult::Kind::unavailable:
       break;
   }
@@ -111,7 +109,8 @@ Response Payouts::create(idempotency::Attempt& attempt, const std::string& merch
                                   {"error", result.error}});
   return error_response(502, "partner_unavailable",
                         "the payout partner could not be reached; retry with the same "
-                        "Idempotency-Key (" + result.error + ")");
+                        "Idempotency-Key (" +
+                            result.error + ")");
 }
 
 Response Payouts::get(const std::string& merchant_id, const std::string& id) {

@@ -55,8 +55,7 @@ class Payouts {
   std::optional<Payout> find_saved(db::Database& db, const std::string& merchant_id,
                                    const std::string& key);
   Payout save_new(db::Database& db, const std::string& merchant_id, const std::string& key,
-                  std::int64_t amount, const std::string& currency,
-                  const std::string& destination);
+                  std::int64_t amount, const std::string& currency, const std::string& destination);
 
   idempotency::Store& store_;
   const Clock& clock_;

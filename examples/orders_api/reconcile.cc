@@ -43,10 +43,10 @@ ReconcileReport reconcile(db::Database& db, PartnerClient& partner) {
     } else if (found[0]->amount != payouts.integer(i, 2) ||
                found[0]->currency != payouts.text(i, 3)) {
       ++report.amount_differences;
-      report.details.push_back("amount_difference" + where + " payout_amount=" +
-                               std::to_string(payouts.integer(i, 2)) + " " + payouts.text(i, 3) +
-                               " transfer_amount=" + std::to_string(found[0]->amount) + " " +
-                               found[0]->currency);
+      report.details.push_back(
+          "amount_difference" + where + " payout_amount=" + std::to_string(payouts.integer(i, 2)) +
+          " " + payouts.text(i, 3) + " transfer_amount=" + std::to_string(found[0]->amount) + " " +
+          found[0]->currency);
     } else if (status == "pending") {
       // The partner committed but we never learnt it: the client's retry will settle it.
       ++report.pending;
@@ -75,8 +75,8 @@ void print(const ReconcileReport& report, std::ostream& out) {
       << "pending: " << report.pending << "\n"
       << "rejected: " << report.rejected << "\n";
   for (const std::string& line : report.details) out << line << "\n";
-  const int findings = report.duplicates + report.missing + report.amount_differences +
-                       report.unknown_transfers;
+  const int findings =
+      report.duplicates + report.missing + report.amount_differences + report.unknown_transfers;
   if (findings == 0) {
     out << "result: clean\n";
   } else {

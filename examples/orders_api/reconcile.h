@@ -14,7 +14,7 @@ namespace webhooks::orders {
 struct ReconcileReport {
   int payouts = 0;    // payouts in our database
   int transfers = 0;  // transfers the partner holds
-  int matched = 0;  // exactly one transfer, same amount and currency
+  int matched = 0;    // exactly one transfer, same amount and currency
   // Findings (any of them makes the report unclean):
   int duplicates = 0;          // payouts with more than one transfer for their downstream key
   int missing = 0;             // submitted payouts with no transfer

@@ -51,12 +51,14 @@ PartnerOptions partner_options(const std::string& url, int timeout_ms, int attem
 class Api {
  public:
   Api(const Config& config, std::shared_ptr<db::Database> db, const Clock& clock)
-      : keys_(parse_api_keys(config.api_keys)), db_(db),
+      : keys_(parse_api_keys(config.api_keys)),
+        db_(db),
         store_(db, {seconds_flag(config.lease_seconds, "--lease"),
                     seconds_flag(config.ttl_seconds, "--ttl")}),
         keeper_(store_, clock),
         maintenance_(store_, clock, std::min<milliseconds>(seconds(10), store_.settings().lease)),
-        guard_(store_, keeper_, clock), ids_(clock),
+        guard_(store_, keeper_, clock),
+        ids_(clock),
         partner_(partner_options(config.partner_url, config.partner_timeout_ms,
                                  config.partner_attempts)),
         orders_(*db, clock, ids_,
@@ -94,17 +96,18 @@ class Api {
       db_->exec("SELECT 1");
       examples::json_answer(res, 200, R"({"status":"ok"})");
     });
-    server.set_exception_handler([](const httplib::Request& req, httplib::Response& res,
-                                    std::exception_ptr error) {
-      std::string what = "unknown error";
-      try {
-        std::rethrow_exception(error);
-      } catch (const std::exception& e) {
-        what = e.what();
-      }
-      log_event(spdlog::level::err, {{"event", "request_failed"}, {"path", req.path}, {"error", what}});
-      examples::json_error(res, 500, "internal_error", "the request failed; retry later");
-    });
+    server.set_exception_handler(
+        [](const httplib::Request& req, httplib::Response& res, std::exception_ptr error) {
+          std::string what = "unknown error";
+          try {
+            std::rethrow_exception(error);
+          } catch (const std::exception& e) {
+            what = e.what();
+          }
+          log_event(spdlog::level::err,
+                    {{"event", "request_failed"}, {"path", req.path}, {"error", what}});
+          examples::json_error(res, 500, "internal_error", "the request failed; retry later");
+        });
   }
 
  private:
@@ -113,7 +116,8 @@ class Api {
     const auto it = keys_.find(examples::bearer_token(req));
     if (it != keys_.end()) return it->second;
     res.set_header("WWW-Authenticate", "Bearer");
-    examples::json_error(res, 401, "unauthorized", "a valid API key is required (Authorization: Bearer KEY)");
+    examples::json_error(res, 401, "unauthorized",
+                         "a valid API key is required (Authorization: Bearer KEY)");
     return std::nullopt;
   }
 
@@ -155,8 +159,11 @@ int serve(const Config& config) {
   examples::ServerTuning tuning;
   tuning.threads = static_cast<std::size_t>(std::max(1, config.threads));
   examples::bind_and_announce(server, address, tuning);
-  log_event(spdlog::level::info, {{"event", "started"}, {"db", db->describe()},
-                                  {"lease_ms", milliseconds(static_cast<std::int64_t>(config.lease_seconds * 1000)).count()}});
+  log_event(
+      spdlog::level::info,
+      {{"event", "started"},
+       {"db", db->describe()},
+       {"lease_ms", milliseconds(static_cast<std::int64_t>(config.lease_seconds * 1000)).count()}});
   examples::StopOnSignal stop(server);
   server.listen_after_bind();
   return 0;

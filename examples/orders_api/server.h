@@ -9,8 +9,8 @@ namespace webhooks::orders {
 struct Config {
   std::string listen = "127.0.0.1:8781";
   std::string db = "./orders.db";
-  double lease_seconds = 30;         // idempotency lease (renewed while an operation runs)
-  double ttl_seconds = 24 * 3600;    // idempotency record lifetime
+  double lease_seconds = 30;          // idempotency lease (renewed while an operation runs)
+  double ttl_seconds = 24 * 3600;     // idempotency record lifetime
   std::vector<std::string> api_keys;  // "KEY:MERCHANT_ID"
   std::string partner_url = "http://127.0.0.1:8782";
   int partner_timeout_ms = 5000;

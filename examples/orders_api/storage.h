@@ -2,10 +2,9 @@
 // (idempotency_records, outbox), and the outbox write every operation shares.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "webhooks/clock.h"
 #include "webhooks/db.h"

@@ -3,7 +3,6 @@
 // after the commit (--drop-after-commit), no deduplication (--ignore-idempotency-key), slowness
 // (--delay-ms). docs/orders-api.md, "The payout partner".
 #include <CLI/CLI.hpp>
-
 #include <atomic>
 #include <chrono>
 #include <iostream>
@@ -40,15 +39,16 @@ bool take_one(std::atomic<int>& counter) {
 class Partner {
  public:
   Partner(const Config& config, db::Database& db)
-      : config_(config), transfers_(db, !config.ignore_idempotency_key),
-        drops_left_(config.drop_after_commit), ids_(system_clock()) {}
+      : config_(config),
+        transfers_(db, !config.ignore_idempotency_key),
+        drops_left_(config.drop_after_commit),
+        ids_(system_clock()) {}
 
   void create_tables() { transfers_.create_tables(); }
 
   void routes(httplib::Server& server) {
-    server.Post("/transfers", [this](const httplib::Request& req, httplib::Response& res) {
-      create(req, res);
-    });
+    server.Post("/transfers",
+                [this](const httplib::Request& req, httplib::Response& res) { create(req, res); });
     server.Get("/transfers", [this](const httplib::Request&, httplib::Response& res) {
       nlohmann::json list = nlohmann::json::array();
       for (const Transfer& t : transfers_.list()) list.push_back(to_json(t));
@@ -57,24 +57,26 @@ class Partner {
     server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
       examples::json_answer(res, 200, R"({"status":"ok"})");
     });
-    server.set_exception_handler([](const httplib::Request&, httplib::Response& res,
-                                    std::exception_ptr error) {
-      std::string what = "unknown error";
-      try {
-        std::rethrow_exception(error);
-      } catch (const std::exception& e) {
-        what = e.what();
-      }
-      log_event(spdlog::level::err, {{"event", "request_failed"}, {"error", what}});
-      examples::json_error(res, 500, "internal_error", "the transfer could not be processed");
-    });
+    server.set_exception_handler(
+        [](const httplib::Request&, httplib::Response& res, std::exception_ptr error) {
+          std::string what = "unknown error";
+          try {
+            std::rethrow_exception(error);
+          } catch (const std::exception& e) {
+            what = e.what();
+          }
+          log_event(spdlog::level::err, {{"event", "request_failed"}, {"error", what}});
+          examples::json_error(res, 500, "internal_error", "the transfer could not be processed");
+        });
   }
 
  private:
   void create(const httplib::Request& req, httplib::Response& res) {
-    if (config_.delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(config_.delay_ms));
+    if (config_.delay_ms > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(config_.delay_ms));
     const nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
-    if (body.is_discarded()) return examples::json_error(res, 400, "invalid_json", "the body is not JSON");
+    if (body.is_discarded())
+      return examples::json_error(res, 400, "invalid_json", "the body is not JSON");
     std::string error;
     const auto request = parse_transfer_request(body, error);
     if (!request) return examples::json_error(res, 422, "invalid_transfer", error);
@@ -92,13 +94,14 @@ class Partner {
     if (take_one(drops_left_)) {
       // The transfer is committed; the caller never learns it.
       const bool dropped = examples::drop_connection(req);
-      log_event(spdlog::level::warn, {{"event", "answer_dropped"},
-                                      {"transfer_id", result.transfer.id},
-                                      {"dropped", dropped}});
+      log_event(
+          spdlog::level::warn,
+          {{"event", "answer_dropped"}, {"transfer_id", result.transfer.id}, {"dropped", dropped}});
       if (!dropped) {
         res.status = 201;  // no socket found: abort the body instead, so the answer is unusable
-        res.set_content_provider(1, "application/json",
-                                 [](std::size_t, std::size_t, httplib::DataSink&) { return false; });
+        res.set_content_provider(
+            1, "application/json",
+            [](std::size_t, std::size_t, httplib::DataSink&) { return false; });
       }
       return;
     }

@@ -83,9 +83,8 @@ Transfers::Result Transfers::create(const std::string& key, const TransferReques
   Result result;
   db_.transact([&](db::Transaction& tx) {
     const db::Param dedup_key = dedup ? db::Param(std::string_view(key)) : db::Param(nullptr);
-    const db::Rows inserted =
-        tx.exec(kInsert, {id, key, dedup_key, request.amount, request.currency,
-                          request.destination, now});
+    const db::Rows inserted = tx.exec(
+        kInsert, {id, key, dedup_key, request.amount, request.currency, request.destination, now});
     if (inserted.affected() == 1) {
       result = {Outcome::created, Transfer{id, key, request, now}};
       return;

@@ -61,7 +61,8 @@ ListenAddress parse_listen(std::string_view text) {
   }
   const std::string_view port_text = text.substr(colon + 1);
   int port = -1;
-  const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  const auto [end, ec] =
+      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
   if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() ||
       port < 0 || port > 65535) {
     throw bad("the port must be a number from 0 to 65535");
@@ -88,8 +89,8 @@ int bind_and_announce(httplib::Server& server, const ListenAddress& address,
     port = -1;
   }
   if (port <= 0 || listening->load() < 0) {
-    throw Error(ErrorCode::io, "cannot listen on " + address.host + ":" +
-                                   std::to_string(address.port));
+    throw Error(ErrorCode::io,
+                "cannot listen on " + address.host + ":" + std::to_string(address.port));
   }
   if (::listen(listening->load(), tuning.backlog) != 0) {
     throw Error(ErrorCode::io, "listen(" + std::to_string(tuning.backlog) + ") failed");

@@ -71,8 +71,10 @@ Process::Process(const std::string& executable, const std::vector<std::string>& 
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
   const int rc = posix_spawn(&pid_, path.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) FAIL("cannot start " << path << ": " << std::strerror(rc));
@@ -164,7 +166,8 @@ std::string Answer::error_code() const {
 }
 
 Stack::Stack()
-    : dir(temp_dir("orders")), orders_db(database_target("orders")),
+    : dir(temp_dir("orders")),
+      orders_db(database_target("orders")),
       partner_db(dir + "/partner.db") {}
 
 Stack::~Stack() = default;
@@ -183,8 +186,8 @@ void Stack::stop_partner() {
 }
 
 void Stack::start_api(const std::vector<std::string>& extra) {
-  std::vector<std::string> args = {"--listen", "127.0.0.1:0", "--db", orders_db,
-                                   "--api-key", "key-m1:m1", "--api-key", "key-m2:m2"};
+  std::vector<std::string> args = {"--listen",  "127.0.0.1:0", "--db",      orders_db,
+                                   "--api-key", "key-m1:m1",   "--api-key", "key-m2:m2"};
   if (partner_port != 0) {
     args.push_back("--partner-url");
     args.push_back("http://127.0.0.1:" + std::to_string(partner_port));
@@ -197,16 +200,16 @@ void Stack::start_api(const std::vector<std::string>& extra) {
 
 std::optional<Answer> Stack::try_post(const std::string& path, std::optional<std::string> key,
                                       const std::string& body, const std::string& token) {
-  const auto result = client(api_port)->Post(path.c_str(), auth_headers(token, key), body,
-                                             "application/json");
+  const auto result =
+      client(api_port)->Post(path.c_str(), auth_headers(token, key), body, "application/json");
   if (!result) return std::nullopt;
   return to_answer(result);
 }
 
-Answer Stack::post(const std::string& path, std::optional<std::string> key,
-                   const std::string& body, const std::string& token) {
-  const auto result = client(api_port)->Post(path.c_str(), auth_headers(token, key), body,
-                                             "application/json");
+Answer Stack::post(const std::string& path, std::optional<std::string> key, const std::string& body,
+                   const std::string& token) {
+  const auto result =
+      client(api_port)->Post(path.c_str(), auth_headers(token, key), body, "application/json");
   if (!result) FAIL("POST " << path << ": " << httplib::to_string(result.error()));
   return to_answer(result);
 }

@@ -56,7 +56,8 @@ TEST_CASE("an operation three leases long: every retry meanwhile gets 409, it ru
   CHECK(r->state == webhooks::idempotency::State::completed);
 }
 
-TEST_CASE("SIGKILL during the operation: a retry is reacquired within one lease and succeeds once") {
+TEST_CASE(
+    "SIGKILL during the operation: a retry is reacquired within one lease and succeeds once") {
   Stack s;
   s.start_api({"--lease", "2", "--operation-delay-ms", "60000"});
   std::optional<Answer> lost;

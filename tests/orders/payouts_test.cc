@@ -17,7 +17,8 @@ using webhooks::test::Stack;
 
 namespace {
 
-const std::string kPayout = R"({"amount":7500,"currency":"EUR","destination":"NL91ABNA0417164300"})";
+const std::string kPayout =
+    R"({"amount":7500,"currency":"EUR","destination":"NL91ABNA0417164300"})";
 
 std::string report(int payouts, int transfers, int matched, int duplicates, int pending,
                    const std::string& details, const std::string& result) {
@@ -72,6 +73,8 @@ TEST_CASE("a payout with the partner reachable: 201, one transfer, reconcile is 
   const auto reconciled = s.reconcile();
   CHECK(reconciled.exit_code == 0);
   CHECK(reconciled.out == kClean);
+  CHECK(s.api->kill_and_wait(SIGTERM) == 0);
+  CHECK(s.partner->kill_and_wait(SIGTERM) == 0);
 }
 
 TEST_CASE("the partner is down (502, not final): the retry runs again with the same payout") {
@@ -162,11 +165,11 @@ TEST_CASE("orders-api dies right after the partner committed: the retry finds th
   CHECK(before[0]["idempotency_key"] == saved.text(0, 1));
   const auto in_doubt = s.reconcile();
   CHECK(in_doubt.exit_code == 0);
-  CHECK(in_doubt.out == report(1, 1, 0, 0, 1,
-                               "pending payout=" + saved.text(0, 0) + " downstream_key=" +
-                                   saved.text(0, 1) + " transfer=" +
-                                   before[0]["id"].get<std::string>() + "\n",
-                               "clean"));
+  CHECK(in_doubt.out ==
+        report(1, 1, 0, 0, 1,
+               "pending payout=" + saved.text(0, 0) + " downstream_key=" + saved.text(0, 1) +
+                   " transfer=" + before[0]["id"].get<std::string>() + "\n",
+               "clean"));
 
   s.start_api({"--lease", "1"});
   const Answer retry = retry_until_settled(s, "payout-4");
@@ -186,11 +189,11 @@ TEST_CASE("orders-api dies right after the partner committed: the retry finds th
     CHECK(after[0]["idempotency_key"] == after[1]["idempotency_key"]);
     CHECK(retry.json()["transfer_id"] == after[1]["id"]);
     CHECK(reconciled.exit_code == 1);
-    CHECK(reconciled.out == report(1, 2, 0, 1, 0,
-                                   "duplicate payout=" + saved.text(0, 0) + " downstream_key=" +
-                                       saved.text(0, 1) + " transfers=" +
-                                       after[0]["id"].get<std::string>() + "," +
-                                       after[1]["id"].get<std::string>() + "\n",
-                                   "1 finding"));
+    CHECK(reconciled.out ==
+          report(1, 2, 0, 1, 0,
+                 "duplicate payout=" + saved.text(0, 0) + " downstream_key=" + saved.text(0, 1) +
+                     " transfers=" + after[0]["id"].get<std::string>() + "," +
+                     after[1]["id"].get<std::string>() + "\n",
+                 "1 finding"));
   }
 }
