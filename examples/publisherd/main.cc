@@ -4,7 +4,7 @@
 
 #include <iostream>
 
-#include "listen.h"
+#include "webhooks/examples/server.h"
 #include "options.h"
 #include "webhooks/error.h"
 #include "webhooks/idempotency/guard.h"
@@ -73,9 +73,10 @@ int serve(const publisherd::Options& o) {
 
   httplib::Server server;
   api.mount(server);
-  const publisherd::ListenAddress address = publisherd::parse_listen(o.listen);
-  const int port = publisherd::bind_and_announce(server, address,
-                                                 static_cast<std::size_t>(o.http_threads));
+  const examples::ListenAddress address = examples::parse_listen(o.listen);
+  examples::ServerTuning tuning;
+  tuning.threads = static_cast<std::size_t>(o.http_threads);
+  const int port = examples::bind_and_announce(server, address, tuning);
   log_event(spdlog::level::info, {{"event", "started"},
                                   {"listen", address.host + ":" + std::to_string(port)},
                                   {"db", db->describe()},
@@ -89,7 +90,7 @@ int serve(const publisherd::Options& o) {
   }
   dispatcher.start();
   {
-    publisherd::SignalWaiter waiter([&server] { server.stop(); });
+    const examples::StopOnSignal stop_on_signal(server);
     server.listen_after_bind();
   }
   log_event(spdlog::level::info, {{"event", "stopping"}});
@@ -101,7 +102,7 @@ int serve(const publisherd::Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  publisherd::block_stop_signals();
+  examples::block_stop_signals();
   const publisherd::Parsed parsed = publisherd::parse_options(argc, argv);
   if (parsed.exit_code >= 0) return parsed.exit_code;
   configure_json_logging(parsed.options.log_level);
