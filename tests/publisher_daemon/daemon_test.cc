@@ -83,11 +83,14 @@ TEST_CASE("the daemon serves the admin API and delivers; SIGTERM exits 0", "[dae
                               "key-1");
   REQUIRE(accepted->status == 202);
   const std::string event_id = json::parse(accepted->body)["event_id"];
-  REQUIRE(eventually([&] { return receiver.count() == 1; }));
-
-  auto event = client.get("/v1/events/" + event_id);
-  REQUIRE(event->status == 200);
-  CHECK(json::parse(event->body)["tasks"][0]["state"] == "succeeded");
+  // The receiver counts a delivery before the daemon records its attempt, so wait for the record.
+  const auto task_state = [&] {
+    auto event = client.get("/v1/events/" + event_id);
+    REQUIRE(event->status == 200);
+    return json::parse(event->body)["tasks"][0]["state"].get<std::string>();
+  };
+  REQUIRE(eventually([&] { return task_state() == "succeeded"; }));
+  CHECK(receiver.count() == 1);
   auto attempts = json::parse(client.get("/v1/events/" + event_id + "/attempts")->body);
   CHECK(attempts["attempts"].size() == 1);
   CHECK(attempts["attempts"][0]["status"] == 200);
@@ -96,7 +99,7 @@ TEST_CASE("the daemon serves the admin API and delivers; SIGTERM exits 0", "[dae
 
   auto replayed = client.post("/v1/events/" + event_id + "/replay", json::object());
   CHECK(replayed->status == 202);
-  REQUIRE(eventually([&] { return receiver.count() == 2; }));
+  REQUIRE(eventually([&] { return receiver.count() == 2 && task_state() == "succeeded"; }));
 
   auto rotated = client.post("/v1/endpoints/" + endpoint_id + "/rotate-secret", json::object());
   REQUIRE(rotated->status == 200);
