@@ -166,7 +166,7 @@ void bench_engine(const std::string& target, const char* engine, int threads, co
   };
   std::vector<Figures> ours, raw;
   run_round(threads, ours_op);  // warm-up
-  for (int round = 0; round < 3; ++round) {
+  for (int round = 0; round < 5; ++round) {
     ours.push_back(run_round(threads, ours_op));
     raw.push_back(run_round(threads, raw_insert));
   }
@@ -177,7 +177,7 @@ void bench_engine(const std::string& target, const char* engine, int threads, co
 
 int main() {
   std::printf("== idempotency core: begin+complete pairs vs raw single-row INSERT ON CONFLICT DO NOTHING, "
-              "medians of 3 alternating %lld ms rounds ==\n",
+              "medians of 5 alternating %lld ms rounds ==\n",
               static_cast<long long>(kRound.count()));
   const std::string dir = std::filesystem::temp_directory_path() / ("webhooks-bench-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

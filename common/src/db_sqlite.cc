@@ -3,9 +3,7 @@
 // statements cached per SQL text.
 #include <sqlite3.h>
 
-#include <condition_variable>
 #include <mutex>
-#include <thread>
 #include <unordered_map>
 
 #include "detail/db_engines.h"
@@ -56,16 +54,9 @@ class SqliteDatabase final : public Database {
     sqlite3_busy_timeout(db_, options.sqlite_busy_timeout_ms);
     run_script("PRAGMA journal_mode=WAL; PRAGMA synchronous=" + options.sqlite_synchronous +
                "; PRAGMA foreign_keys=ON;");
-    start_checkpointer(options);
   }
 
   ~SqliteDatabase() override {
-    {
-      std::lock_guard lock(checkpoint_mutex_);
-      stopping_ = true;
-    }
-    checkpoint_wake_.notify_all();
-    if (checkpointer_.joinable()) checkpointer_.join();
     for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
     sqlite3_close(db_);
   }
@@ -96,43 +87,6 @@ class SqliteDatabase final : public Database {
 
  private:
   friend class SqliteTransaction;
-
-  // WAL checkpoints run on a second connection in a background thread, so that no commit waits
-  // for one (SQLite's automatic checkpoint runs inside the committing call and fsyncs the file).
-  // A PASSIVE checkpoint never blocks writers; the WAL hook wakes it every 1000 pages.
-  void start_checkpointer(const Options& options) {
-    if (sqlite3_open_v2(path_.c_str(), &checkpoint_db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-                        nullptr) != SQLITE_OK) {
-      sqlite3_close(checkpoint_db_);
-      checkpoint_db_ = nullptr;
-      return;  // keep SQLite's automatic checkpoints
-    }
-    sqlite3_busy_timeout(checkpoint_db_, options.sqlite_busy_timeout_ms);
-    sqlite3_wal_hook(db_, &SqliteDatabase::on_wal_commit, this);  // replaces the auto-checkpoint
-    checkpointer_ = std::thread([this] {
-      std::unique_lock lock(checkpoint_mutex_);
-      while (!stopping_) {
-        checkpoint_wake_.wait_for(lock, std::chrono::seconds(1),
-                                  [this] { return stopping_ || checkpoint_due_; });
-        checkpoint_due_ = false;
-        lock.unlock();
-        sqlite3_wal_checkpoint_v2(checkpoint_db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr,
-                                  nullptr);
-        lock.lock();
-      }
-      sqlite3_close(checkpoint_db_);
-    });
-  }
-
-  static int on_wal_commit(void* self, sqlite3*, const char*, int pages) {
-    auto* db = static_cast<SqliteDatabase*>(self);
-    if (pages >= 1000) {
-      std::lock_guard lock(db->checkpoint_mutex_);
-      db->checkpoint_due_ = true;
-      db->checkpoint_wake_.notify_one();
-    }
-    return SQLITE_OK;
-  }
 
   Rows run(std::string_view sql, std::span<const Param> params) {
     auto it = cache_.find(std::string(sql));
@@ -225,12 +179,6 @@ class SqliteDatabase final : public Database {
   std::mutex mutex_;
   std::unordered_map<std::string, sqlite3_stmt*> cache_;
   SqliteTransaction transaction_{*this};
-  sqlite3* checkpoint_db_ = nullptr;
-  std::thread checkpointer_;
-  std::mutex checkpoint_mutex_;
-  std::condition_variable checkpoint_wake_;
-  bool checkpoint_due_ = false;
-  bool stopping_ = false;
 };
 
 Rows SqliteTransaction::exec(std::string_view sql, std::span<const Param> params) {

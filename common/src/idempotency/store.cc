@@ -137,9 +137,11 @@ BeginResult Store::begin(std::string_view scope, std::string_view key,
 }
 
 bool Store::complete(const Lease& lease, const Response& response, UnixMillis now) {
-  bool done = false;
-  db_->transact([&](db::Transaction& tx) { done = complete(tx, lease, response, now); });
-  return done;
+  // One autocommit UPDATE: one round trip, one commit.
+  return db_->exec(statements(db_->engine()).complete,
+                   {lease.scope, lease.key, lease.token, std::int64_t{response.status},
+                    encode_headers(response), response.body, now})
+             .affected() == 1;
 }
 
 bool Store::complete(db::Transaction& tx, const Lease& lease, const Response& response,
