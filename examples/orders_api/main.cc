@@ -32,11 +32,15 @@ int main(int argc, char** argv) {
                  "tries per transfer (same X-Idempotency-Key) on timeouts, connection errors, 5xx")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option(
-      "--publisher-url", config.publisher_url,
-      "the publisher's ingest API for the outbox relay (accepted; the relay comes later)");
+  app.add_option("--publisher-url", config.publisher_url,
+                 "the publisher, http://HOST:PORT: relay every outbox event to its POST /v1/events "
+                 "(none: events stay in the outbox table)");
   app.add_option("--publisher-token", config.publisher_token,
-                 "bearer token for --publisher-url (accepted; the relay comes later)");
+                 "bearer token for --publisher-url (the publisher's --admin-token)");
+  app.add_option("--relay-poll-ms", config.relay_poll_ms,
+                 "how often the idle outbox relay looks for new events, in milliseconds")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--threads", config.threads, "HTTP worker threads")->capture_default_str();
   app.add_option("--log-level", config.log_level, "debug, info, warn or error")
       ->capture_default_str();

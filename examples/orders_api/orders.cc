@@ -4,6 +4,7 @@
 
 #include "storage.h"
 #include "webhooks/error.h"
+#include "webhooks/publisher/outbox_relay.h"
 
 namespace webhooks::orders {
 namespace {
@@ -64,7 +65,7 @@ Response Orders::create(idempotency::Attempt& attempt, const std::string& mercha
   return attempt.commit([&](db::Transaction& tx) {
     tx.exec(kInsert, {id, merchant_id, *amount, *currency, *reference,
                       key.empty() ? db::Param(nullptr) : db::Param(std::string_view(key)), now});
-    insert_outbox(tx, ids_.next(), merchant_id, "order.created", order, now);
+    publisher::enqueue_outbox_event(tx, ids_, merchant_id, "order.created", order.dump(), now);
     if (break_transaction_.exchange(false)) {
       if (tx.engine() == db::Engine::postgres) {
         tx.exec("SELECT pg_terminate_backend(pg_backend_pid())");
@@ -104,7 +105,9 @@ Response Orders::update(const std::string& merchant_id, const std::string& id,
       return;
     }
     const nlohmann::json order = order_json(rows);
-    if (moved) insert_outbox(tx, ids_.next(), merchant_id, "order." + target, order, now);
+    if (moved) {
+      publisher::enqueue_outbox_event(tx, ids_, merchant_id, "order." + target, order.dump(), now);
+    }
     if (order["status"] != target) {
       answer = error_response(
           409, "invalid_transition",

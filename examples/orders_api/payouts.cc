@@ -5,6 +5,7 @@
 
 #include "storage.h"
 #include "webhooks/log.h"
+#include "webhooks/publisher/outbox_relay.h"
 
 namespace webhooks::orders {
 namespace {
@@ -149,7 +150,8 @@ Payout Payouts::save_new(db::Database& db, const std::string& merchant_id, const
   db.transact([&](db::Transaction& tx) {
     tx.exec(kInsert, {p.id, p.merchant_id, p.idempotency_key, p.downstream_key, p.amount,
                       p.currency, p.destination, p.created_at});
-    insert_outbox(tx, ids_.next(), p.merchant_id, "payout.created", payout_json(p), p.created_at);
+    publisher::enqueue_outbox_event(tx, ids_, p.merchant_id, "payout.created",
+                                    payout_json(p).dump(), p.created_at);
   });
   return p;
 }

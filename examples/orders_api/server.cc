@@ -16,6 +16,8 @@
 #include "webhooks/idempotency/lease_keeper.h"
 #include "webhooks/idempotency/maintenance.h"
 #include "webhooks/log.h"
+#include "webhooks/publisher/outbox_relay.h"
+#include "webhooks/random.h"
 
 namespace webhooks::orders {
 namespace {
@@ -164,8 +166,19 @@ int serve(const Config& config) {
       {{"event", "started"},
        {"db", db->describe()},
        {"lease_ms", milliseconds(static_cast<std::int64_t>(config.lease_seconds * 1000)).count()}});
+  SecureRandom random;
+  std::unique_ptr<publisher::OutboxRelay> relay;
+  if (!config.publisher_url.empty()) {
+    publisher::OutboxRelayOptions options;
+    options.publisher_url = config.publisher_url;
+    options.publisher_token = config.publisher_token;
+    options.poll_interval = milliseconds(config.relay_poll_ms);
+    relay = std::make_unique<publisher::OutboxRelay>(db, clock, random, options);
+    relay->start();
+  }
   examples::StopOnSignal stop(server);
   server.listen_after_bind();
+  if (relay) relay->stop();  // finishes the post under way; unsent rows wait for the next start
   return 0;
 }
 

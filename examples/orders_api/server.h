@@ -15,8 +15,11 @@ struct Config {
   std::string partner_url = "http://127.0.0.1:8782";
   int partner_timeout_ms = 5000;
   int partner_attempts = 3;
-  std::string publisher_url;    // accepted for the outbox relay (a later issue); unused today
-  std::string publisher_token;  // likewise
+  // The outbox relay: when publisher_url is set, every outbox row is posted to the publisher's
+  // POST /v1/events (Idempotency-Key = the row's id), polling every relay_poll_ms when idle.
+  std::string publisher_url;
+  std::string publisher_token;
+  int relay_poll_ms = 200;
   std::string log_level = "info";
   int threads = 64;
   // Test hooks (docs/orders-api.md, "Test hooks").

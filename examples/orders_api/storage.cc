@@ -33,10 +33,6 @@ CREATE TABLE IF NOT EXISTS payouts (
 CREATE INDEX IF NOT EXISTS payouts_by_key ON payouts (merchant_id, idempotency_key, created_at);
 )sql";
 
-constexpr std::string_view kInsertOutbox =
-    "INSERT INTO outbox (id, merchant_id, event_type, payload, created_at, next_attempt_at)"
-    " VALUES ($1, $2, $3, $4, $5, $5)";
-
 }  // namespace
 
 void prepare_database(db::Database& db, UnixMillis now) {
@@ -46,12 +42,6 @@ void prepare_database(db::Database& db, UnixMillis now) {
     if (tx.engine() == db::Engine::postgres) tx.exec("SELECT pg_advisory_xact_lock(7242024003)");
     tx.exec(kCreateTables);
   });
-}
-
-void insert_outbox(db::Transaction& tx, std::string_view event_id, std::string_view merchant_id,
-                   std::string_view type, const nlohmann::json& data, UnixMillis now) {
-  const std::string payload = data.dump();
-  tx.exec(kInsertOutbox, {event_id, merchant_id, type, payload, now});
 }
 
 }  // namespace webhooks::orders
