@@ -4,9 +4,9 @@
 
 #include <iostream>
 
-#include "webhooks/examples/server.h"
 #include "options.h"
 #include "webhooks/error.h"
+#include "webhooks/examples/server.h"
 #include "webhooks/idempotency/guard.h"
 #include "webhooks/idempotency/lease_keeper.h"
 #include "webhooks/idempotency/maintenance.h"
@@ -30,8 +30,8 @@ int serve(const publisherd::Options& o) {
   std::shared_ptr<db::Database> db = db::Database::open(o.db, db_options);
   db->migrate(clock.now_ms());
 
-  idempotency::Store records(db, {std::chrono::seconds(o.lease_seconds),
-                                  std::chrono::seconds(o.ttl_seconds)});
+  idempotency::Store records(
+      db, {std::chrono::seconds(o.lease_seconds), std::chrono::seconds(o.ttl_seconds)});
   idempotency::LeaseKeeper keeper(records, clock);
   idempotency::Maintenance maintenance(records, clock);
   idempotency::Guard guard(records, keeper, clock);
@@ -53,6 +53,7 @@ int serve(const publisherd::Options& o) {
   dispatch.lease = parse_duration(o.delivery_lease, "delivery lease");
   dispatch.poll_interval = parse_duration(o.poll_interval, "poll interval");
   dispatch.disable_after = parse_duration(o.disable_after, "disable after");
+  dispatch.outcome_rules.permanent_statuses = o.permanent_statuses;
   // A batch larger than the in-flight window is sent in rounds; the lease must outlast them all.
   const int rounds = (o.batch_size + o.max_in_flight - 1) / o.max_in_flight;
   if (dispatch.lease <= http.total_timeout * rounds) {

@@ -30,6 +30,11 @@ Parsed parse_options(int argc, char** argv) {
       ->envname("WEBHOOKS_ALLOW_PRIVATE_NETWORKS");
   opt("--retry-schedule", o.retry_schedule, "WEBHOOKS_RETRY_SCHEDULE",
       "waits between attempts (n entries: n+1 attempts), jittered by +-20%");
+  opt("--permanent-status", o.permanent_statuses, "WEBHOOKS_PERMANENT_STATUSES",
+      "4xx answers that make a task dead at once instead of retried, comma-separated (e.g. "
+      "400,401,403,404,422); 408, 425, 429 are always retried, 410 always disables")
+      ->delimiter(',')
+      ->check(CLI::Range(400, 499));
   opt("--max-age", o.max_age, "WEBHOOKS_MAX_AGE", "a task is dead once this old");
   opt("--replay-max-age", o.replay_max_age, "WEBHOOKS_REPLAY_MAX_AGE",
       "replay refuses events older than this");
@@ -40,7 +45,8 @@ Parsed parse_options(int argc, char** argv) {
   opt("--workers", o.workers, "WEBHOOKS_WORKERS", "delivery worker threads")
       ->check(CLI::Range(1, 256));
   opt("--max-in-flight", o.max_in_flight, "WEBHOOKS_MAX_IN_FLIGHT",
-      "concurrent HTTP requests per worker")->check(CLI::Range(1, 10'000));
+      "concurrent HTTP requests per worker")
+      ->check(CLI::Range(1, 10'000));
   opt("--batch-size", o.batch_size, "WEBHOOKS_BATCH_SIZE", "tasks claimed per batch")
       ->check(CLI::Range(1, 10'000));
   opt("--connect-timeout", o.connect_timeout, "WEBHOOKS_CONNECT_TIMEOUT",
@@ -50,7 +56,8 @@ Parsed parse_options(int argc, char** argv) {
       "how long a claimed task is held; after a crash it is taken over this much later");
   opt("--poll-interval", o.poll_interval, "WEBHOOKS_POLL_INTERVAL",
       "how often idle workers look for due tasks");
-  opt("--body-limit", o.body_limit, "WEBHOOKS_BODY_LIMIT", "largest request body (bytes); 413 above");
+  opt("--body-limit", o.body_limit, "WEBHOOKS_BODY_LIMIT",
+      "largest request body (bytes); 413 above");
   opt("--http-threads", o.http_threads, "WEBHOOKS_HTTP_THREADS", "HTTP server threads")
       ->check(CLI::Range(1, 4096));
   opt("--log-level", o.log_level, "WEBHOOKS_LOG_LEVEL", "debug, info, warn or error");
@@ -59,7 +66,7 @@ Parsed parse_options(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    parsed.exit_code = app.exit(e);
+    parsed.exit_code = app.exit(e) == 0 ? 0 : 2;  // --help: 0; bad usage: 2
   }
   return parsed;
 }

@@ -2,17 +2,19 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace webhooks::publisherd {
 
 struct Options {
   std::string listen = "127.0.0.1:8780";
   std::string db = "./publisher.db";
-  int lease_seconds = 30;       // idempotency lease of ingest requests
-  int ttl_seconds = 86'400;     // idempotency records kept this long
-  std::string admin_token;      // bearer token of the admin API and ingest
+  int lease_seconds = 30;    // idempotency lease of ingest requests
+  int ttl_seconds = 86'400;  // idempotency records kept this long
+  std::string admin_token;   // bearer token of the admin API and ingest
   bool allow_private_networks = false;
   std::string retry_schedule = "5s,5m,30m,2h,5h,10h,10h";
+  std::vector<int> permanent_statuses;  // 4xx answers that end a task at once (none by default)
   std::string max_age = "3d";
   std::string replay_max_age = "7d";
   std::string rotation_grace = "24h";

@@ -19,10 +19,23 @@ using nlohmann::json;
 constexpr const char* kToken = "test-token";
 
 std::vector<std::string> daemon_args(const std::string& db, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args{"--listen", "127.0.0.1:0", "--db", db, "--admin-token", kToken,
-                                "--allow-private-networks", "--retry-schedule", "200ms,200ms,1s",
-                                "--timeout", "2s", "--delivery-lease", "3s", "--poll-interval",
-                                "20ms", "--log-level", "warn"};
+  std::vector<std::string> args{"--listen",
+                                "127.0.0.1:0",
+                                "--db",
+                                db,
+                                "--admin-token",
+                                kToken,
+                                "--allow-private-networks",
+                                "--retry-schedule",
+                                "200ms,200ms,1s",
+                                "--timeout",
+                                "2s",
+                                "--delivery-lease",
+                                "3s",
+                                "--poll-interval",
+                                "20ms",
+                                "--log-level",
+                                "warn"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -78,9 +91,9 @@ TEST_CASE("the daemon serves the admin API and delivers; SIGTERM exits 0", "[dae
   CHECK(client.get("/v1/endpoints/" + endpoint_id)->body.find("whsec_") == std::string::npos);
   CHECK(client.get("/v1/endpoints/nope")->status == 404);
 
-  auto accepted = client.post("/v1/events",
-                              {{"merchant_id", "m1"}, {"type", "order.created"}, {"data", {{"a", 1}}}},
-                              "key-1");
+  auto accepted = client.post(
+      "/v1/events", {{"merchant_id", "m1"}, {"type", "order.created"}, {"data", {{"a", 1}}}},
+      "key-1");
   REQUIRE(accepted->status == 202);
   const std::string event_id = json::parse(accepted->body)["event_id"];
   // The receiver counts a delivery before the daemon records its attempt, so wait for the record.
@@ -106,23 +119,24 @@ TEST_CASE("the daemon serves the admin API and delivers; SIGTERM exits 0", "[dae
   CHECK(json::parse(rotated->body)["secret"] != endpoint["secret"]);
   auto disabled = client.post("/v1/endpoints/" + endpoint_id + "/disable", json::object());
   CHECK(json::parse(disabled->body)["enabled"] == false);
-  auto recovered = client.post("/v1/endpoints/" + endpoint_id + "/recover",
-                               {{"since", "2020-01-01T00:00:00Z"}});
+  auto recovered =
+      client.post("/v1/endpoints/" + endpoint_id + "/recover", {{"since", "2020-01-01T00:00:00Z"}});
   CHECK(recovered->status == 202);
-  CHECK(client.post("/v1/endpoints/" + endpoint_id + "/recover", {{"since", "yesterday"}})
-            ->status == 400);
+  CHECK(
+      client.post("/v1/endpoints/" + endpoint_id + "/recover", {{"since", "yesterday"}})->status ==
+      400);
 
   const std::string big(2 << 20, 'x');
-  auto too_big = client.http.Post("/v1/events", {{"Authorization", std::string("Bearer ") + kToken}},
-                                  big, "application/json");
+  auto too_big = client.http.Post(
+      "/v1/events", {{"Authorization", std::string("Bearer ") + kToken}}, big, "application/json");
   REQUIRE(too_big);
   CHECK(too_big->status == 413);
 
   const std::string metrics = client.http.Get("/metrics")->body;
-  for (const char* name : {"webhooks_events_accepted_total 1", "webhooks_attempts_total{outcome=",
-                           "webhooks_tasks{state=\"succeeded\"} 1",
-                           "webhooks_attempt_duration_seconds_bucket",
-                           "webhooks_endpoints_disabled 1"}) {
+  for (const char* name :
+       {"webhooks_events_accepted_total 1",
+        "webhooks_attempts_total{outcome=", "webhooks_tasks{state=\"succeeded\"} 1",
+        "webhooks_attempt_duration_seconds_bucket", "webhooks_endpoints_disabled 1"}) {
     CHECK(metrics.find(name) != std::string::npos);
   }
 
@@ -138,12 +152,13 @@ TEST_CASE("replay is refused past --replay-max-age", "[daemon]") {
   Client client(daemon.wait_listening());
   REQUIRE(client.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", receiver.url()}})->status ==
           201);
-  auto accepted = client.post("/v1/events",
-                              {{"merchant_id", "m1"}, {"type", "t.x"}, {"data", json::object()}}, "k");
+  auto accepted = client.post(
+      "/v1/events", {{"merchant_id", "m1"}, {"type", "t.x"}, {"data", json::object()}}, "k");
   REQUIRE(accepted->status == 202);
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  auto refused = client.post("/v1/events/" + json::parse(accepted->body)["event_id"].get<std::string>() +
-                             "/replay", json::object());
+  auto refused = client.post(
+      "/v1/events/" + json::parse(accepted->body)["event_id"].get<std::string>() + "/replay",
+      json::object());
   CHECK(refused->status == 422);
   CHECK(error_code(refused) == "replay_too_old");
 }
@@ -155,14 +170,15 @@ TEST_CASE("a SIGKILLed daemon restarted on the same database delivers every acce
   std::mutex mutex;
   std::set<std::string> delivered;
   Receiver receiver([&](std::size_t, const Received& r) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a backlog builds up
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a backlog builds up
     std::lock_guard lock(mutex);
     delivered.insert(r.header("webhook-id"));
     return Receiver::Reply{200, {}};
   });
   std::set<std::string> accepted;
-  constexpr int kEvents = 400;
-  auto daemon = std::make_unique<Daemon>(daemon_args(db, {"--workers", "2", "--batch-size", "8"}), dir);
+  constexpr int kEvents = 2000;
+  auto daemon =
+      std::make_unique<Daemon>(daemon_args(db, {"--workers", "2", "--batch-size", "8"}), dir);
   auto client = std::make_unique<Client>(daemon->wait_listening());
   REQUIRE(client->post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", receiver.url()}})->status ==
           201);
@@ -172,17 +188,17 @@ TEST_CASE("a SIGKILLed daemon restarted on the same database delivers every acce
       daemon = std::make_unique<Daemon>(daemon_args(db, {"--workers", "2"}), dir);
       client = std::make_unique<Client>(daemon->wait_listening());
     }
-    auto res = client->post("/v1/events",
-                            {{"merchant_id", "m1"}, {"type", "order.created"}, {"data", {{"n", i}}}},
-                            "event-" + std::to_string(i));
+    auto res = client->post(
+        "/v1/events", {{"merchant_id", "m1"}, {"type", "order.created"}, {"data", {{"n", i}}}},
+        "event-" + std::to_string(i));
     REQUIRE(res);
     REQUIRE(res->status == 202);
     accepted.insert(json::parse(res->body)["event_id"].get<std::string>());
   }
   // A retried ingest after the restart is a replay of the event accepted before the kill.
-  auto again = client->post("/v1/events",
-                            {{"merchant_id", "m1"}, {"type", "order.created"}, {"data", {{"n", 0}}}},
-                            "event-0");
+  auto again = client->post(
+      "/v1/events", {{"merchant_id", "m1"}, {"type", "order.created"}, {"data", {{"n", 0}}}},
+      "event-0");
   REQUIRE(again->status == 202);
   CHECK(accepted.count(json::parse(again->body)["event_id"].get<std::string>()) == 1);
   CHECK(accepted.size() == kEvents);
@@ -199,6 +215,41 @@ TEST_CASE("a SIGKILLed daemon restarted on the same database delivers every acce
   CHECK(missing == 0);
   CHECK(all);
   CHECK(WEXITSTATUS(daemon->kill_and_wait(SIGTERM)) == 0);
+}
+
+TEST_CASE("--permanent-status makes a listed 4xx dead after one attempt; others are retried",
+          "[daemon]") {
+  Receiver receiver([](std::size_t, const Received& r) {
+    return Receiver::Reply{r.body.find("\"gone_for_good\"") != std::string::npos ? 403 : 404, {}};
+  });
+  Daemon daemon(daemon_args(database_target("permanent"), {"--permanent-status", "400,403"}),
+                temp_dir("publisherd-permanent"));
+  Client client(daemon.wait_listening());
+  REQUIRE(client.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", receiver.url()}})->status ==
+          201);
+  const auto ingest = [&](const char* kind, const std::string& key) {
+    auto res = client.post("/v1/events",
+                           {{"merchant_id", "m1"}, {"type", "t.x"}, {"data", {{kind, 1}}}}, key);
+    REQUIRE(res->status == 202);
+    return json::parse(res->body)["event_id"].get<std::string>();
+  };
+  const std::string permanent = ingest("gone_for_good", "p-1");
+  const std::string retried = ingest("not_found_yet", "p-2");
+  const auto task = [&](const std::string& id) {
+    return json::parse(client.get("/v1/events/" + id)->body)["tasks"][0];
+  };
+  // The schedule 200ms,200ms,1s allows 4 attempts: the 404 uses them all, the 403 only one.
+  REQUIRE(eventually(
+      [&] { return task(permanent)["state"] == "dead" && task(retried)["state"] == "dead"; }));
+  CHECK(json::parse(client.get("/v1/events/" + permanent + "/attempts")->body)["attempts"].size() ==
+        1);
+  CHECK(json::parse(client.get("/v1/events/" + retried + "/attempts")->body)["attempts"].size() ==
+        4);
+
+  Daemon bad({"--permanent-status", "500"}, temp_dir("publisherd-permanent-bad"));
+  const int status = bad.kill_and_wait(0);
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(bad.err().find("--permanent-status") != std::string::npos);
 }
 
 TEST_CASE("--help shows every default", "[daemon]") {
