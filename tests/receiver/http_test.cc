@@ -1,22 +1,24 @@
 // Over real HTTP on 127.0.0.1: the cpp-httplib adapter in process, and the merchant-receiver
 // example as a process (started from build/bin), SIGKILLed inside its handler and restarted.
 #include <httplib.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #include <thread>
 
-#include "process.h"
 #include "receiver_support.h"
+#include "support/process.h"
 #include "webhooks/receiver/http_server.h"
 
 using namespace receiver_test;
+using webhooks::test::Process;
 
 namespace {
 
 std::int64_t now_s() { return system_clock().now_seconds(); }
 
 httplib::Headers http_headers(const std::string& id, const std::string& body,
-                              const std::string& delivery_id,
-                              const std::string& secret = kSecret) {
+                              const std::string& delivery_id, const std::string& secret = kSecret) {
   const std::int64_t ts = now_s();
   return {{"Webhook-Id", id},
           {"Webhook-Timestamp", std::to_string(ts)},
@@ -26,8 +28,7 @@ httplib::Headers http_headers(const std::string& id, const std::string& body,
 
 std::string code_of(const std::string& body) {
   const auto json = nlohmann::json::parse(body, nullptr, false);
-  return json.is_object() && json.contains("error") ? json["error"]["code"].get<std::string>()
-                                                    : "";
+  return json.is_object() && json.contains("error") ? json["error"]["code"].get<std::string>() : "";
 }
 
 }  // namespace
@@ -75,25 +76,28 @@ TEST_CASE("the cpp-httplib adapter serves a mounted receiver") {
 
 TEST_CASE("merchant-receiver SIGKILLed inside its handler: 409, then one effect after restart") {
   const std::string db = test::database_target("merchant_crash");
-  const std::string bin = test::bin_dir() + "/merchant-receiver";
+  const std::string dir = test::temp_dir("merchant_crash");
   const std::string body = event_body("evt_crash_1", "order.captured");
   {
-    Process crashing({bin, "--listen", "127.0.0.1:0", "--db", db, "--secret", kSecret,
-                      "--lease", "4", "--crash-on-event", "1"});
-    httplib::Client client("127.0.0.1", crashing.port());
-    auto lost = client.Post("/webhooks", http_headers("evt_crash_1", body, "d1"), body,
-                            "application/json");
+    Process crashing("merchant-receiver",
+                     {"--listen", "127.0.0.1:0", "--db", db, "--secret", kSecret, "--lease", "4",
+                      "--crash-on-event", "1"},
+                     dir);
+    httplib::Client client("127.0.0.1", crashing.wait_listening());
+    auto lost =
+        client.Post("/webhooks", http_headers("evt_crash_1", body, "d1"), body, "application/json");
     CHECK_FALSE(lost);  // the process died inside the handler: no answer
-    const int status = crashing.wait();
-    REQUIRE(status != -1);
-    CHECK(WIFSIGNALED(status));
-    CHECK(WTERMSIG(status) == SIGKILL);
+    const auto status = crashing.wait_exit(std::chrono::seconds(20));
+    REQUIRE(status);
+    CHECK(WIFSIGNALED(*status));
+    CHECK(WTERMSIG(*status) == SIGKILL);
   }
-  Process restarted({bin, "--listen", "127.0.0.1:0", "--db", db, "--secret", kSecret, "--lease",
-                     "4"});
-  httplib::Client client("127.0.0.1", restarted.port());
-  auto busy = client.Post("/webhooks", http_headers("evt_crash_1", body, "d2"), body,
-                          "application/json");
+  Process restarted("merchant-receiver",
+                    {"--listen", "127.0.0.1:0", "--db", db, "--secret", kSecret, "--lease", "4"},
+                    dir);
+  httplib::Client client("127.0.0.1", restarted.wait_listening());
+  auto busy =
+      client.Post("/webhooks", http_headers("evt_crash_1", body, "d2"), body, "application/json");
   REQUIRE(busy);
   CHECK(busy->status == 409);
   CHECK(code_of(busy->body) == "event_in_progress");
@@ -121,11 +125,12 @@ TEST_CASE("merchant-receiver SIGKILLed inside its handler: 409, then one effect 
 }
 
 TEST_CASE("merchant-receiver --fail-first-attempts 100: the first call fails, the retry commits") {
-  const std::string bin = test::bin_dir() + "/merchant-receiver";
-  Process server({bin, "--listen", "127.0.0.1:0", "--db", test::database_target("merchant_fail"),
-                  "--secret", kOtherSecret, "--secret", kSecret, "--consumer", "shop",
-                  "--fail-first-attempts", "100"});
-  httplib::Client client("127.0.0.1", server.port());
+  Process server(
+      "merchant-receiver",
+      {"--listen", "127.0.0.1:0", "--db", test::database_target("merchant_fail"), "--secret",
+       kOtherSecret, "--secret", kSecret, "--consumer", "shop", "--fail-first-attempts", "100"},
+      test::temp_dir("merchant_fail"));
+  httplib::Client client("127.0.0.1", server.wait_listening());
   const std::string order = event_body("evt_1", "order.created");
   const std::string payout = event_body("evt_2", "payout.created");
   const std::string other = event_body("evt_3", "customer.updated");
