@@ -72,29 +72,7 @@ ListenAddress parse_listen(std::string_view text) {
 
 int bind_and_announce(httplib::Server& server, const ListenAddress& address,
                       const ServerTuning& tuning) {
-  server.set_tcp_nodelay(true);
-  const std::size_t threads = tuning.threads;
-  server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  server.set_keep_alive_max_count(tuning.keep_alive_max_count);
-  auto listening = std::make_shared<std::atomic<int>>(-1);
-  server.set_socket_options([listening](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    listening->store(sock);
-  });
-  int port = address.port;
-  if (port == 0) {
-    port = server.bind_to_any_port(address.host);
-  } else if (!server.bind_to_port(address.host, port)) {
-    port = -1;
-  }
-  if (port <= 0 || listening->load() < 0) {
-    throw Error(ErrorCode::io,
-                "cannot listen on " + address.host + ":" + std::to_string(address.port));
-  }
-  if (::listen(listening->load(), tuning.backlog) != 0) {
-    throw Error(ErrorCode::io, "listen(" + std::to_string(tuning.backlog) + ") failed");
-  }
+  const int port = http::bind_server(server, address.host, address.port, tuning);
   const bool v6 = address.host.find(':') != std::string::npos;
   std::cout << "listening on " << (v6 ? "[" + address.host + "]" : address.host) << ":" << port
             << std::endl;

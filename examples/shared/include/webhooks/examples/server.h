@@ -9,6 +9,8 @@
 #include <string_view>
 #include <thread>
 
+#include "webhooks/http_server.h"
+
 namespace webhooks::examples {
 
 // A `--listen` value: "HOST:PORT" or "[IPv6]:PORT"; port 0 picks a free port.
@@ -20,19 +22,11 @@ struct ListenAddress {
 // Throws webhooks::Error(invalid_argument) when `text` is not HOST:PORT with a port in 0..65535.
 ListenAddress parse_listen(std::string_view text);
 
-struct ServerTuning {
-  // Worker threads; each serves one connection at a time, so size it to the expected clients.
-  std::size_t threads = 64;
-  // Requests served on one keep-alive connection before it is closed (httplib's default is 5).
-  std::size_t keep_alive_max_count = 100'000;
-  // listen(2) backlog, re-applied after bind (Debian's httplib compiles in 5).
-  int backlog = 4096;
-};
+using ServerTuning = http::ServerTuning;
 
-// Applies TCP_NODELAY, the thread pool, the keep-alive count and SO_REUSEADDR (not httplib's
-// default SO_REUSEPORT, which would let two servers share a port), binds `address`, raises the
-// backlog, and prints `listening on HOST:PORT` (the bound port) as one flushed line on stdout.
-// Returns the bound port. Throws webhooks::Error(io) when the address cannot be bound.
+// http::bind_server (TCP_NODELAY, the thread pool, the keep-alive count, SO_REUSEADDR, the
+// backlog) on `address`, then prints `listening on HOST:PORT` (the bound port) as one flushed line
+// on stdout. Returns the bound port. Throws webhooks::Error(io) when the address cannot be bound.
 // Then call server.listen_after_bind().
 int bind_and_announce(httplib::Server& server, const ListenAddress& address,
                       const ServerTuning& tuning = {});
