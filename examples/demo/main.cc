@@ -1,0 +1,110 @@
+// build/bin/webhooks-demo: the end-to-end demo behind `make demo` (docs/demo.md).
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "demo.h"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+std::filesystem::path own_directory() {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::current_path() : self.parent_path();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  webhooks::demo::Options o;
+  CLI::App app{
+      "webhooks-demo: runs the publisher daemon, the orders API with its outbox relay, the payout "
+      "partner and a merchant receiver on 127.0.0.1 with faults injected, sends orders and payouts "
+      "(some twice with the same Idempotency-Key), and checks that each had exactly one effect at "
+      "the merchant and one transfer at the partner. Exit code 0 when every check holds, 1 when "
+      "one does not or the run failed, 2 on bad usage, 130 when interrupted."};
+  app.add_option("--orders", o.orders, "orders to create")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--payouts", o.payouts, "payouts to create")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  app.add_option("--resend-percent", o.resend_percent,
+                 "share of requests sent a second time with the same key, half at the same moment "
+                 "as the original, half after its answer")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
+  app.add_option("--concurrency", o.concurrency, "client connections to the orders API")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  app.add_option("--merchant-fail-percent", o.merchant_fail_percent,
+                 "the merchant receiver's --fail-first-attempts: share of events whose first "
+                 "handler call fails")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
+  app.add_option("--crash-on-event", o.crash_on_event,
+                 "the merchant receiver SIGKILLs itself inside the handler of the Nth new event "
+                 "and is restarted (default: a third of the events; 0: no crash)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--partner-drops", o.partner_drops,
+                 "the payout partner's --drop-after-commit: answers lost after commit")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--operator-replays", o.operator_replays,
+                 "events replayed through the publisher's admin API after delivery (duplicates "
+                 "the receiver must suppress)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--retry-schedule", o.retry_schedule, "the publisher's --retry-schedule")
+      ->capture_default_str();
+  app.add_option("--bin-dir", o.bin_dir,
+                 "directory holding webhooks-publisherd, orders-api, payout-partner and "
+                 "merchant-receiver (default: this program's directory)");
+  app.add_option("--work-dir", o.work_dir,
+                 "directory for the databases and logs; must not hold an earlier run's databases "
+                 "(default: a new temporary directory, removed after a successful run)");
+  app.add_flag("--keep-work-dir", o.keep_work_dir, "keep the temporary work directory");
+  app.add_option("--timeout", o.timeout_s, "seconds the whole run may take before it fails")
+      ->check(CLI::Range(1.0, 3600.0))
+      ->capture_default_str();
+  app.add_option("--summary", o.summary_path, "also write the figures and checks as JSON here");
+  bool no_progress = false;
+  app.add_flag("--no-progress", no_progress, "no progress bars");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  o.progress = !no_progress;
+  if (o.bin_dir.empty()) o.bin_dir = own_directory();
+
+  // SIGINT/SIGTERM/SIGHUP are taken by one thread, which asks the demo to stop; every thread
+  // started later inherits the blocked mask. The children unblock them before exec.
+  ::signal(SIGPIPE, SIG_IGN);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread([set] {
+    int sig = 0;
+    while (sigwait(&set, &sig) == 0) g_stop = true;
+  }).detach();
+
+  try {
+    return webhooks::demo::run_demo(o, g_stop);
+  } catch (const std::exception& e) {
+    std::cerr << "webhooks-demo: " << e.what() << std::endl;
+    return 1;
+  }
+}
