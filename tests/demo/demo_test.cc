@@ -1,0 +1,194 @@
+// `make demo` with small counts: build/bin/webhooks-demo runs the real servers on loopback, and
+// its exit code, its JSON summary and its table must show every invariant holding. A second case
+// interrupts a run with SIGINT and checks that no server it started outlives it.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/test_env.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// build/bin/webhooks-demo with `args`, stdout and stderr into files of `dir`.
+class DemoRun {
+ public:
+  DemoRun(const std::vector<std::string>& args, const std::string& dir)
+      : out_(dir + "/demo.out"), err_(dir + "/demo.err") {
+    std::vector<std::string> argv{webhooks::test::bin_dir() + "/webhooks-demo"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> cargv;
+    for (std::string& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    const int out = ::open(out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int err = ::open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    REQUIRE(out >= 0);
+    REQUIRE(err >= 0);
+    pid_ = ::fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      ::dup2(out, STDOUT_FILENO);
+      ::dup2(err, STDERR_FILENO);
+      ::execv(cargv[0], cargv.data());
+      ::_exit(127);
+    }
+    ::close(out);
+    ::close(err);
+  }
+  ~DemoRun() {
+    if (!status_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  // The exit status once the demo has ended, polled until `deadline`; std::nullopt if it has not.
+  std::optional<int> wait_until(Clock::time_point deadline) {
+    while (!status_ && Clock::now() < deadline) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        status_ = status;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return status_;
+  }
+  std::string out() const { return webhooks::test::read_file(out_); }
+  std::string err() const { return webhooks::test::read_file(err_); }
+  pid_t pid() const { return pid_; }
+
+ private:
+  std::string out_, err_;
+  pid_t pid_ = -1;
+  std::optional<int> status_;
+};
+
+// The pids of the running processes whose parent is `parent`.
+std::set<pid_t> children_of(pid_t parent) {
+  std::set<pid_t> out;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
+    std::istringstream rest(line.substr(line.rfind(')') + 1));
+    std::string state;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == parent && state != "Z") out.insert(static_cast<pid_t>(std::stoi(name)));
+  }
+  return out;
+}
+
+// True while `pid` exists and is not a zombie.
+bool alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  std::istringstream rest(line.substr(line.rfind(')') + 1));
+  std::string state;
+  rest >> state;
+  return state != "Z";
+}
+
+}  // namespace
+
+TEST_CASE(
+    "the demo with 60 orders and 10 payouts: exactly one effect per event, one transfer per "
+    "payout") {
+  const std::string dir = webhooks::test::temp_dir("demo");
+  DemoRun demo({"--orders", "60", "--payouts", "10", "--resend-percent", "20", "--concurrency", "8",
+                "--operator-replays", "5", "--work-dir", dir + "/work", "--summary",
+                dir + "/summary.json", "--timeout", "150", "--no-progress"},
+               dir);
+  const auto status = demo.wait_until(Clock::now() + std::chrono::seconds(200));
+  INFO("stdout:\n" << demo.out() << "\nstderr:\n" << demo.err());
+  REQUIRE(status.has_value());
+  REQUIRE(WIFEXITED(*status));
+  REQUIRE(WEXITSTATUS(*status) == 0);
+
+  const auto summary = nlohmann::json::parse(webhooks::test::read_file(dir + "/summary.json"));
+  INFO("summary: " << summary.dump(2));
+  CHECK(summary["ok"] == true);
+  CHECK(summary["failures"].empty());
+  CHECK(summary["orders_requested"] == 60);
+  CHECK(summary["orders_created"] == 60);
+  CHECK(summary["payouts_requested"] == 10);
+  CHECK(summary["payouts_created"] == 10);
+  CHECK(summary["partner_transfers"] == 10);
+  CHECK(summary["payouts_with_one_transfer"] == 10);
+  CHECK(summary["events_accepted"] == 70);
+  CHECK(summary["events_handled"] == 70);
+  CHECK(summary["events_with_one_effect"] == 70);
+  CHECK(summary["resends"] == 14);  // 20 % of 70, half together with the original, half after
+  CHECK(summary["resends_concurrent"] == 7);
+  CHECK(summary["resends_after"] == 7);
+  CHECK(summary["operator_replays"] == 5);
+  CHECK(summary["duplicates_suppressed"] >= 5);
+  CHECK(summary["receiver_crashes"] == 1);
+  CHECK(summary["receiver_restarts"] == 1);
+  CHECK(summary["reconcile_exit_code"] == 0);
+  CHECK(summary["reconcile_result"] == "clean");
+  // Every event was delivered at least once; ~30 % of first handler calls fail on purpose.
+  CHECK(summary["attempts"] > 70);
+  CHECK(summary["handler_calls"] > 70);
+
+  // The table says the same.
+  const std::string out = demo.out();
+  CHECK(std::regex_search(out, std::regex(R"(\n  orders requested +60\n)")));
+  CHECK(std::regex_search(out, std::regex(R"(\n  orders created +60 )")));
+  CHECK(std::regex_search(out, std::regex(R"(\n  partner transfers +10 )")));
+  CHECK(std::regex_search(out, std::regex(R"(\n  reconcile +clean )")));
+  CHECK(out.find("OK: every order and payout event had exactly one effect") != std::string::npos);
+}
+
+TEST_CASE("the demo interrupted with SIGINT stops every server it started") {
+  const std::string dir = webhooks::test::temp_dir("demo-sigint");
+  DemoRun demo({"--orders", "100000", "--payouts", "100", "--work-dir", dir + "/work", "--timeout",
+                "120", "--no-progress"},
+               dir);
+  // Wait (bounded) until all four servers run: the orders API is the last one started.
+  std::set<pid_t> servers;
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while (Clock::now() < deadline) {
+    servers = children_of(demo.pid());
+    if (servers.size() >= 4 && fs::exists(dir + "/work/orders-api.out") &&
+        webhooks::test::read_file(dir + "/work/orders-api.out").find("listening on") !=
+            std::string::npos) {
+      break;
+    }
+    REQUIRE_FALSE(demo.wait_until(Clock::now()).has_value());
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  INFO("stdout:\n" << demo.out() << "\nstderr:\n" << demo.err());
+  REQUIRE(servers.size() >= 4);
+
+  REQUIRE(::kill(demo.pid(), SIGINT) == 0);
+  const auto status = demo.wait_until(Clock::now() + std::chrono::seconds(60));
+  REQUIRE(status.has_value());
+  REQUIRE(WIFEXITED(*status));
+  CHECK(WEXITSTATUS(*status) == 130);
+  for (pid_t pid : servers) {
+    INFO("server pid " << pid);
+    CHECK_FALSE(alive(pid));
+  }
+}
