@@ -1,155 +1,27 @@
 #include "dedup_writer.h"
 
-#include <nlohmann/json.hpp>
-#include <vector>
-
-#include "webhooks/base64.h"
-#include "webhooks/error.h"
-#include "webhooks/random.h"
+#include <utility>
 
 namespace webhooks::receiver::detail {
-namespace {
 
-using idempotency::BeginOutcome;
 using idempotency::BeginResult;
 using idempotency::Lease;
 using idempotency::Response;
 
-// The idempotency core's statements (common/src/idempotency/statements.cc), which are private to
-// common: the same table, columns and conditions.
-constexpr std::string_view kInsert =
-    "INSERT INTO idempotency_records (scope, idempotency_key, fingerprint, state, lease_owner, "
-    "lease_expires_at, attempts, created_at, updated_at, expires_at) "
-    "VALUES ($1, $2, $3, 'in_progress', $4, $5, 1, $6, $6, $7) "
-    "ON CONFLICT (scope, idempotency_key) DO NOTHING";
-constexpr std::string_view kSelectSqlite =
-    "SELECT fingerprint, state, lease_expires_at, attempts, response_status, response_headers, "
-    "response_body, created_at, expires_at FROM idempotency_records "
-    "WHERE scope = $1 AND idempotency_key = $2";
-constexpr std::string_view kSelectPostgres =
-    "SELECT fingerprint, state, lease_expires_at, attempts, response_status, response_headers, "
-    "response_body, created_at, expires_at FROM idempotency_records "
-    "WHERE scope = $1 AND idempotency_key = $2 FOR UPDATE";
-enum Column { kFingerprint, kState, kLeaseExpires, kAttempts, kStatus, kHeaders, kBody, kCreated,
-              kExpires };
-constexpr std::string_view kRestart =
-    "UPDATE idempotency_records SET fingerprint = $3, state = 'in_progress', lease_owner = $4, "
-    "lease_expires_at = $5, attempts = 1, response_status = NULL, response_headers = NULL, "
-    "response_body = NULL, created_at = $6, updated_at = $6, expires_at = $7 "
-    "WHERE scope = $1 AND idempotency_key = $2";
-constexpr std::string_view kReacquire =
-    "UPDATE idempotency_records SET state = 'in_progress', lease_owner = $3, lease_expires_at = $4, "
-    "attempts = attempts + 1, updated_at = $5 WHERE scope = $1 AND idempotency_key = $2";
-constexpr std::string_view kComplete =
-    "UPDATE idempotency_records SET state = 'completed', lease_owner = NULL, "
-    "lease_expires_at = NULL, response_status = $4, response_headers = $5, response_body = $6, "
-    "updated_at = $7 WHERE scope = $1 AND idempotency_key = $2 AND lease_owner = $3 "
-    "AND state = 'in_progress'";
-constexpr std::string_view kFail =
-    "UPDATE idempotency_records SET state = 'failed', lease_owner = NULL, lease_expires_at = NULL, "
-    "updated_at = $4 WHERE scope = $1 AND idempotency_key = $2 AND lease_owner = $3 "
-    "AND state = 'in_progress'";
-
+namespace {
 constexpr std::size_t kMaxBatch = 512;
-
-std::string new_token() {
-  std::uint8_t bytes[16];
-  secure_random_bytes(bytes);
-  return base64_encode(bytes);
-}
-
-Response decode_response(const db::Rows& row) {
-  Response response;
-  response.status = static_cast<int>(row.integer(0, kStatus));
-  response.body = row.text(0, kBody);
-  if (!row.is_null(0, kHeaders)) {
-    for (const auto& pair : nlohmann::json::parse(row.text(0, kHeaders))) {
-      response.headers.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
-    }
-  }
-  return response;
-}
-
-BeginResult begin_in(db::Transaction& tx, std::string_view scope, std::string_view key,
-                     std::string_view fingerprint, UnixMillis now,
-                     const idempotency::Settings& settings) {
-  const std::string token = new_token();
-  const std::int64_t lease_until = now + settings.lease.count();
-  const std::int64_t expires = now + settings.ttl.count();
-  const Lease lease{std::string(scope), std::string(key), token};
-  if (tx.exec(kInsert, {scope, key, fingerprint, token, lease_until, now, expires}).affected() ==
-      1) {
-    return {BeginOutcome::acquired, lease, {}, 0, 1, now};
-  }
-  const db::Rows row =
-      tx.exec(tx.engine() == db::Engine::sqlite ? kSelectSqlite : kSelectPostgres, {scope, key});
-  if (row.empty()) throw Error(ErrorCode::conflict, "dedup record vanished during begin; retry");
-  if (row.integer(0, kExpires) <= now) {
-    tx.exec(kRestart, {scope, key, fingerprint, token, lease_until, now, expires});
-    return {BeginOutcome::acquired, lease, {}, 0, 1, now};
-  }
-  BeginResult result;
-  result.created_at = row.integer(0, kCreated);
-  result.attempts = static_cast<int>(row.integer(0, kAttempts));
-  if (row.text(0, kFingerprint) != fingerprint) {
-    result.outcome = BeginOutcome::mismatch;
-  } else if (row.text(0, kState) == "completed") {
-    result.outcome = BeginOutcome::replay;
-    result.response = decode_response(row);
-  } else if (row.text(0, kState) == "in_progress" && row.integer(0, kLeaseExpires) > now) {
-    result.outcome = BeginOutcome::in_progress;
-    result.lease_expires_at = row.integer(0, kLeaseExpires);
-  } else {
-    tx.exec(kReacquire, {scope, key, token, lease_until, now});
-    result.outcome = BeginOutcome::reacquired;
-    result.lease = lease;
-    result.attempts += 1;
-  }
-  return result;
-}
-
 }  // namespace
 
-DedupWriter::DedupWriter(db::Database& db, idempotency::Settings settings, bool grouped)
-    : db_(db), settings_(settings), grouped_(grouped) {
-  if (grouped_) thread_ = std::thread([this] { run(); });
-}
-
-DedupWriter::~DedupWriter() {
-  if (!grouped_) return;
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  thread_.join();
-}
+DedupWriter::DedupWriter(idempotency::Store& store, bool grouped)
+    : store_(store), grouped_(grouped) {}
 
 BeginResult DedupWriter::begin(std::string_view scope, std::string_view key,
                                std::string_view fingerprint, UnixMillis now) {
-  if (grouped_) {
-    // Read first: a duplicate, a reused id or a live lease is answered without a write (those
-    // states only change under a lease holder or after expiry); anything else goes to the writer.
-    const db::Rows row = db_.exec(kSelectSqlite, {scope, key});
-    if (!row.empty() && row.integer(0, kExpires) > now) {
-      BeginResult seen;
-      seen.created_at = row.integer(0, kCreated);
-      seen.attempts = static_cast<int>(row.integer(0, kAttempts));
-      if (row.text(0, kFingerprint) != fingerprint) {
-        seen.outcome = BeginOutcome::mismatch;
-        return seen;
-      }
-      if (row.text(0, kState) == "completed") {
-        seen.outcome = BeginOutcome::replay;
-        seen.response = decode_response(row);
-        return seen;
-      }
-      if (row.text(0, kState) == "in_progress" && row.integer(0, kLeaseExpires) > now) {
-        seen.outcome = BeginOutcome::in_progress;
-        seen.lease_expires_at = row.integer(0, kLeaseExpires);
-        return seen;
-      }
-    }
+  if (!grouped_) return store_.begin(scope, key, fingerprint, now);
+  // Read first: a duplicate, a reused id or a live lease is answered without a write (those
+  // states only change under a lease holder or after expiry); anything else is queued.
+  if (std::optional<BeginResult> seen = store_.peek(scope, key, fingerprint, now)) {
+    return std::move(*seen);
   }
   Op op(Op::Kind::begin);
   op.scope = scope;
@@ -161,6 +33,7 @@ BeginResult DedupWriter::begin(std::string_view scope, std::string_view key,
 }
 
 bool DedupWriter::complete(const Lease& lease, const Response& response, UnixMillis now) {
+  if (!grouped_) return store_.complete(lease, response, now);
   Op op(Op::Kind::complete);
   op.lease = &lease;
   op.response = &response;
@@ -170,6 +43,7 @@ bool DedupWriter::complete(const Lease& lease, const Response& response, UnixMil
 }
 
 bool DedupWriter::fail(const Lease& lease, UnixMillis now) {
+  if (!grouped_) return store_.fail(lease, now);
   Op op(Op::Kind::fail);
   op.lease = &lease;
   op.now = now;
@@ -177,71 +51,77 @@ bool DedupWriter::fail(const Lease& lease, UnixMillis now) {
   return op.ok;
 }
 
-bool DedupWriter::complete(db::Transaction& tx, const Lease& lease, const Response& response,
-                           UnixMillis now) {
-  nlohmann::json headers = nlohmann::json::array();
-  for (const auto& [name, value] : response.headers) headers.push_back({name, value});
-  return tx.exec(kComplete, {lease.scope, lease.key, lease.token, std::int64_t{response.status},
-                             headers.dump(), response.body, now})
-             .affected() == 1;
+void DedupWriter::submit(Op& op) {
+  std::unique_lock lock(mutex_);
+  queue_.push_back(&op);
+  if (leading_) {
+    // A batch is running: wait until a leader has committed our write, or hands us the lead.
+    lock.unlock();
+    op.done.acquire();
+    if (!op.lead) {
+      if (op.error) std::rethrow_exception(op.error);
+      return;
+    }
+    lock.lock();
+  } else {
+    leading_ = true;
+  }
+  lead(lock, op);
+  if (op.error) std::rethrow_exception(op.error);
 }
 
-void DedupWriter::submit(Op& op) {
-  if (!grouped_) {
-    db_.transact([&](db::Transaction& tx) { apply(tx, op); });
-    return;
+// Called with `lock` held, leading_ set and `own` the oldest queued write (a new leader finds the
+// queue empty; a handed lead goes to the front of the queue), so `own` is in the batch.
+void DedupWriter::lead(std::unique_lock<std::mutex>& lock, Op& own) {
+  std::vector<Op*> batch;
+  if (queue_.size() <= kMaxBatch) {
+    batch.swap(queue_);
+  } else {
+    batch.assign(queue_.begin(), queue_.begin() + kMaxBatch);
+    queue_.erase(queue_.begin(), queue_.begin() + kMaxBatch);
   }
-  {
-    std::lock_guard lock(mutex_);
-    queue_.push_back(&op);
+  lock.unlock();
+  try {
+    store_.database().transact([&](db::Transaction& tx) {
+      for (Op* op : batch) apply(tx, *op);
+    });
+  } catch (...) {
+    for (Op* op : batch) {  // one write per transaction, so only the bad one fails
+      try {
+        store_.database().transact([&](db::Transaction& tx) { apply(tx, *op); });
+      } catch (...) {
+        op->error = std::current_exception();
+      }
+    }
   }
-  wake_.notify_one();
-  op.done.acquire();
-  if (op.error) std::rethrow_exception(op.error);
+  Op* next = nullptr;
+  lock.lock();
+  if (queue_.empty()) {
+    leading_ = false;
+  } else {
+    next = queue_.front();
+    next->lead = true;
+  }
+  lock.unlock();
+  // Wake the next leader first so the next batch starts while this one's callers answer. After
+  // its release an Op may be gone (it lives on its caller's stack).
+  if (next) next->done.release();
+  for (Op* op : batch) {
+    if (op != &own) op->done.release();
+  }
 }
 
 void DedupWriter::apply(db::Transaction& tx, Op& op) {
   switch (op.kind) {
     case Op::Kind::begin:
-      op.begun = begin_in(tx, op.scope, op.key, op.fingerprint, op.now, settings_);
+      op.begun = store_.begin(tx, op.scope, op.key, op.fingerprint, op.now);
       break;
     case Op::Kind::complete:
-      op.ok = complete(tx, *op.lease, *op.response, op.now);
+      op.ok = store_.complete(tx, *op.lease, *op.response, op.now);
       break;
     case Op::Kind::fail:
-      op.ok = tx.exec(kFail, {op.lease->scope, op.lease->key, op.lease->token, op.now})
-                  .affected() == 1;
+      op.ok = store_.fail(tx, *op.lease, op.now);
       break;
-  }
-}
-
-void DedupWriter::run() {
-  std::vector<Op*> batch;
-  std::unique_lock lock(mutex_);
-  while (true) {
-    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) break;  // stopping, nothing left
-    batch.clear();
-    while (!queue_.empty() && batch.size() < kMaxBatch) {
-      batch.push_back(queue_.front());
-      queue_.pop_front();
-    }
-    lock.unlock();
-    try {
-      db_.transact([&](db::Transaction& tx) {
-        for (Op* op : batch) apply(tx, *op);
-      });
-    } catch (...) {
-      for (Op* op : batch) {  // one write per transaction, so only the bad one fails
-        try {
-          db_.transact([&](db::Transaction& tx) { apply(tx, *op); });
-        } catch (...) {
-          op->error = std::current_exception();
-        }
-      }
-    }
-    for (Op* op : batch) op->done.release();
-    lock.lock();
   }
 }
 

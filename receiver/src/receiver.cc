@@ -20,6 +20,8 @@ namespace {
 
 using idempotency::BeginOutcome;
 using idempotency::BeginResult;
+// A running handler's lease heartbeat; reset once the handler has returned.
+using Heartbeat = std::optional<idempotency::LeaseKeeper::Hold>;
 
 bool same_name(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
@@ -78,7 +80,7 @@ struct Receiver::Impl {
         verifier(make_verifier(config)),
         db(migrated(std::move(database), clock)),
         store(db, idempotency::Settings{config.lease, config.ttl}),
-        writer(*db, store.settings(), config.group_commits),
+        writer(store, config.group_commits),
         keeper(store, clock) {
     if (config.consumer.empty()) {
       throw Error(ErrorCode::invalid_argument, "the receiver's consumer name must not be empty");
@@ -91,13 +93,15 @@ struct Receiver::Impl {
 
   // Steps 1-8 of the answer table. Returns the answer, or std::nullopt with `begun` and `event`
   // filled when the handler is to run.
-  std::optional<Answer> admit(const Headers& headers, std::string_view body, nlohmann::json& payload,
-                              Event& event, BeginResult& begun);
+  std::optional<Answer> admit(const Headers& headers, std::string_view body,
+                              nlohmann::json& payload, Event& event, BeginResult& begun);
   // Steps 9-11: maps the handler's reply (or failure) to the answer and settles the record.
   Answer settle(const Event& event, const BeginResult& begun, std::optional<Reply> reply,
                 std::string_view failure);
   void log(const Event& event, std::string_view outcome, int status);
-  // admit, then `run(event, begun)` under a lease heartbeat when the handler is to run.
+  // admit, then `run(event, begun, hold)` when the handler is to run. `hold` keeps the lease
+  // renewed; `run` resets it once the handler has returned, before the record is settled, so
+  // that a renewal racing the settling write is not reported as a lost lease.
   template <typename Run>
   Answer handle_with(const Headers& headers, std::string_view body, Run&& run);
 
@@ -128,17 +132,18 @@ std::optional<Answer> Receiver::Impl::admit(const Headers& headers, std::string_
   event.delivery_id = headers.get(kHeaderDeliveryId).value_or("");
   if (body.size() > config.max_body_bytes) {
     log(event, "payload_too_large", 413);
-    return error_answer(413, "payload_too_large",
-                        "the body is larger than " + std::to_string(config.max_body_bytes) +
-                            " bytes");
+    return error_answer(
+        413, "payload_too_large",
+        "the body is larger than " + std::to_string(config.max_body_bytes) + " bytes");
   }
   const std::optional<std::string> signature = headers.joined(kHeaderSignature);
-  const SignedHeaders signed_headers{headers.get(kHeaderId), headers.get(kHeaderTimestamp),
-                                     signature ? std::optional<std::string_view>(*signature)
-                                               : std::nullopt};
+  const SignedHeaders signed_headers{
+      headers.get(kHeaderId), headers.get(kHeaderTimestamp),
+      signature ? std::optional<std::string_view>(*signature) : std::nullopt};
   const VerifyResult verified = verifier.verify(signed_headers, body, clock.now_seconds());
   switch (verified.status) {
-    case VerifyStatus::ok: break;
+    case VerifyStatus::ok:
+      break;
     case VerifyStatus::missing_header:
     case VerifyStatus::malformed_header:
       log(event, "headers_invalid", 400);
@@ -200,14 +205,14 @@ Answer Receiver::Impl::settle(const Event& event, const BeginResult& begun,
   if (reply && idempotency::is_final_status(reply->status)) {
     Answer answer{reply->status, {}, std::move(reply->body)};
     if (answer.body.empty()) {
-      answer.body = reply->status < 300
-                        ? std::string("{\"received\":true}")
-                        : idempotency::error_body("event_rejected", "the handler rejected the event");
+      answer.body = reply->status < 300 ? std::string("{\"received\":true}")
+                                        : idempotency::error_body("event_rejected",
+                                                                  "the handler rejected the event");
     }
     return answer;
   }
-  const std::string why = reply ? "the handler answered " + std::to_string(reply->status)
-                                : std::string(failure);
+  const std::string why =
+      reply ? "the handler answered " + std::to_string(reply->status) : std::string(failure);
   log_event(spdlog::level::warn, {{"event", "webhook_handler_failed"},
                                   {"consumer", config.consumer},
                                   {"event_id", event.id},
@@ -240,15 +245,17 @@ Answer Receiver::Impl::handle_with(const Headers& headers, std::string_view body
     if (auto answer = admit(headers, body, payload, event, begun)) return std::move(*answer);
   } catch (const std::exception& e) {
     log_event(spdlog::level::err, {{"event", "webhook_store_failed"}, {"error", e.what()}});
-    return Answer{503, {{"Retry-After", "1"}},
+    return Answer{503,
+                  {{"Retry-After", "1"}},
                   idempotency::error_body("storage_unavailable", "the dedup store is unavailable")};
   }
-  const auto hold = keeper.hold(begun.lease);
-  Answer answer = run(event, begun);
+  Heartbeat hold;
+  hold.emplace(keeper.hold(begun.lease));
+  Answer answer = run(event, begun, hold);
   log(event,
-      answer.status < 300                               ? "handled"
+      answer.status < 300                           ? "handled"
       : idempotency::is_final_status(answer.status) ? "rejected"
-                                                        : "failed",
+                                                    : "failed",
       answer.status);
   return answer;
 }
@@ -262,12 +269,14 @@ bool timed_out(const Config& config, std::chrono::steady_clock::time_point start
 
 Answer store_failed(const std::exception& e) {
   log_event(spdlog::level::err, {{"event", "webhook_store_failed"}, {"error", e.what()}});
-  return Answer{503, {{"Retry-After", "1"}},
+  return Answer{503,
+                {{"Retry-After", "1"}},
                 idempotency::error_body("storage_unavailable", "the dedup store is unavailable")};
 }
 
 Answer lease_lost() {
-  return Answer{409, {{"Retry-After", "1"}},
+  return Answer{409,
+                {{"Retry-After", "1"}},
                 idempotency::error_body("event_in_progress",
                                         "the lease on this event was lost while the handler ran")};
 }
@@ -276,7 +285,7 @@ Answer lease_lost() {
 
 Answer Receiver::handle(const Headers& headers, std::string_view raw_body, const Handler& handler) {
   Impl& impl = *impl_;
-  return impl.handle_with(headers, raw_body, [&](const Event& event, const BeginResult& begun) {
+  const auto run = [&](const Event& event, const BeginResult& begun, Heartbeat& hold) {
     const auto started = std::chrono::steady_clock::now();
     std::optional<Reply> reply;
     std::string failure;
@@ -291,6 +300,7 @@ Answer Receiver::handle(const Headers& headers, std::string_view raw_body, const
       reply.reset();
       failure = "the handler timed out";
     }
+    hold.reset();
     Answer answer = impl.settle(event, begun, std::move(reply), failure);
     if (answer.status == 500) return answer;
     try {
@@ -299,43 +309,47 @@ Answer Receiver::handle(const Headers& headers, std::string_view raw_body, const
       return store_failed(e);
     }
     return answer;
-  });
+  };
+  return impl.handle_with(headers, raw_body, run);
 }
 
 Answer Receiver::handle(const Headers& headers, std::string_view raw_body,
                         const TransactionalHandler& handler, const BeforeTransaction& before) {
   Impl& impl = *impl_;
-  return impl.handle_with(headers, raw_body, [&](const Event& event, const BeginResult& begun) {
-    const auto started = std::chrono::steady_clock::now();
-    Answer answer;
-    std::string failure;
-    try {
-      if (before) before(event);
-      impl.db->transact([&](db::Transaction& tx) {
-        Reply reply = handler(event, tx);
-        if (timed_out(impl.config, started)) throw RollBack{};
-        if (!idempotency::is_final_status(reply.status)) {
-          answer.status = reply.status;
-          throw RollBack{};
+  return impl.handle_with(
+      headers, raw_body, [&](const Event& event, const BeginResult& begun, Heartbeat& hold) {
+        const auto started = std::chrono::steady_clock::now();
+        Answer answer;
+        std::string failure;
+        try {
+          if (before) before(event);
+          impl.db->transact([&](db::Transaction& tx) {
+            Reply reply = handler(event, tx);
+            hold.reset();
+            if (timed_out(impl.config, started)) throw RollBack{};
+            if (!idempotency::is_final_status(reply.status)) {
+              answer.status = reply.status;
+              throw RollBack{};
+            }
+            answer = impl.settle(event, begun, std::move(reply), {});
+            if (!impl.store.complete(tx, begun.lease, answer, impl.clock.now_ms())) {
+              answer = lease_lost();
+              throw RollBack{};
+            }
+          });
+          return answer;
+        } catch (const RollBack&) {
+          if (answer.status == 409) return answer;
+          failure = answer.status ? "the handler answered " + std::to_string(answer.status)
+                                  : "the handler timed out";
+        } catch (const std::exception& e) {
+          failure = std::string("the handler's transaction failed: ") + e.what();
+        } catch (...) {
+          failure = "the handler threw";
         }
-        answer = impl.settle(event, begun, std::move(reply), {});
-        if (!detail::DedupWriter::complete(tx, begun.lease, answer, impl.clock.now_ms())) {
-          answer = lease_lost();
-          throw RollBack{};
-        }
+        hold.reset();
+        return impl.settle(event, begun, std::nullopt, failure);
       });
-      return answer;
-    } catch (const RollBack&) {
-      if (answer.status == 409) return answer;
-      failure = answer.status ? "the handler answered " + std::to_string(answer.status)
-                              : "the handler timed out";
-    } catch (const std::exception& e) {
-      failure = std::string("the handler's transaction failed: ") + e.what();
-    } catch (...) {
-      failure = "the handler threw";
-    }
-    return impl.settle(event, begun, std::nullopt, failure);
-  });
 }
 
 db::Database& Receiver::database() { return *impl_->db; }

@@ -164,6 +164,91 @@ TEST_CASE("complete inside the caller's transaction commits or rolls back with i
   CHECK(f.store.find("m1", "k1")->state == State::completed);
 }
 
+TEST_CASE("begin and fail inside the caller's transaction hold only once it commits") {
+  Fixture f;
+  const auto acquire_then_throw = [&](db::Transaction& tx) {
+    REQUIRE(f.store.begin(tx, "m1", "k1", "fp", kT0).outcome == BeginOutcome::acquired);
+    throw Error(ErrorCode::io, "rolled back");
+  };
+  CHECK_THROWS_AS(f.db->transact(acquire_then_throw), Error);
+  CHECK_FALSE(f.store.find("m1", "k1"));
+
+  BeginResult first, second, busy, other;
+  f.db->transact([&](db::Transaction& tx) {
+    first = f.store.begin(tx, "m1", "k1", "fp", kT0);
+    second = f.store.begin(tx, "m1", "k2", "fp", kT0);
+    busy = f.store.begin(tx, "m1", "k1", "fp", kT0 + 1);
+    other = f.store.begin(tx, "m1", "k1", "other", kT0 + 1);
+  });
+  CHECK(first.outcome == BeginOutcome::acquired);
+  CHECK(first.attempts == 1);
+  CHECK(first.lease.token.size() == 24);
+  CHECK(second.outcome == BeginOutcome::acquired);
+  CHECK(busy.outcome == BeginOutcome::in_progress);
+  CHECK(busy.lease_expires_at == kT0 + 30'000);
+  CHECK(other.outcome == BeginOutcome::mismatch);
+  CHECK(f.store.find("m1", "k1")->state == State::in_progress);
+
+  bool failed = false, completed = false, stale = true;
+  f.db->transact([&](db::Transaction& tx) {
+    failed = f.store.fail(tx, first.lease, kT0 + 2);
+    completed = f.store.complete(tx, second.lease, kCreated, kT0 + 2);
+    stale = f.store.fail(tx, first.lease, kT0 + 3);  // no longer in_progress
+  });
+  CHECK(failed);
+  CHECK(completed);
+  CHECK_FALSE(stale);
+  CHECK(f.store.find("m1", "k1")->state == State::failed);
+
+  BeginResult again, replay;
+  f.db->transact([&](db::Transaction& tx) {
+    again = f.store.begin(tx, "m1", "k1", "fp", kT0 + 4);
+    replay = f.store.begin(tx, "m1", "k2", "fp", kT0 + 4);
+  });
+  CHECK(again.outcome == BeginOutcome::reacquired);
+  CHECK(again.attempts == 2);
+  CHECK(again.created_at == kT0);
+  CHECK(again.lease.token != first.lease.token);
+  CHECK(replay.outcome == BeginOutcome::replay);
+  REQUIRE(replay.response);
+  CHECK(replay.response->status == 201);
+}
+
+TEST_CASE("peek answers only what needs no write") {
+  Fixture f;
+  CHECK_FALSE(f.store.peek("m1", "k1", "fp", kT0));  // absent
+  const BeginResult first = f.store.begin("m1", "k1", "fp", kT0);
+
+  const auto busy = f.store.peek("m1", "k1", "fp", kT0 + 1000);
+  REQUIRE(busy);
+  CHECK(busy->outcome == BeginOutcome::in_progress);
+  CHECK(busy->lease_expires_at == kT0 + 30'000);
+  CHECK(busy->lease.token.empty());
+  const auto reused = f.store.peek("m1", "k1", "other", kT0 + 1000);
+  REQUIRE(reused);
+  CHECK(reused->outcome == BeginOutcome::mismatch);
+  CHECK_FALSE(f.store.peek("m1", "k1", "fp", kT0 + 30'000));  // the lease lapsed: begin writes
+
+  REQUIRE(f.store.complete(first.lease, kCreated, kT0 + 2000));
+  const auto replay = f.store.peek("m1", "k1", "fp", kT0 + 3000);
+  REQUIRE(replay);
+  CHECK(replay->outcome == BeginOutcome::replay);
+  REQUIRE(replay->response);
+  CHECK(replay->response->status == 201);
+  CHECK(replay->response->headers.size() == 1);
+  CHECK(replay->created_at == kT0);
+  CHECK(replay->attempts == 1);
+  CHECK_FALSE(f.store.peek("m1", "k1", "fp", kT0 + 24 * 3600 * 1000));  // expired: absent
+
+  const BeginResult second = f.store.begin("m1", "k2", "fp", kT0);
+  REQUIRE(f.store.fail(second.lease, kT0 + 1));
+  CHECK_FALSE(f.store.peek("m1", "k2", "fp", kT0 + 2));  // failed: begin reacquires
+  const auto failed_reused = f.store.peek("m1", "k2", "other", kT0 + 2);
+  REQUIRE(failed_reused);
+  CHECK(failed_reused->outcome == BeginOutcome::mismatch);
+  CHECK(f.store.find("m1", "k2")->state == State::failed);  // peek wrote nothing
+}
+
 TEST_CASE("final statuses: 2xx and deterministic 4xx") {
   for (int s : {200, 201, 204, 400, 401, 403, 404, 410, 422}) CHECK(is_final_status(s));
   for (int s : {100, 301, 408, 409, 425, 429, 500, 502, 503, 504}) CHECK_FALSE(is_final_status(s));

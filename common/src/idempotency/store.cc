@@ -46,6 +46,42 @@ Response decode_response(const db::Rows& rows) {
   return response;
 }
 
+BeginResult acquired(std::string_view scope, std::string_view key, std::string token,
+                     UnixMillis now) {
+  return {BeginOutcome::acquired,
+          Lease{std::string(scope), std::string(key), std::move(token)},
+          {},
+          0,
+          1,
+          now};
+}
+
+// The outcomes of begin that need no write, from an unexpired record (`row`, in the record
+// SELECTs' column order): mismatch, replay, or in_progress under a live lease. std::nullopt for
+// a failed record or a lapsed lease, which begin reacquires.
+std::optional<BeginResult> without_write(const db::Rows& row, std::string_view fingerprint,
+                                         UnixMillis now) {
+  BeginResult result;
+  result.created_at = row.integer(0, kCreated);
+  result.attempts = static_cast<int>(row.integer(0, kAttempts));
+  if (row.text(0, kFingerprint) != fingerprint) {
+    result.outcome = BeginOutcome::mismatch;
+    return result;
+  }
+  const State state = parse_state(row.text(0, kState));
+  if (state == State::completed) {
+    result.outcome = BeginOutcome::replay;
+    result.response = decode_response(row);
+    return result;
+  }
+  if (state == State::in_progress && row.integer(0, kLeaseExpires) > now) {
+    result.outcome = BeginOutcome::in_progress;
+    result.lease_expires_at = row.integer(0, kLeaseExpires);
+    return result;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string_view to_string(State state) noexcept {
@@ -83,57 +119,52 @@ BeginResult Store::begin(std::string_view scope, std::string_view key,
                          std::string_view fingerprint, UnixMillis now) {
   const auto& sql = statements(db_->engine());
   const std::string token = new_token();
-  const std::int64_t lease_until = now + settings_.lease.count();
-  const std::int64_t expires = now + settings_.ttl.count();
   // The common case, a new key, is one autocommit INSERT: one round trip, one commit.
-  if (db_->exec(sql.insert, {scope, key, fingerprint, token, lease_until, now, expires})
+  if (db_->exec(sql.insert, {scope, key, fingerprint, token, now + settings_.lease.count(), now,
+                             now + settings_.ttl.count()})
           .affected() == 1) {
-    return {BeginOutcome::acquired, Lease{std::string(scope), std::string(key), token}, {}, 0, 1,
-            now};
+    return acquired(scope, key, token, now);
   }
   BeginResult result;
-  db_->transact([&](db::Transaction& tx) {
-    result = BeginResult{};
-    const db::Rows inserted =
-        tx.exec(sql.insert, {scope, key, fingerprint, token, lease_until, now, expires});
-    if (inserted.affected() == 1) {
-      result = {BeginOutcome::acquired, Lease{std::string(scope), std::string(key), token}, {},
-                0, 1, now};
-      return;
-    }
-    const db::Rows row = tx.exec(sql.select_lock, {scope, key});
-    if (row.empty()) {
-      throw Error(ErrorCode::conflict, "idempotency record vanished during begin; retry");
-    }
-    if (row.integer(0, kExpires) <= now) {
-      tx.exec(sql.restart, {scope, key, fingerprint, token, lease_until, now, expires});
-      result = {BeginOutcome::acquired, Lease{std::string(scope), std::string(key), token}, {},
-                0, 1, now};
-      return;
-    }
-    result.created_at = row.integer(0, kCreated);
-    result.attempts = static_cast<int>(row.integer(0, kAttempts));
-    if (row.text(0, kFingerprint) != fingerprint) {
-      result.outcome = BeginOutcome::mismatch;
-      return;
-    }
-    const State state = parse_state(row.text(0, kState));
-    if (state == State::completed) {
-      result.outcome = BeginOutcome::replay;
-      result.response = decode_response(row);
-      return;
-    }
-    if (state == State::in_progress && row.integer(0, kLeaseExpires) > now) {
-      result.outcome = BeginOutcome::in_progress;
-      result.lease_expires_at = row.integer(0, kLeaseExpires);
-      return;
-    }
-    tx.exec(sql.reacquire, {scope, key, token, lease_until, now});
-    result.outcome = BeginOutcome::reacquired;
-    result.lease = Lease{std::string(scope), std::string(key), token};
-    result.attempts += 1;
-  });
+  db_->transact([&](db::Transaction& tx) { result = begin(tx, scope, key, fingerprint, now); });
   return result;
+}
+
+BeginResult Store::begin(db::Transaction& tx, std::string_view scope, std::string_view key,
+                         std::string_view fingerprint, UnixMillis now) {
+  const auto& sql = statements(tx.engine());
+  std::string token = new_token();
+  const std::int64_t lease_until = now + settings_.lease.count();
+  const std::int64_t expires = now + settings_.ttl.count();
+  if (tx.exec(sql.insert, {scope, key, fingerprint, token, lease_until, now, expires}).affected() ==
+      1) {
+    return acquired(scope, key, std::move(token), now);
+  }
+  const db::Rows row = tx.exec(sql.select_lock, {scope, key});
+  if (row.empty()) {
+    throw Error(ErrorCode::conflict, "idempotency record vanished during begin; retry");
+  }
+  if (row.integer(0, kExpires) <= now) {
+    tx.exec(sql.restart, {scope, key, fingerprint, token, lease_until, now, expires});
+    return acquired(scope, key, std::move(token), now);
+  }
+  if (std::optional<BeginResult> settled = without_write(row, fingerprint, now)) {
+    return std::move(*settled);
+  }
+  tx.exec(sql.reacquire, {scope, key, token, lease_until, now});
+  BeginResult result;
+  result.outcome = BeginOutcome::reacquired;
+  result.lease = Lease{std::string(scope), std::string(key), std::move(token)};
+  result.attempts = static_cast<int>(row.integer(0, kAttempts)) + 1;
+  result.created_at = row.integer(0, kCreated);
+  return result;
+}
+
+std::optional<BeginResult> Store::peek(std::string_view scope, std::string_view key,
+                                       std::string_view fingerprint, UnixMillis now) {
+  const db::Rows row = db_->exec(statements(db_->engine()).select, {scope, key});
+  if (row.empty() || row.integer(0, kExpires) <= now) return std::nullopt;
+  return without_write(row, fingerprint, now);
 }
 
 bool Store::complete(const Lease& lease, const Response& response, UnixMillis now) {
@@ -155,6 +186,11 @@ bool Store::complete(db::Transaction& tx, const Lease& lease, const Response& re
 
 bool Store::fail(const Lease& lease, UnixMillis now) {
   return db_->exec(statements(db_->engine()).fail, {lease.scope, lease.key, lease.token, now})
+             .affected() == 1;
+}
+
+bool Store::fail(db::Transaction& tx, const Lease& lease, UnixMillis now) {
+  return tx.exec(statements(tx.engine()).fail, {lease.scope, lease.key, lease.token, now})
              .affected() == 1;
 }
 

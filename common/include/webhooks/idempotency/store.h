@@ -97,17 +97,38 @@ class Store {
   // absent. Throws Error(storage) when the database fails.
   BeginResult begin(std::string_view scope, std::string_view key, std::string_view fingerprint,
                     UnixMillis now);
+  // The same inside the caller's transaction `tx` (on this store's database), which the caller
+  // commits: the outcome holds only once it has committed, and a rollback undoes the acquisition.
+  // Lets a caller group several records' writes into one transaction. Returns the outcome as
+  // above. Throws Error(storage) when a statement fails and Error(conflict) when a record seen
+  // by the failed INSERT is gone by the SELECT (a concurrent purge); in both cases the caller
+  // must roll `tx` back (let the exception leave Database::transact) and may retry.
+  BeginResult begin(db::Transaction& tx, std::string_view scope, std::string_view key,
+                    std::string_view fingerprint, UnixMillis now);
+
+  // A read without a write or a lock: the outcome begin() would give that involves no write,
+  // i.e. `mismatch`, `replay` or `in_progress` (a live lease), for a record that has not expired
+  // at `now`; std::nullopt when begin() has to write (no record, an expired one, a failed one or
+  // a lapsed lease). Those three answers stay true until the holder settles the record or it
+  // expires, so a caller may answer from them and send only the rest through begin(). Same
+  // fields as begin()'s result. Throws Error(storage).
+  std::optional<BeginResult> peek(std::string_view scope, std::string_view key,
+                                  std::string_view fingerprint, UnixMillis now);
 
   // Marks the record completed with `response`, only if `lease` still holds it. Returns false when
   // the lease was lost (swept or taken over): nothing was written. The second form writes inside
   // the caller's transaction, so the caller's own writes and the record commit together; the
-  // caller must abort the transaction (throw) when it returns false.
+  // caller must abort the transaction (throw) when it returns false. Both throw Error(storage)
+  // when the database fails.
   bool complete(const Lease& lease, const Response& response, UnixMillis now);
   bool complete(db::Transaction& tx, const Lease& lease, const Response& response, UnixMillis now);
 
   // Marks the record failed (a retry with the same fingerprint will be `reacquired`), only if
-  // `lease` still holds it. Returns false when the lease was lost.
+  // `lease` still holds it. Returns false when the lease was lost: nothing was written. The
+  // second form writes inside the caller's transaction (committed by the caller). Both throw
+  // Error(storage) when the database fails.
   bool fail(const Lease& lease, UnixMillis now);
+  bool fail(db::Transaction& tx, const Lease& lease, UnixMillis now);
 
   // Extends the lease to now + settings().lease. Returns false when the lease was lost.
   bool renew(const Lease& lease, UnixMillis now);
