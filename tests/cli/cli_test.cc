@@ -6,7 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "process.h"
+#include "support/process.h"
 #include "support/test_env.h"
 
 using namespace webhooks;
@@ -100,10 +100,12 @@ TEST_CASE("verify says valid, or exactly why not") {
 
 TEST_CASE("send to listen, then replay the capture: one new event, one duplicate") {
   const std::string dir = test::temp_dir("cli-listen");
-  receiver_test::Process listen({test::bin_dir() + "/webhooks", "listen", "--listen", "127.0.0.1:0",
-                                 "--secret", kSecret, "--db", dir + "/listen.db", "--capture",
-                                 dir + "/capture.jsonl"});
-  const std::string url = "http://127.0.0.1:" + std::to_string(listen.port()) + "/webhooks";
+  test::Process listen("webhooks",
+                       {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db",
+                        dir + "/listen.db", "--capture", dir + "/capture.jsonl"},
+                       dir);
+  const std::string url =
+      "http://127.0.0.1:" + std::to_string(listen.wait_listening()) + "/webhooks";
   Run run = cli("send --url " + url + " --secret " + kSecret + " --type order.created --data '{\"amount\":1000}'");
   CHECK(run.code == 0);
   CHECK(run.out.find("status: 200\n") != std::string::npos);
