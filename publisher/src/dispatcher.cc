@@ -1,6 +1,7 @@
 #include "webhooks/publisher/dispatcher.h"
 
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "webhooks/error.h"
 #include "webhooks/log.h"
@@ -18,20 +19,32 @@ std::string event_body(const Event& event) {
   return body;
 }
 
-OutgoingDelivery build_delivery(const ClaimedTask& task, std::int64_t dispatch_seconds,
-                                const std::string& delivery_id) {
+namespace {
+
+// One Signer per secret that parses (secrets were validated when configured; a bad one is never
+// used as a key). Preparing a Signer fetches and keys OpenSSL's HMAC, which costs more than
+// signing a small body, so a batch prepares them once per endpoint.
+std::vector<Signer> signers_for(const std::vector<std::string>& secrets) {
+  std::vector<Signer> signers;
+  for (const std::string& text : secrets) {
+    try {
+      signers.emplace_back(Secret::parse(text));
+    } catch (const Error&) {
+      // refused when configured; never used as a key
+    }
+  }
+  return signers;
+}
+
+OutgoingDelivery build_signed(const ClaimedTask& task, std::int64_t dispatch_seconds,
+                              const std::string& delivery_id, const std::vector<Signer>& signers) {
   OutgoingDelivery out;
   out.url = task.url;
   out.body = event_body(task.event);
   std::string signatures;
-  for (const std::string& text : task.secrets) {
-    try {
-      const Signer signer(Secret::parse(text));
-      if (!signatures.empty()) signatures += ' ';
-      signatures += signer.sign(task.event.event_id, dispatch_seconds, out.body);
-    } catch (const Error&) {
-      // refused when configured; never used as a key
-    }
+  for (const Signer& signer : signers) {
+    if (!signatures.empty()) signatures += ' ';
+    signatures += signer.sign(task.event.event_id, dispatch_seconds, out.body);
   }
   out.headers = {{"content-type", "application/json"},
                  {std::string(kHeaderId), task.event.event_id},
@@ -41,6 +54,13 @@ OutgoingDelivery build_delivery(const ClaimedTask& task, std::int64_t dispatch_s
                  {std::string(kHeaderEventType), task.event.type},
                  {"user-agent", "webhooks-publisher/" + std::string(kVersion)}};
   return out;
+}
+
+}  // namespace
+
+OutgoingDelivery build_delivery(const ClaimedTask& task, std::int64_t dispatch_seconds,
+                                const std::string& delivery_id) {
+  return build_signed(task, dispatch_seconds, delivery_id, signers_for(task.secrets));
 }
 
 Dispatcher::Dispatcher(Store& store, Transport& transport, const RetryPolicy& policy,
@@ -111,6 +131,7 @@ int Dispatcher::run_once() {
   if (claimed.empty()) return 0;
 
   std::vector<AttemptRecord> records;
+  std::unordered_map<std::string, std::vector<Signer>> signers;  // by endpoint, for this batch
   std::vector<const ClaimedTask*> sending;
   std::vector<DeliveryAttempt> attempts;
   std::vector<OutgoingDelivery> batch;
@@ -133,7 +154,12 @@ int Dispatcher::run_once() {
     attempt.attempt_number = task.task.attempts + 1;
     attempt.trigger = task.task.next_trigger;
     attempt.started_at = clock_.now_ms();
-    batch.push_back(build_delivery(task, attempt.started_at / 1000, attempt.delivery_id));
+    auto endpoint_signers = signers.find(task.task.endpoint_id);
+    if (endpoint_signers == signers.end()) {
+      endpoint_signers = signers.emplace(task.task.endpoint_id, signers_for(task.secrets)).first;
+    }
+    batch.push_back(build_signed(task, attempt.started_at / 1000, attempt.delivery_id,
+                                 endpoint_signers->second));
     attempts.push_back(std::move(attempt));
     sending.push_back(&task);
   }
@@ -142,7 +168,9 @@ int Dispatcher::run_once() {
   for (std::size_t i = 0; i < sending.size(); ++i) {
     DeliveryAttempt& attempt = attempts[i];
     const DeliveryResponse response =
-        i < responses.size() ? responses[i] : DeliveryResponse{0, "no response from transport", {}, std::nullopt, {}};
+        i < responses.size()
+            ? responses[i]
+            : DeliveryResponse{0, "no response from transport", {}, std::nullopt, {}};
     attempt.status = response.status;
     attempt.latency_ms = response.latency.count();
     attempt.error = response.error;
@@ -173,7 +201,9 @@ void Dispatcher::wake() {
     std::lock_guard lock(mutex_);
     ++wake_seq_;
   }
-  wake_cv_.notify_all();
+  // One idle worker is enough for new work; a worker that claims a full batch wakes the next
+  // (work()), so a backlog still gets every worker without a herd on each ingest.
+  wake_cv_.notify_one();
 }
 
 void Dispatcher::stop() {
@@ -200,10 +230,10 @@ void Dispatcher::work() {
     } catch (const std::exception& e) {
       log_event(spdlog::level::err, {{"event", "dispatch_failed"}, {"error", e.what()}});
     }
+    if (settled >= options_.batch_size) wake();  // more may be due: bring in a peer
     if (settled > 0) continue;
     std::unique_lock lock(mutex_);
-    wake_cv_.wait_for(lock, options_.poll_interval,
-                      [&] { return stopping_ || wake_seq_ != seen; });
+    wake_cv_.wait_for(lock, options_.poll_interval, [&] { return stopping_ || wake_seq_ != seen; });
   }
 }
 

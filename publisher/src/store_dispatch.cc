@@ -1,4 +1,6 @@
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "store_sql.h"
 #include "webhooks/publisher/store.h"
@@ -65,6 +67,9 @@ void Store::record(const std::vector<AttemptRecord>& records, UnixMillis now,
                    UnixMillis disable_failing_before) {
   if (records.empty()) return;
   db_->transact([&](db::Transaction& tx) {
+    // Endpoints whose failing streak this transaction already cleared: another success of the
+    // same endpoint needs no second UPDATE (a failure in between forgets the endpoint).
+    std::unordered_set<std::string_view> healthy;
     for (const AttemptRecord& r : records) {
       const DeliveryAttempt& a = r.attempt;
       const db::Param error = a.error.empty() ? db::Param(nullptr) : db::Param(a.error);
@@ -80,9 +85,10 @@ void Store::record(const std::vector<AttemptRecord>& records, UnixMillis now,
               {std::int64_t{a.task_id}, r.lease_owner, next_state(r.next), std::int64_t{next_at},
                std::int64_t{a.status}, error, std::int64_t{now}});
       if (!r.endpoint_failed) {
-        tx.exec(sql::kEndpointHealthy, {a.endpoint_id});
+        if (healthy.insert(a.endpoint_id).second) tx.exec(sql::kEndpointHealthy, {a.endpoint_id});
         continue;
       }
+      healthy.erase(a.endpoint_id);
       tx.exec(sql::kEndpointFailing, {a.endpoint_id, std::int64_t{a.started_at}});
       if (!r.disable_reason.empty()) {
         tx.exec(sql::kDisableIfEnabled, {a.endpoint_id, r.disable_reason, std::int64_t{now}});

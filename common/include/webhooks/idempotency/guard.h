@@ -80,6 +80,11 @@ class Guard {
   void handle(const httplib::Request& req, httplib::Response& res, std::string_view scope,
               const Operation& operation);
 
+  // The record store and clock the guard uses, for callers that write a record in their own
+  // transaction (Store::begin/complete with a db::Transaction) with the same answers.
+  Store& store() const { return store_; }
+  const Clock& clock() const { return clock_; }
+
  private:
   Store& store_;
   LeaseKeeper& keeper_;

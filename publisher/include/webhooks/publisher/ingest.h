@@ -5,15 +5,27 @@
 //   // accepted.event_id, accepted.tasks
 //
 // An event and its delivery tasks (one per enabled endpoint of the same merchant whose filter
-// matches the type) are written in one transaction. Over HTTP the idempotency Guard runs the
-// ingest at most once per (merchant_id, Idempotency-Key): a retried ingest answers the same
-// 202 with the same event_id and makes no second event. Thread-safe.
+// matches the type) are written in one transaction. Over HTTP the ingest runs at most once per
+// (merchant_id, Idempotency-Key): a retried ingest answers the same 202 with the same event_id
+// and makes no second event. Thread-safe.
+//
+// Grouped commits: concurrent HTTP ingests share one transaction. The first caller to find no
+// transaction running becomes the writer for everyone queued (up to kMaxGroup); in that
+// transaction each ingest begins its idempotency record, writes its event and tasks, and completes
+// the record, so the record never shows `in_progress` and each ingest costs a share of one commit
+// instead of two commits. Nobody is answered before the transaction holding their event has
+// committed. If a grouped transaction fails, its ingests are re-run one transaction each, so a bad
+// one fails alone.
 #pragma once
 
+#include <condition_variable>
+#include <cstddef>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "webhooks/clock.h"
 #include "webhooks/db.h"
@@ -57,19 +69,34 @@ class Ingest {
   Accepted publish(db::Transaction& tx, const EventInput& input);
   void notify() const;
 
-  // POST /v1/events: validates the body, then runs the ingest under `guard` with scope =
-  // merchant_id. 202 {"event_id","tasks"}; 400 invalid_json / invalid_request; the guard's
-  // answers for keys (400, 409, 422) and replays.
+  // Most ingests written in one grouped transaction.
+  static constexpr std::size_t kMaxGroup = 128;
+
+  // POST /v1/events: validates the body, then runs the ingest with the idempotency record of
+  // (merchant_id, key) in `guard`'s store, in a grouped transaction (above), with the guard's
+  // answers: 202 {"event_id","tasks"}; 400 invalid_json / invalid_request; 400
+  // idempotency_key_missing / idempotency_key_invalid; the stored answer with
+  // `Idempotent-Replayed: true` for a replay; 409 idempotency_key_in_use (with Retry-After) while
+  // another caller holds the key; 422 idempotency_key_reused for another body; 503
+  // storage_unavailable (Retry-After: 1) when the database fails (nothing was written).
   idempotency::Response handle(idempotency::Guard& guard,
                                std::optional<std::string_view> idempotency_key,
                                std::string_view body);
 
  private:
+  struct Queued;
+  void apply(db::Transaction& tx, idempotency::Store& records, Queued& q);
+  void write_group(idempotency::Store& records, const std::vector<Queued*>& group);
+
   Store& store_;
   const Clock& clock_;
   Metrics& metrics_;
   std::function<void()> on_accepted_;
   UuidV7Generator ids_;
+  std::mutex group_mutex_;
+  std::condition_variable group_done_;
+  std::vector<Queued*> group_queue_;
+  bool group_writing_ = false;
 };
 
 }  // namespace webhooks::publisher
