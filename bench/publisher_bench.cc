@@ -512,16 +512,16 @@ int main() {
   Load ingest;
   Load delivered;
   Steady3 steady;
-  std::int64_t events = 0, tasks_pending = 0, attempts_ok = 0, tasks_succeeded = 0;
+  std::int64_t warm_tasks = 0, events = 0, tasks_pending = 0, attempts_ok = 0, tasks_succeeded = 0;
   long endpoint_received = 0;
   {
     Publisher pub(dir + "/publisher.db");
     pub.add_endpoint(hook);
     run_load(pub.port, ingest_requests("warm-", 1000), 202);
     progress("ingest");
-    const std::int64_t warm = pub.count("SELECT COUNT(*) FROM publisher_tasks");
+    warm_tasks = pub.count("SELECT COUNT(*) FROM publisher_tasks");
     ingest = run_load(pub.port, requests, 202);
-    events = pub.count("SELECT COUNT(*) FROM publisher_events") - warm;
+    events = pub.count("SELECT COUNT(*) FROM publisher_events") - warm_tasks;
     tasks_pending = pub.count("SELECT COUNT(*) FROM publisher_tasks WHERE state = 'pending'");
 
     // 2. Delivery: start the workers and time the drain of every pending task.
@@ -555,9 +555,11 @@ int main() {
       kConnections, kPerConnection, static_cast<long long>(kPhaseBudget.count()));
   print_load("bare cpp-httplib server answering 202 (baseline)", bare, 0);
   print_load("publisher ingest (guard + event + 1 task)", ingest, bare.per_second);
-  std::printf("  durable: %lld events and %lld pending tasks committed for %ld answers 202\n",
-              static_cast<long long>(events), static_cast<long long>(tasks_pending),
-              ingest.done - ingest.failed);
+  std::printf(
+      "  durable: %lld events and %lld pending tasks committed for %ld answers 202 (and "
+      "%lld warm-up tasks)\n",
+      static_cast<long long>(events), static_cast<long long>(tasks_pending - warm_tasks),
+      ingest.done - ingest.failed, static_cast<long long>(warm_tasks));
   std::printf("  target: >= 10000 ingests/s  -> %s\n",
               ingest.per_second >= 10000 ? "met" : "MISSED");
 
