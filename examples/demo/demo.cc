@@ -796,7 +796,16 @@ void Demo::stop_servers(std::vector<std::string>& failures) {
 }
 
 int Demo::run() {
-  prepare_work_dir();
+  try {
+    for (const char* name :
+         {"webhooks-publisherd", "orders-api", "payout-partner", "merchant-receiver"}) {
+      bin(name);
+    }
+    prepare_work_dir();
+  } catch (const Failure& e) {
+    std::cerr << "webhooks-demo: " << e.what() << std::endl;
+    return 1;
+  }
   admin_token_ = random_hex(24);
   api_key_ = "sk_demo_" + random_hex(12);
   secret_ = new_secret();
