@@ -43,6 +43,8 @@ int serve(const publisherd::Options& o) {
   SecureRandom random;
   HttpDeliveryOptions http;
   http.max_in_flight = static_cast<std::size_t>(o.max_in_flight);
+  http.max_connections_per_endpoint =
+      static_cast<std::size_t>(std::max(1, o.max_endpoint_connections / o.workers));
   http.connect_timeout = parse_duration(o.connect_timeout, "connect timeout");
   http.total_timeout = parse_duration(o.timeout, "timeout");
   http.allow_private_networks = o.allow_private_networks;
@@ -54,12 +56,15 @@ int serve(const publisherd::Options& o) {
   dispatch.poll_interval = parse_duration(o.poll_interval, "poll interval");
   dispatch.disable_after = parse_duration(o.disable_after, "disable after");
   dispatch.outcome_rules.permanent_statuses = o.permanent_statuses;
-  // A batch larger than the in-flight window is sent in rounds; the lease must outlast them all.
-  const int rounds = (o.batch_size + o.max_in_flight - 1) / o.max_in_flight;
+  // A batch larger than the in-flight window is sent in rounds (all of it may go to one
+  // endpoint); the lease must outlast them all.
+  const int window = std::min(o.max_in_flight, static_cast<int>(http.max_connections_per_endpoint));
+  const int rounds = (o.batch_size + window - 1) / window;
   if (dispatch.lease <= http.total_timeout * rounds) {
     throw Error(ErrorCode::invalid_argument,
                 "--delivery-lease must be longer than --timeout times ceil(--batch-size / "
-                "--max-in-flight), or a slow batch could be taken over while it is being sent");
+                "min(--max-in-flight, --max-endpoint-connections / --workers)), or a slow batch "
+                "could be taken over while it is being sent");
   }
   Dispatcher dispatcher(store, transport, policy, clock, random, metrics, dispatch);
   Ingest ingest(store, clock, metrics, [&dispatcher] { dispatcher.wake(); });

@@ -47,6 +47,10 @@ Parsed parse_options(int argc, char** argv) {
   opt("--max-in-flight", o.max_in_flight, "WEBHOOKS_MAX_IN_FLIGHT",
       "concurrent HTTP requests per worker")
       ->check(CLI::Range(1, 10'000));
+  opt("--max-endpoint-connections", o.max_endpoint_connections, "WEBHOOKS_MAX_ENDPOINT_CONNECTIONS",
+      "concurrent requests (and open connections) to one endpoint, all workers together; "
+      "rounded down to a multiple of --workers, at least one per worker")
+      ->check(CLI::Range(1, 100'000));
   opt("--batch-size", o.batch_size, "WEBHOOKS_BATCH_SIZE", "tasks claimed per batch")
       ->check(CLI::Range(1, 10'000));
   opt("--connect-timeout", o.connect_timeout, "WEBHOOKS_CONNECT_TIMEOUT",

@@ -20,8 +20,9 @@ struct Options {
   std::string rotation_grace = "24h";
   std::string disable_after = "5d";
   int workers = 4;
-  int max_in_flight = 64;  // per worker
-  int batch_size = 64;
+  int max_in_flight = 64;             // per worker
+  int max_endpoint_connections = 32;  // to one endpoint, all workers together
+  int batch_size = 32;
   std::string connect_timeout = "5s";
   std::string timeout = "15s";
   std::string delivery_lease = "2m";

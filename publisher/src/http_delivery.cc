@@ -26,6 +26,7 @@ struct Transfer {
   std::size_t body_cap = 0;
   const SsrfOptions* ssrf = nullptr;
   std::string refusal;  // the SSRF check's last refusal, if any
+  std::string origin;   // scheme://host:port of the URL, for the per-endpoint connection cap
   DeliveryResult result;
 
   ~Transfer() {
@@ -33,6 +34,17 @@ struct Transfer {
     curl_slist_free_all(header_list);
   }
 };
+
+// "scheme://authority" of `url`, lowercased: the unit of the per-endpoint connection cap. A URL
+// without "://" is its own origin (it fails later, as an invalid request).
+std::string origin_of(std::string_view url) {
+  const std::size_t scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos) return std::string(url);
+  const std::size_t end = url.find_first_of("/?#", scheme_end + 3);
+  std::string origin(url.substr(0, end));
+  for (char& c : origin) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return origin;
+}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -151,6 +163,7 @@ struct HttpDelivery::Impl {
   Ticket next_ticket = 1;
   std::deque<std::unique_ptr<Transfer>> queued;
   std::unordered_map<CURL*, std::unique_ptr<Transfer>> running;
+  std::unordered_map<std::string, std::size_t> running_per_origin;
   std::vector<Completion> ready;  // finished without running (invalid requests)
   std::atomic<bool> woken{false};
 
@@ -206,17 +219,25 @@ struct HttpDelivery::Impl {
     return true;
   }
 
-  // Moves queued transfers into the multi handle while there is room.
+  // Moves queued transfers into the multi handle while there is room, oldest first, skipping
+  // those whose endpoint already has max_connections_per_endpoint transfers running.
   void start_queued() {
-    while (!queued.empty() && running.size() < options.max_in_flight) {
-      std::unique_ptr<Transfer> t = std::move(queued.front());
-      queued.pop_front();
+    const std::size_t cap = options.max_connections_per_endpoint;
+    for (auto it = queued.begin(); it != queued.end() && running.size() < options.max_in_flight;) {
+      const auto count = running_per_origin.find((*it)->origin);
+      if (cap != 0 && count != running_per_origin.end() && count->second >= cap) {
+        ++it;
+        continue;
+      }
+      std::unique_ptr<Transfer> t = std::move(*it);
+      it = queued.erase(it);
       if (!prepare(*t) || curl_multi_add_handle(multi, t->easy) != CURLM_OK) {
         if (t->result.error.empty())
           set_failure(t->result, TransportError::other, "curl_multi_add_handle failed");
         ready.push_back({t->ticket, std::move(t->result)});
         continue;
       }
+      ++running_per_origin[t->origin];
       CURL* easy = t->easy;
       running.emplace(easy, std::move(t));
     }
@@ -227,6 +248,9 @@ struct HttpDelivery::Impl {
     if (it == running.end()) return;
     std::unique_ptr<Transfer> t = std::move(it->second);
     running.erase(it);
+    if (const auto count = running_per_origin.find(t->origin); count != running_per_origin.end()) {
+      if (--count->second == 0) running_per_origin.erase(count);
+    }
     curl_multi_remove_handle(multi, easy);
     DeliveryResult& r = t->result;
     long status = 0;
@@ -281,6 +305,7 @@ HttpDelivery::Ticket HttpDelivery::submit(DeliveryRequest request) {
   auto t = std::make_unique<Transfer>();
   t->ticket = impl_->next_ticket++;
   t->request = std::move(request);
+  t->origin = origin_of(t->request.url);
   const Ticket ticket = t->ticket;
   impl_->queued.push_back(std::move(t));
   return ticket;

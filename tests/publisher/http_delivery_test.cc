@@ -270,6 +270,29 @@ TEST_CASE("no more than max_in_flight requests run at once") {
   CHECK(merchant.max_concurrent <= 4);
 }
 
+TEST_CASE("no more than max_connections_per_endpoint run at once to one endpoint") {
+  Endpoints merchant, other;
+  HttpDeliveryOptions options = loopback_options();
+  options.max_in_flight = 8;
+  options.max_connections_per_endpoint = 2;
+  HttpDelivery client(options);
+  std::vector<DeliveryRequest> requests;
+  for (int i = 0; i < 12; ++i)
+    requests.push_back(post(merchant.url("/concurrent"), std::to_string(i)));
+  for (int i = 0; i < 12; ++i) requests.push_back(post(other.url("/ok"), std::to_string(i)));
+  const auto results = client.deliver(std::move(requests));
+  REQUIRE(results.size() == 24);
+  for (int i = 0; i < 12; ++i) {
+    CHECK(results[i].status == 200);
+    CHECK(results[i].body == std::to_string(i));  // queued ones still complete, in order
+  }
+  for (int i = 12; i < 24; ++i) CHECK(results[i].status == 200);
+  CHECK(merchant.max_concurrent == 2);
+  std::lock_guard lock(other.mutex_);
+  CHECK(other.remote_ports.size() == 12);  // the other endpoint has its own cap
+  CHECK(std::set<int>(other.remote_ports.begin(), other.remote_ports.end()).size() <= 2);
+}
+
 TEST_CASE("connections are reused across requests and calls") {
   Endpoints merchant;
   HttpDeliveryOptions options = loopback_options();

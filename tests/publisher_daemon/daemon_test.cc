@@ -32,6 +32,8 @@ std::vector<std::string> daemon_args(const std::string& db, std::vector<std::str
                                 "2s",
                                 "--delivery-lease",
                                 "3s",
+                                "--batch-size",
+                                "8",
                                 "--poll-interval",
                                 "20ms",
                                 "--log-level",
@@ -177,8 +179,7 @@ TEST_CASE("a SIGKILLed daemon restarted on the same database delivers every acce
   });
   std::set<std::string> accepted;
   constexpr int kEvents = 2000;
-  auto daemon =
-      std::make_unique<Daemon>(daemon_args(db, {"--workers", "2", "--batch-size", "8"}), dir);
+  auto daemon = std::make_unique<Daemon>(daemon_args(db, {"--workers", "2"}), dir);
   auto client = std::make_unique<Client>(daemon->wait_listening());
   REQUIRE(client->post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", receiver.url()}})->status ==
           201);

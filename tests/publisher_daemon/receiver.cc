@@ -1,9 +1,10 @@
 #include "receiver.h"
 
+#include "webhooks/http_server.h"
+
 namespace webhooks::test {
 
 Receiver::Receiver(Script script) : script_(std::move(script)) {
-  server_.set_tcp_nodelay(true);
   server_.Post("/hook", [this](const httplib::Request& req, httplib::Response& res) {
     Received r{req.headers, req.body};
     Reply reply;
@@ -18,7 +19,7 @@ Receiver::Receiver(Script script) : script_(std::move(script)) {
     res.set_content("{\"ok\":" + std::string(reply.status < 300 ? "true" : "false") + "}",
                     "application/json");
   });
-  port_ = server_.bind_to_any_port("127.0.0.1");
+  port_ = http::bind_server(server_, "127.0.0.1", 0);  // 64 threads, backlog 4096
   thread_ = std::thread([this] { server_.listen_after_bind(); });
 }
 

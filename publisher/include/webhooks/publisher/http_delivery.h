@@ -67,6 +67,12 @@ struct HttpDeliveryOptions {
   // Transfers running at once; more wait in a queue, first in first out. Each holds a
   // connection, so this is also the most sockets open at once. Must be >= 1.
   std::size_t max_in_flight = 64;
+  // Transfers running at once to one endpoint (scheme, host and port); more wait in the queue
+  // behind them, their timeouts not yet started, while other endpoints' transfers go ahead.
+  // Bounds the connections one endpoint must hold open: a receiver that serves each keep-alive
+  // connection on its own thread (cpp-httplib: 64 by default) stalls when a sender opens more.
+  // 0 means no limit beyond max_in_flight.
+  std::size_t max_connections_per_endpoint = 0;
   // Idle connections kept for reuse after their transfer (libcurl's cache, per client). 0 means
   // max_in_flight. Connections are reused for the same scheme, host and port.
   std::size_t max_idle_connections = 0;
