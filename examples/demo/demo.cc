@@ -316,7 +316,10 @@ void Demo::start_servers() {
           "--partner-url", "http://" + std::string(kHost) + ":" + std::to_string(partner_port_),
           "--publisher-url", "http://" + std::string(kHost) + ":" + std::to_string(publisher_port_),
           "--publisher-token", admin_token_, "--lease", "2", "--ttl", "3600",
-          "--partner-timeout-ms", "2000"},
+          "--partner-timeout-ms", "2000",
+          // Each operation takes 25 ms inside its lease, as a call to a card processor would,
+          // so a resend sent together with its original finds it in progress: 409.
+          "--operation-delay-ms", "25"},
       work_);
   orders_port_ = orders_->start(deadline_);
 
