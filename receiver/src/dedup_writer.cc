@@ -13,7 +13,19 @@ constexpr std::size_t kMaxBatch = 512;
 }  // namespace
 
 DedupWriter::DedupWriter(idempotency::Store& store, bool grouped)
-    : store_(store), grouped_(grouped) {}
+    : store_(store), grouped_(grouped) {
+  if (grouped_) thread_ = std::thread([this] { run(); });
+}
+
+DedupWriter::~DedupWriter() {
+  if (!grouped_) return;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
 
 BeginResult DedupWriter::begin(std::string_view scope, std::string_view key,
                                std::string_view fingerprint, UnixMillis now) {
@@ -52,63 +64,13 @@ bool DedupWriter::fail(const Lease& lease, UnixMillis now) {
 }
 
 void DedupWriter::submit(Op& op) {
-  std::unique_lock lock(mutex_);
-  queue_.push_back(&op);
-  if (leading_) {
-    // A batch is running: wait until a leader has committed our write, or hands us the lead.
-    lock.unlock();
-    op.done.acquire();
-    if (!op.lead) {
-      if (op.error) std::rethrow_exception(op.error);
-      return;
-    }
-    lock.lock();
-  } else {
-    leading_ = true;
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back(&op);
   }
-  lead(lock, op);
+  wake_.notify_one();
+  op.done.acquire();
   if (op.error) std::rethrow_exception(op.error);
-}
-
-// Called with `lock` held, leading_ set and `own` the oldest queued write (a new leader finds the
-// queue empty; a handed lead goes to the front of the queue), so `own` is in the batch.
-void DedupWriter::lead(std::unique_lock<std::mutex>& lock, Op& own) {
-  std::vector<Op*> batch;
-  if (queue_.size() <= kMaxBatch) {
-    batch.swap(queue_);
-  } else {
-    batch.assign(queue_.begin(), queue_.begin() + kMaxBatch);
-    queue_.erase(queue_.begin(), queue_.begin() + kMaxBatch);
-  }
-  lock.unlock();
-  try {
-    store_.database().transact([&](db::Transaction& tx) {
-      for (Op* op : batch) apply(tx, *op);
-    });
-  } catch (...) {
-    for (Op* op : batch) {  // one write per transaction, so only the bad one fails
-      try {
-        store_.database().transact([&](db::Transaction& tx) { apply(tx, *op); });
-      } catch (...) {
-        op->error = std::current_exception();
-      }
-    }
-  }
-  Op* next = nullptr;
-  lock.lock();
-  if (queue_.empty()) {
-    leading_ = false;
-  } else {
-    next = queue_.front();
-    next->lead = true;
-  }
-  lock.unlock();
-  // Wake the next leader first so the next batch starts while this one's callers answer. After
-  // its release an Op may be gone (it lives on its caller's stack).
-  if (next) next->done.release();
-  for (Op* op : batch) {
-    if (op != &own) op->done.release();
-  }
 }
 
 void DedupWriter::apply(db::Transaction& tx, Op& op) {
@@ -122,6 +84,39 @@ void DedupWriter::apply(db::Transaction& tx, Op& op) {
     case Op::Kind::fail:
       op.ok = store_.fail(tx, *op.lease, op.now);
       break;
+  }
+}
+
+void DedupWriter::run() {
+  std::vector<Op*> batch;
+  std::unique_lock lock(mutex_);
+  while (true) {
+    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) break;  // stopping, nothing left
+    batch.clear();
+    if (queue_.size() <= kMaxBatch) {
+      batch.swap(queue_);
+    } else {
+      batch.assign(queue_.begin(), queue_.begin() + kMaxBatch);
+      queue_.erase(queue_.begin(), queue_.begin() + kMaxBatch);
+    }
+    lock.unlock();
+    try {
+      store_.database().transact([&](db::Transaction& tx) {
+        for (Op* op : batch) apply(tx, *op);
+      });
+    } catch (...) {
+      for (Op* op : batch) {  // one write per transaction, so only the bad one fails
+        try {
+          store_.database().transact([&](db::Transaction& tx) { apply(tx, *op); });
+        } catch (...) {
+          op->error = std::current_exception();
+        }
+      }
+    }
+    // After its release an Op may be gone (it lives on its caller's stack).
+    for (Op* op : batch) op->done.release();
+    lock.lock();
   }
 }
 
