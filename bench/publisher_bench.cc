@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "http_load.h"
 #include "webhooks/clock.h"
 #include "webhooks/db.h"
 #include "webhooks/http_server.h"
@@ -125,43 +126,12 @@ struct Hook {
   }
 };
 
-// --- a closed load loop: kConnections keep-alive clients, each sending its slice ---
-struct Load {
-  double per_second = 0, p50_ms = 0, p99_ms = 0;
-  long done = 0, failed = 0;
-};
-
-struct HttpRequest {
-  std::string path, body;
-  httplib::Headers headers;
-};
+// --- the closed load loop of bench/http_load.h, with this bench's connections and budget ---
+using Load = bench::HttpLoad;
+using bench::HttpRequest;
 
 Load run_load(int port, const std::vector<HttpRequest>& requests, int expect_status) {
-  std::vector<std::vector<double>> latencies(kConnections);
-  std::atomic<long> failed{0};
-  std::vector<std::thread> threads;
-  const auto start = Steady::now();
-  const auto deadline = start + kPhaseBudget;
-  for (int c = 0; c < kConnections; ++c) {
-    threads.emplace_back([&, c] {
-      httplib::Client client("127.0.0.1", port);
-      client.set_keep_alive(true);
-      client.set_tcp_nodelay(true);
-      for (std::size_t i = c; i < requests.size() && Steady::now() < deadline; i += kConnections) {
-        const HttpRequest& r = requests[i];
-        const auto t0 = Steady::now();
-        auto res = client.Post(r.path.c_str(), r.headers, r.body, "application/json");
-        latencies[c].push_back(since_ms(t0, Steady::now()));
-        if (!res || res->status != expect_status) ++failed;
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  const double seconds = since_ms(start, Steady::now()) / 1000;
-  std::vector<double> all;
-  for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
-  return {static_cast<double>(all.size()) / seconds, bench::quantile(all, 0.5),
-          bench::quantile(all, 0.99), static_cast<long>(all.size()), failed.load()};
+  return bench::http_load(port, requests, kConnections, kPhaseBudget, expect_status);
 }
 
 void print_load(const char* name, const Load& f, double baseline, const char* unit = "req/s") {

@@ -2,14 +2,15 @@
 // with the same pool and keep-alive settings answering 200 to the same requests, and
 // Receiver::handle in process. SQLite dedup store, synchronous=NORMAL.
 #include <httplib.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
-#include <unistd.h>
 
 #include "bench_util.h"
+#include "http_load.h"
 #include "webhooks/log.h"
 #include "webhooks/receiver/http_server.h"
 #include "webhooks/secret.h"
@@ -26,10 +27,8 @@ constexpr int kPerConnection = 600;                     // requests per connecti
 constexpr auto kPhaseBudget = std::chrono::seconds(8);  // and at most this long per phase
 const std::string kSecretText = Secret::generate().to_string();
 
-struct Request {
-  std::string id, body;
-  httplib::Headers headers;
-};
+using Request = bench::HttpRequest;
+using Figures = bench::HttpLoad;
 
 std::vector<Request> make_requests(const std::string& prefix, int count) {
   const Signer signer(Secret::parse(kSecretText));
@@ -37,63 +36,35 @@ std::vector<Request> make_requests(const std::string& prefix, int count) {
   std::vector<Request> out;
   out.reserve(count);
   for (int i = 0; i < count; ++i) {
+    const std::string id = prefix + std::to_string(i);
     Request r;
-    r.id = prefix + std::to_string(i);
-    r.body = nlohmann::json{{"id", r.id},
+    r.path = "/webhooks";
+    r.body = nlohmann::json{{"id", id},
                             {"type", "order.captured"},
                             {"timestamp", "2026-11-30T21:00:00Z"},
-                            {"data", {{"order_id", "ord_" + std::to_string(i)},
-                                      {"amount", 1000 + i},
-                                      {"currency", "EUR"},
-                                      {"reference", "bench reference text of a typical size"}}}}
+                            {"data",
+                             {{"order_id", "ord_" + std::to_string(i)},
+                              {"amount", 1000 + i},
+                              {"currency", "EUR"},
+                              {"reference", "bench reference text of a typical size"}}}}
                  .dump();
-    r.headers = {{"webhook-id", r.id},
+    r.headers = {{"webhook-id", id},
                  {"webhook-timestamp", std::to_string(ts)},
-                 {"webhook-signature", signer.sign(r.id, ts, r.body)},
+                 {"webhook-signature", signer.sign(id, ts, r.body)},
                  {"webhook-delivery-id", "dlv_" + std::to_string(i)}};
     out.push_back(std::move(r));
   }
   return out;
 }
 
-struct Figures {
-  double per_second = 0, p50_ms = 0, p99_ms = 0;
-  long done = 0, errors = 0;
-};
-
-// kConnections client threads, each with one keep-alive connection, send their slice of
-// `requests` (bounded in count and time).
+// kConnections keep-alive clients, each sending its slice of `requests` (bench/http_load.h).
 Figures load(int port, const std::vector<Request>& requests) {
-  std::vector<std::vector<double>> latencies(kConnections);
-  std::atomic<long> errors{0};
-  std::vector<std::thread> threads;
-  const auto start = Clock::now();
-  const auto deadline = start + kPhaseBudget;
-  for (int c = 0; c < kConnections; ++c) {
-    threads.emplace_back([&, c] {
-      httplib::Client client("127.0.0.1", port);
-      client.set_keep_alive(true);
-      client.set_tcp_nodelay(true);
-      for (std::size_t i = c; i < requests.size() && Clock::now() < deadline; i += kConnections) {
-        const auto t0 = Clock::now();
-        auto res = client.Post("/webhooks", requests[i].headers, requests[i].body,
-                               "application/json");
-        latencies[c].push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-        if (!res || res->status != 200) ++errors;
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  std::vector<double> all;
-  for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
-  return {static_cast<double>(all.size()) / seconds, bench::quantile(all, 0.5),
-          bench::quantile(all, 0.99), static_cast<long>(all.size()), errors.load()};
+  return bench::http_load(port, requests, kConnections, kPhaseBudget, 200);
 }
 
 void print(const char* name, const Figures& f, double bare) {
-  std::printf("  %-34s %9.0f req/s  p50 %6.2f ms  p99 %6.2f ms  (%ld requests, %ld not 200)",
-              name, f.per_second, f.p50_ms, f.p99_ms, f.done, f.errors);
+  std::printf("  %-34s %9.0f req/s  p50 %6.2f ms  p99 %6.2f ms  (%ld requests, %ld not 200)", name,
+              f.per_second, f.p50_ms, f.p99_ms, f.done, f.failed);
   if (bare > 0) std::printf("  %.2fx bare", f.per_second / bare);
   std::printf("\n");
 }
@@ -131,7 +102,8 @@ std::pair<double, long> drive(Receiver& receiver, const std::vector<Request>& re
         for (const auto& [n, v] : requests[i].headers) headers.add(n, v);
         const Answer a =
             receiver.handle(headers, requests[i].body, [](const Event&) { return Reply{}; });
-        if (a.status != 200) std::fprintf(stderr, "unexpected answer %d %s\n", a.status, a.body.c_str());
+        if (a.status != 200)
+          std::fprintf(stderr, "unexpected answer %d %s\n", a.status, a.body.c_str());
         ++done;
       }
     });
@@ -148,9 +120,10 @@ void in_process(Receiver& receiver, const char* label) {
     const auto [fresh, handled] = drive(receiver, requests, requests.size(), false, threads);
     const auto [dups, calls] =
         drive(receiver, requests, static_cast<std::size_t>(handled), true, threads);
-    std::printf("  handle() in process, %-18s %d thread%s new events %7.0f /s, duplicates %7.0f /s "
-                "(%ld + %ld calls)\n",
-                label, threads, threads == 1 ? ": " : "s:", fresh, dups, handled, calls);
+    std::printf(
+        "  handle() in process, %-18s %d thread%s new events %7.0f /s, duplicates %7.0f /s "
+        "(%ld + %ld calls)\n",
+        label, threads, threads == 1 ? ": " : "s:", fresh, dups, handled, calls);
   }
 }
 
@@ -168,14 +141,16 @@ int main() {
   Receiver receiver(config);
 
   const ServerTuning tuning;  // the same for both servers
-  std::printf("receiver over HTTP: %d keep-alive connections on loopback, %d requests each per "
-              "phase (at most %lld s), %d cores\n",
-              kConnections, kPerConnection, static_cast<long long>(kPhaseBudget.count()),
-              static_cast<int>(std::thread::hardware_concurrency()));
-  std::printf("  both servers: tcp_nodelay on, %zu pool threads, keep_alive_max_count %zu, "
-              "backlog %d; SQLite synchronous=%s, group_commits %s\n",
-              tuning.threads, tuning.keep_alive_max_count, tuning.backlog,
-              config.database.sqlite_synchronous.c_str(), config.group_commits ? "on" : "off");
+  std::printf(
+      "receiver over HTTP: %d keep-alive connections on loopback, %d requests each per "
+      "phase (at most %lld s), %d cores\n",
+      kConnections, kPerConnection, static_cast<long long>(kPhaseBudget.count()),
+      static_cast<int>(std::thread::hardware_concurrency()));
+  std::printf(
+      "  both servers: tcp_nodelay on, %zu pool threads, keep_alive_max_count %zu, "
+      "backlog %d; SQLite synchronous=%s, group_commits %s\n",
+      tuning.threads, tuning.keep_alive_max_count, tuning.backlog,
+      config.database.sqlite_synchronous.c_str(), config.group_commits ? "on" : "off");
 
   const auto requests = make_requests("evt_", kConnections * kPerConnection);
   Figures bare, fresh, dup;
