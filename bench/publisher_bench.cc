@@ -34,6 +34,7 @@
 
 #include "bench_util.h"
 #include "http_load.h"
+#include "sample_order.h"
 #include "webhooks/clock.h"
 #include "webhooks/db.h"
 #include "webhooks/http_server.h"
@@ -84,13 +85,8 @@ void progress(const char* phase) {
 }
 
 std::string ingest_body(int i) {
-  return nlohmann::json{{"merchant_id", kMerchant},
-                        {"type", "order.captured"},
-                        {"data",
-                         {{"order_id", "ord_" + std::to_string(i)},
-                          {"amount", 1000 + i},
-                          {"currency", "EUR"},
-                          {"reference", "bench reference text of a typical size"}}}}
+  return nlohmann::json{
+      {"merchant_id", kMerchant}, {"type", "order.captured"}, {"data", bench::sample_order(i)}}
       .dump();
 }
 

@@ -11,6 +11,7 @@
 
 #include "bench_util.h"
 #include "http_load.h"
+#include "sample_order.h"
 #include "webhooks/log.h"
 #include "webhooks/receiver/http_server.h"
 #include "webhooks/secret.h"
@@ -42,11 +43,7 @@ std::vector<Request> make_requests(const std::string& prefix, int count) {
     r.body = nlohmann::json{{"id", id},
                             {"type", "order.captured"},
                             {"timestamp", "2026-11-30T21:00:00Z"},
-                            {"data",
-                             {{"order_id", "ord_" + std::to_string(i)},
-                              {"amount", 1000 + i},
-                              {"currency", "EUR"},
-                              {"reference", "bench reference text of a typical size"}}}}
+                            {"data", bench::sample_order(i)}}
                  .dump();
     r.headers = {{"webhook-id", id},
                  {"webhook-timestamp", std::to_string(ts)},
