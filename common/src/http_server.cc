@@ -3,7 +3,9 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <cctype>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "webhooks/error.h"
 
@@ -28,7 +30,71 @@ void apply_tuning(httplib::Server& server, const ServerTuning& tuning) {
   server.set_keep_alive_max_count(tuning.keep_alive_max_count);
 }
 
+using HandlerResponse = httplib::Server::HandlerResponse;
+
+// Answers before the body is read. The unread body stays on the connection, so the answer says
+// "Connection: close" (httplib copies it from the request) and the client closes.
+void write_error(httplib::Response& res, int status, std::string_view code,
+                 const std::string& message) {
+  res.status = status;
+  res.set_content(nlohmann::json{{"error", {{"code", code}, {"message", message}}}}.dump(),
+                  "application/json");
+}
+
+HandlerResponse refuse(const httplib::Request& req, httplib::Response& res, int status,
+                       std::string_view code, const std::string& message) {
+  // routing() hands the pre-routing handler its own, non-const Request.
+  auto& mutable_req = const_cast<httplib::Request&>(req);
+  mutable_req.headers.erase("Connection");
+  mutable_req.set_header("Connection", "close");
+  write_error(res, status, code, message);
+  return HandlerResponse::Handled;
+}
+
+bool all_digits(const std::string& text) {
+  if (text.empty() || text.size() > 19) return false;  // 19 digits always fit in uint64
+  for (const char c : text) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+HandlerResponse guard_body(const httplib::Request& req, httplib::Response& res) {
+  if (req.has_header("Transfer-Encoding")) {
+    return refuse(req, res, 411, "length_required",
+                  "send the body with a Content-Length header; Transfer-Encoding (chunked) "
+                  "bodies are not accepted");
+  }
+  if (req.has_header("Content-Length")) {
+    const std::string text = req.get_header_value("Content-Length");
+    if (!all_digits(text)) {
+      return refuse(req, res, 400, "bad_request", "Content-Length must be a decimal number of bytes");
+    }
+  } else if (req.method == "POST" || req.method == "PUT" || req.method == "PATCH") {
+    const_cast<httplib::Request&>(req).set_header("Content-Length", "0");  // as in refuse()
+  }
+  return HandlerResponse::Unhandled;
+}
+
 }  // namespace
+
+void limit_request_bodies(httplib::Server& server, std::size_t limit,
+                          httplib::Server::HandlerWithResponse then) {
+  server.set_payload_max_length(limit);
+  server.set_pre_routing_handler(
+      [then = std::move(then)](const httplib::Request& req, httplib::Response& res) {
+        if (guard_body(req, res) == HandlerResponse::Handled) return HandlerResponse::Handled;
+        return then ? then(req, res) : HandlerResponse::Unhandled;
+      });
+  // httplib answers a Content-Length over the limit with an empty 413 after discarding the body
+  // through a fixed buffer (so the client, still sending, reads the answer).
+  server.set_error_handler([limit](const httplib::Request&, httplib::Response& res) {
+    if (res.status == 413 && res.body.empty()) {
+      write_error(res, 413, "payload_too_large",
+                  "the body is larger than " + std::to_string(limit) + " bytes");
+    }
+  });
+}
 
 void tune_server(httplib::Server& server, const ServerTuning& tuning) {
   apply_tuning(server, tuning);

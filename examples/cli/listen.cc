@@ -88,6 +88,7 @@ void add_listen(CLI::App& app, Action& action) {
       pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
       httplib::Server server;
+      receiver::limit_request_bodies(server, rx.config().max_body_bytes);
       server.Post(".*", [&](const httplib::Request& req, httplib::Response& res) {
         const receiver::Headers headers = receiver::headers_of(req);
         bool is_new = false;

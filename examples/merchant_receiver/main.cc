@@ -70,6 +70,7 @@ int run(const Flags& flags) {
   merchant::Merchant shop(receiver.database(), flags.faults);
 
   httplib::Server server;
+  webhooks::receiver::limit_request_bodies(server, config.max_body_bytes);
   server.Post("/webhooks", [&](const httplib::Request& req, httplib::Response& res) {
     const auto answer = receiver.handle(
         webhooks::receiver::headers_of(req), req.body,

@@ -157,6 +157,7 @@ int serve(const Config& config) {
   }
   Api api(config, db, clock);
   httplib::Server server;
+  http::limit_request_bodies(server, http::kDefaultBodyLimit);
   api.routes(server);
   examples::ServerTuning tuning;
   tuning.threads = static_cast<std::size_t>(std::max(1, config.threads));

@@ -122,6 +122,7 @@ int run(const Config& config) {
   Partner partner(config, *db);
   partner.create_tables();
   httplib::Server server;
+  http::limit_request_bodies(server, http::kDefaultBodyLimit);
   partner.routes(server);
   examples::bind_and_announce(server, address);
   examples::StopOnSignal stop(server);

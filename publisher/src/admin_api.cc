@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include "admin_json.h"
+#include "webhooks/http_server.h"
 #include "webhooks/log.h"
 
 namespace webhooks::publisher {
@@ -47,8 +48,8 @@ AdminApi::AdminApi(Store& store, Ingest& ingest, idempotency::Guard& guard, Metr
       wake_(std::move(wake)) {}
 
 void AdminApi::mount(httplib::Server& server) {
-  server.set_payload_max_length(options_.body_limit);
-  server.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+  http::limit_request_bodies(server, options_.body_limit, [this](const httplib::Request& req,
+                                                                  httplib::Response& res) {
     if (req.path == "/healthz" || req.path == "/metrics") {
       return httplib::Server::HandlerResponse::Unhandled;
     }

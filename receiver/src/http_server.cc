@@ -5,6 +5,7 @@ namespace {
 
 template <typename H>
 void mount_any(httplib::Server& server, const std::string& route, Receiver& receiver, H handler) {
+  http::limit_request_bodies(server, receiver.config().max_body_bytes);
   server.Post(route, [&receiver, handler = std::move(handler)](const httplib::Request& req,
                                                                httplib::Response& res) {
     write_answer(receiver.handle(headers_of(req), req.body, handler), res);

@@ -133,6 +133,19 @@ TEST_CASE("the daemon serves the admin API and delivers; SIGTERM exits 0", "[dae
       "/v1/events", {{"Authorization", std::string("Bearer ") + kToken}}, big, "application/json");
   REQUIRE(too_big);
   CHECK(too_big->status == 413);
+  CHECK(json::parse(too_big->body)["error"]["code"] == "payload_too_large");
+  const std::string event = R"({"merchant_id":"m1","type":"t.x","data":{}})";
+  auto chunked = client.http.Post(
+      "/v1/events", {{"Authorization", std::string("Bearer ") + kToken}},
+      [&](std::size_t, httplib::DataSink& sink) {
+        sink.write(event.data(), event.size());
+        sink.done();
+        return true;
+      },
+      "application/json");
+  REQUIRE(chunked);
+  CHECK(chunked->status == 411);
+  CHECK(json::parse(chunked->body)["error"]["code"] == "length_required");
 
   const std::string metrics = client.http.Get("/metrics")->body;
   for (const char* name :

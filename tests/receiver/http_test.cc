@@ -69,6 +69,23 @@ TEST_CASE("the cpp-httplib adapter serves a mounted receiver") {
   REQUIRE(bare);
   CHECK(bare->status == 400);
   CHECK(code_of(bare->body) == "headers_invalid");
+  // Bodies over config.max_body_bytes are refused from their headers; chunked ones with 411.
+  const std::string big(config.max_body_bytes + 1, ' ');
+  auto too_big = client.Post("/webhooks", http_headers("e3", big, "d4"), big, "application/json");
+  REQUIRE(too_big);
+  CHECK(too_big->status == 413);
+  CHECK(code_of(too_big->body) == "payload_too_large");
+  auto chunked = client.Post(
+      "/webhooks", http_headers("e4", body, "d5"),
+      [&](std::size_t, httplib::DataSink& sink) {
+        sink.write(body.data(), body.size());
+        sink.done();
+        return true;
+      },
+      "application/json");
+  REQUIRE(chunked);
+  CHECK(chunked->status == 411);
+  CHECK(code_of(chunked->body) == "length_required");
   CHECK(calls == 1);
   server.stop();
   serving.join();

@@ -17,6 +17,9 @@
 
 namespace webhooks::http {
 
+// The request body limit every server of the toolkit uses unless told otherwise: 1 MiB.
+inline constexpr std::size_t kDefaultBodyLimit = 1024 * 1024;
+
 struct ServerTuning {
   // Worker threads; each serves one keep-alive connection at a time, so size it to the expected
   // concurrent connections (the publisher's connection pool, a load balancer's).
@@ -37,5 +40,22 @@ void tune_server(httplib::Server& server, const ServerTuning& tuning = {});
 // cannot be bound. Then call server.listen_after_bind() (blocks until server.stop()).
 int bind_server(httplib::Server& server, const std::string& host, int port,
                 const ServerTuning& tuning = {});
+
+// Bounds every request body to `limit` bytes without buffering more than that, by setting the
+// server's payload limit, pre-routing handler and error handler (so call it once per server, and
+// pass your own pre-routing check, e.g. authentication, as `then`: it runs for the requests let
+// through; a later set_error_handler replaces the JSON 413). cpp-httplib 0.11 applies its payload
+// limit to Content-Length bodies only: it reads a chunked body, or a POST body without
+// Content-Length, to its end with no limit. Answers, as {"error":{"code","message"}}:
+//   - 413 payload_too_large: Content-Length is over `limit` (httplib discards the body unstored);
+//   - 411 length_required, with Connection: close, before the body is read: the body is sent with
+//     Transfer-Encoding (chunked); send it with Content-Length, as Standard Webhooks senders and
+//     curl -d do;
+//   - 400 bad_request, with Connection: close: Content-Length is not a decimal number.
+// A POST, PUT or PATCH with neither header has an empty body (RFC 9112, section 6.3, rule 7);
+// cpp-httplib 0.11 would instead wait for the client to close, so such a request is given
+// "Content-Length: 0".
+void limit_request_bodies(httplib::Server& server, std::size_t limit,
+                          httplib::Server::HandlerWithResponse then = nullptr);
 
 }  // namespace webhooks::http

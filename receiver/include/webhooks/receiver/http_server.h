@@ -20,6 +20,7 @@ namespace webhooks::receiver {
 
 // The tuned server of webhooks/http_server.h, under the receiver's names.
 using http::bind_server;
+using http::limit_request_bodies;
 using http::ServerTuning;
 using http::tune_server;
 
@@ -28,7 +29,10 @@ Headers headers_of(const httplib::Request& request);
 // Writes `answer` (status, headers, JSON body) into `response`.
 void write_answer(const Answer& answer, httplib::Response& response);
 
-// Serves POST `route` with `receiver` and `handler`. `receiver` must outlive the server.
+// Serves POST `route` with `receiver` and `handler`. `receiver` must outlive the server. Also
+// limits the server's request bodies to receiver.config().max_body_bytes before they are read
+// (http::limit_request_bodies: 413, or 411 for a chunked body), which sets the server's
+// pre-routing handler: pass your own to limit_request_bodies instead of setting it.
 void mount(httplib::Server& server, const std::string& route, Receiver& receiver, Handler handler);
 void mount(httplib::Server& server, const std::string& route, Receiver& receiver,
            TransactionalHandler handler);

@@ -1,0 +1,186 @@
+// webhooks::http::limit_request_bodies over real HTTP on 127.0.0.1: bodies are bounded before
+// cpp-httplib reads them, whatever framing the client uses.
+#include <arpa/inet.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "webhooks/http_server.h"
+
+namespace {
+
+constexpr std::size_t kLimit = 1024;
+
+// A server whose POST /echo answers the size of the body it received.
+struct EchoServer {
+  explicit EchoServer(httplib::Server::HandlerWithResponse then = nullptr) {
+    webhooks::http::limit_request_bodies(server, kLimit, std::move(then));
+    server.Post("/echo", [this](const httplib::Request& req, httplib::Response& res) {
+      ++calls;
+      res.set_content(std::to_string(req.body.size()), "text/plain");
+    });
+    port = webhooks::http::bind_server(server, "127.0.0.1", 0);
+    serving = std::thread([this] { server.listen_after_bind(); });
+  }
+  ~EchoServer() {
+    server.stop();
+    serving.join();
+  }
+  httplib::Server server;
+  std::atomic<int> calls{0};
+  int port = 0;
+  std::thread serving;
+};
+
+std::string code_of(const std::string& body) {
+  return nlohmann::json::parse(body)["error"]["code"].get<std::string>();
+}
+
+// Sends `request` on a new connection and returns what the server answers within 5 seconds, up
+// to the first blank line and the body length it announces (one answer).
+std::string raw_exchange(int port, const std::string& request) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(request.size()));
+  timeval timeout{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  std::string answer;
+  char buffer[4096];
+  while (true) {
+    const std::size_t head_end = answer.find("\r\n\r\n");
+    if (head_end != std::string::npos) {
+      const std::size_t at = answer.find("Content-Length: ");
+      const std::size_t length = at == std::string::npos ? 0 : std::stoul(answer.substr(at + 16));
+      if (answer.size() >= head_end + 4 + length) break;
+    }
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) break;
+    answer.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return answer;
+}
+
+}  // namespace
+
+TEST_CASE("a body up to the limit is served; one byte over is 413") {
+  EchoServer echo;
+  httplib::Client client("127.0.0.1", echo.port);
+  auto at_limit = client.Post("/echo", std::string(kLimit, 'x'), "application/json");
+  REQUIRE(at_limit);
+  CHECK(at_limit->status == 200);
+  CHECK(at_limit->body == "1024");
+
+  auto over = client.Post("/echo", std::string(kLimit + 1, 'x'), "application/json");
+  REQUIRE(over);
+  CHECK(over->status == 413);
+  CHECK(code_of(over->body) == "payload_too_large");
+  CHECK(echo.calls == 1);
+
+  // Over a raw connection too, with the body discarded and the connection kept.
+  const std::string answer = raw_exchange(
+      echo.port, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 1025\r\n\r\n" +
+                     std::string(kLimit + 1, 'x'));
+  CHECK(answer.rfind("HTTP/1.1 413 Payload Too Large\r\n", 0) == 0);
+  CHECK(answer.find(R"({"error":{"code":"payload_too_large","message":"the body is larger than 1024 bytes"}})") !=
+        std::string::npos);
+  CHECK(echo.calls == 1);
+}
+
+TEST_CASE("a chunked body is refused with 411 before it is read") {
+  EchoServer echo;
+  httplib::Client client("127.0.0.1", echo.port);
+  int provided = 0;
+  // A content provider without a length makes httplib send Transfer-Encoding: chunked.
+  auto chunked = client.Post(
+      "/echo",
+      [&](std::size_t, httplib::DataSink& sink) {
+        ++provided;
+        sink.write("{}", 2);
+        sink.done();
+        return true;
+      },
+      "application/json");
+  REQUIRE(chunked);
+  CHECK(chunked->status == 411);
+  CHECK(code_of(chunked->body) == "length_required");
+  CHECK(chunked->get_header_value("Connection") == "close");
+  CHECK(echo.calls == 0);
+
+  // A chunk far over the limit announced by a raw client: the answer comes before it is sent.
+  const std::string answer = raw_exchange(
+      echo.port,
+      "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n40000000\r\n");
+  CHECK(answer.rfind("HTTP/1.1 411 Length Required\r\n", 0) == 0);
+  CHECK(echo.calls == 0);
+}
+
+TEST_CASE("a POST without Content-Length has an empty body and is answered at once") {
+  EchoServer echo;
+  // cpp-httplib 0.11 alone would wait for the client to close the connection.
+  const std::string answer = raw_exchange(echo.port, "POST /echo HTTP/1.1\r\nHost: a\r\n\r\n");
+  CHECK(answer.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(answer.substr(answer.size() - 1) == "0");
+  CHECK(echo.calls == 1);
+}
+
+TEST_CASE("a Content-Length that is not a number is 400") {
+  EchoServer echo;
+  const std::string answer =
+      raw_exchange(echo.port, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 12abc\r\n\r\n");
+  CHECK(answer.rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0);
+  CHECK(answer.find(R"("code":"bad_request")") != std::string::npos);
+  CHECK(echo.calls == 0);
+}
+
+TEST_CASE("the caller's own pre-routing check runs only for requests let through") {
+  std::atomic<int> checked{0};
+  EchoServer echo([&](const httplib::Request& req, httplib::Response& res) {
+    ++checked;
+    if (req.get_header_value("Authorization") == "Bearer ok") {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    res.status = 401;
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  httplib::Client client("127.0.0.1", echo.port);
+  auto chunked = client.Post(
+      "/echo",
+      [](std::size_t, httplib::DataSink& sink) {
+        sink.done();
+        return true;
+      },
+      "application/json");
+  REQUIRE(chunked);
+  CHECK(chunked->status == 411);
+  CHECK(checked == 0);
+  auto refused = client.Post("/echo", "{}", "application/json");
+  REQUIRE(refused);
+  CHECK(refused->status == 401);
+  // The check runs before the body is read, so it is the first answer to a body over the limit.
+  auto refused_over = client.Post("/echo", std::string(kLimit + 1, 'x'), "application/json");
+  REQUIRE(refused_over);
+  CHECK(refused_over->status == 401);
+  auto allowed_over = client.Post("/echo", {{"Authorization", "Bearer ok"}},
+                                  std::string(kLimit + 1, 'x'), "application/json");
+  REQUIRE(allowed_over);
+  CHECK(allowed_over->status == 413);
+  auto allowed = client.Post("/echo", {{"Authorization", "Bearer ok"}}, "{}", "application/json");
+  REQUIRE(allowed);
+  CHECK(allowed->status == 200);
+  CHECK(allowed->body == "2");
+  CHECK(checked == 4);
+  CHECK(echo.calls == 1);
+}
