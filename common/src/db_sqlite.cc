@@ -3,6 +3,7 @@
 // statements cached per SQL text.
 #include <sqlite3.h>
 
+#include <cctype>
 #include <mutex>
 #include <unordered_map>
 
@@ -20,6 +21,18 @@ const char* placeholder(std::size_t i) {
   }();
   if (i >= names.size()) throw Error(ErrorCode::storage, "more than 99 parameters");
   return names[i].c_str();
+}
+
+// The PRAGMA synchronous value for `value` (one of kSqliteSynchronousValues, any case), upper
+// case. Throws Error(invalid_argument) for anything else: the value is pasted into the PRAGMA.
+std::string synchronous_pragma_value(const std::string& value) {
+  std::string upper = value;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const std::string_view allowed : kSqliteSynchronousValues) {
+    if (upper == allowed) return upper;
+  }
+  throw Error(ErrorCode::invalid_argument,
+              "SQLite synchronous must be NORMAL, FULL or EXTRA, not '" + value + "'");
 }
 
 bool blank(const char* text) {
@@ -44,6 +57,7 @@ class SqliteTransaction final : public Transaction {
 class SqliteDatabase final : public Database {
  public:
   SqliteDatabase(const std::string& path, const Options& options) : path_(path) {
+    const std::string synchronous = synchronous_pragma_value(options.sqlite_synchronous);
     if (sqlite3_open_v2(path.c_str(), &db_,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                         nullptr) != SQLITE_OK) {
@@ -52,7 +66,7 @@ class SqliteDatabase final : public Database {
       throw Error(ErrorCode::storage, "cannot open SQLite database " + path + ": " + message);
     }
     sqlite3_busy_timeout(db_, options.sqlite_busy_timeout_ms);
-    run_script("PRAGMA journal_mode=WAL; PRAGMA synchronous=" + options.sqlite_synchronous +
+    run_script("PRAGMA journal_mode=WAL; PRAGMA synchronous=" + synchronous +
                "; PRAGMA foreign_keys=ON;");
   }
 

@@ -5,7 +5,9 @@
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
+#include <vector>
 
 #include "cli.h"
 #include "webhooks/clock.h"
@@ -83,6 +85,48 @@ void print_list(const nlohmann::json& doc, const std::string& key,
   }
 }
 
+// One delivery of a `webhooks listen --capture` file.
+struct Captured {
+  std::string id, body;
+  std::optional<std::string> type;
+};
+
+// The string member `key` of `object`, or nullptr when it is absent or not a string.
+const std::string* string_member(const nlohmann::json& object, const std::string& key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get_ptr<const std::string*>() : nullptr;
+}
+
+// The deliveries of the capture file `file`, in order, blank lines skipped. Throws
+// UsageError("FILE:LINE: what is wrong") for the first malformed line, before anything is sent.
+std::vector<Captured> read_capture(const std::string& file) {
+  std::istringstream lines(read_input(file));
+  std::vector<Captured> captured;
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    if (line.empty()) continue;
+    const auto bad = [&](const std::string& why) {
+      return UsageError(file + ":" + std::to_string(number) + ": " + why);
+    };
+    const auto capture = nlohmann::json::parse(line, nullptr, false);
+    if (!capture.is_object()) throw bad("not a JSON object");
+    const auto headers = capture.find("headers");
+    if (headers == capture.end() || !headers->is_object()) throw bad("no \"headers\" object");
+    const std::string* id = string_member(*headers, std::string(kHeaderId));
+    if (!id) throw bad("no \"" + std::string(kHeaderId) + "\" string in \"headers\"");
+    const std::string* body = string_member(capture, "body");
+    if (!body) throw bad("no \"body\" string");
+    Captured delivery{*id, *body, std::nullopt};
+    if (headers->contains(std::string(kHeaderEventType))) {
+      const std::string* type = string_member(*headers, std::string(kHeaderEventType));
+      if (!type) throw bad("\"" + std::string(kHeaderEventType) + "\" is not a string");
+      delivery.type = *type;
+    }
+    captured.push_back(std::move(delivery));
+  }
+  return captured;
+}
+
 // Re-signs each captured delivery with a fresh timestamp, the same webhook-id and a new delivery
 // id, and posts it to `url`. Returns how many were answered 2xx.
 int replay_capture(const std::string& file, const std::string& url, const std::string& secret_text,
@@ -91,31 +135,25 @@ int replay_capture(const std::string& file, const std::string& url, const std::s
   const Signer signer(secret);
   const std::size_t scheme = url.find("://");
   if (scheme == std::string::npos) throw UsageError("--url must start with http:// or https://");
+  const std::vector<Captured> deliveries = read_capture(file);
   const std::size_t slash = url.find('/', scheme + 3);
   httplib::Client client(slash == std::string::npos ? url : url.substr(0, slash));
   const std::string path = slash == std::string::npos ? "/" : url.substr(slash);
   client.set_tcp_nodelay(true);
   UuidV7Generator ids(system_clock());
-  std::istringstream lines(read_input(file));
-  std::string line;
   int ok = 0;
-  while (std::getline(lines, line)) {
-    if (line.empty()) continue;
+  for (const Captured& delivery : deliveries) {
     ++total;
-    const auto capture = nlohmann::json::parse(line);
-    const std::string id = capture.at("headers").at(std::string(kHeaderId));
-    const std::string body = capture.at("body");
     const std::int64_t ts = system_clock().now_seconds();
-    httplib::Headers headers = {{std::string(kHeaderId), id},
-                                {std::string(kHeaderTimestamp), std::to_string(ts)},
-                                {std::string(kHeaderSignature), signer.sign(id, ts, body)},
-                                {std::string(kHeaderDeliveryId), ids.next()}};
-    if (capture["headers"].contains(std::string(kHeaderEventType))) {
-      headers.emplace(std::string(kHeaderEventType), capture["headers"][std::string(kHeaderEventType)]);
-    }
-    const auto res = client.Post(path, headers, body, "application/json");
-    std::cout << id << "  " << (res ? std::to_string(res->status) : httplib::to_string(res.error()))
-              << "\n";
+    httplib::Headers headers = {
+        {std::string(kHeaderId), delivery.id},
+        {std::string(kHeaderTimestamp), std::to_string(ts)},
+        {std::string(kHeaderSignature), signer.sign(delivery.id, ts, delivery.body)},
+        {std::string(kHeaderDeliveryId), ids.next()}};
+    if (delivery.type) headers.emplace(std::string(kHeaderEventType), *delivery.type);
+    const auto res = client.Post(path, headers, delivery.body, "application/json");
+    std::cout << delivery.id << "  "
+              << (res ? std::to_string(res->status) : httplib::to_string(res.error())) << "\n";
     if (res && res->status >= 200 && res->status < 300) ++ok;
   }
   return ok;
@@ -138,7 +176,10 @@ void add_admin(CLI::App& app, Action& action) {
   replay->add_option("--event", a->event, "event id to replay");
   replay->add_option("--endpoint", a->endpoint, "endpoint id (with --event: only that endpoint)");
   replay->add_option("--since", a->since, "with --endpoint: recover dead tasks since this RFC 3339 time");
-  replay->add_option("--capture", a->capture, "JSON-lines file written by `webhooks listen --capture`");
+  replay->add_option("--capture", a->capture,
+                     "JSON-lines file written by `webhooks listen --capture`; exit 0 when every "
+                     "delivery was accepted, 1 when one was not, 2 (FILE:LINE: the problem, "
+                     "nothing sent) when a line is malformed");
   replay->add_option("--url", a->url, "with --capture: where to send");
   replay->add_option("--secret", a->secret, "with --capture: the secret to re-sign with");
   replay->callback([a, &action] {
@@ -174,7 +215,9 @@ void add_admin(CLI::App& app, Action& action) {
   events->add_option("--merchant", a->merchant, "only this merchant_id");
   events->add_option("--type", a->type, "only this event type");
   events->add_option("--since", a->since, "only events created since this RFC 3339 time");
-  events->add_option("--limit", a->limit, "at most this many")->capture_default_str();
+  events->add_option("--limit", a->limit, "at most this many")
+      ->check(examples::positive_number())
+      ->capture_default_str();
   events->add_flag("--json", a->json, "print the API's JSON instead of a table");
   events->callback([a, &action] {
     action = [a] {

@@ -7,13 +7,15 @@
 #include <map>
 #include <string>
 
+#include "webhooks/examples/flags.h"
+
 namespace webhooks::cli {
 
 using Action = std::function<int()>;
 
 inline constexpr int kOk = 0;
 inline constexpr int kFailed = 1;
-inline constexpr int kUsage = 2;
+inline constexpr int kUsage = examples::kUsageExitCode;
 
 void add_sign(CLI::App& app, Action& action);
 void add_verify(CLI::App& app, Action& action);

@@ -1,5 +1,5 @@
 // webhooks listen: a local receiver built on the receiver library with SQLite dedup. Prints one
-// line per delivery; optionally forwards new events and captures verified deliveries.
+// line per delivery; optionally forwards new events and captures them (each event once).
 #include <signal.h>
 
 #include <fstream>
@@ -23,11 +23,6 @@ std::string error_code_of(const receiver::Answer& answer) {
   return "";
 }
 
-bool verified(const std::string& code) {
-  return code != "payload_too_large" && code != "headers_invalid" && code != "signature_invalid" &&
-         code != "timestamp_out_of_tolerance";
-}
-
 }  // namespace
 
 void add_listen(CLI::App& app, Action& action) {
@@ -43,9 +38,14 @@ void add_listen(CLI::App& app, Action& action) {
   cmd->add_option("--secret", a->secrets, "whsec_… secret; repeat for rotation")->required();
   cmd->add_option("--db", a->db, "SQLite file (or postgres:// URL) for dedup records")->capture_default_str();
   cmd->add_option("--consumer", a->consumer, "dedup scope")->capture_default_str();
-  cmd->add_option("--tolerance", a->tolerance, "timestamp tolerance, seconds")->capture_default_str();
+  cmd->add_option("--tolerance", a->tolerance, "timestamp tolerance, seconds")
+      ->check(examples::positive_number())
+      ->capture_default_str();
   cmd->add_option("--forward", a->forward, "also POST each new event, headers and body, to this URL");
-  cmd->add_option("--capture", a->capture, "append each verified delivery as a JSON line to FILE");
+  cmd->add_option("--capture", a->capture,
+                  "append each new event (the delivery handled first, as `new`) as a JSON line to "
+                  "FILE; duplicates, failed and rejected deliveries are not recorded, so replaying "
+                  "the file to this listener leaves it unchanged");
   cmd->callback([a, &action] {
     action = [a] {
       const std::size_t colon = a->listen.rfind(':');
@@ -105,7 +105,9 @@ void add_listen(CLI::App& app, Action& action) {
               return {r->status, r->body};
             });
         const std::string code = error_code_of(answer);
-        const std::string outcome = is_new ? (answer.status < 300 ? "new" : "failed (" + std::to_string(answer.status) + ")")
+        const bool handled_now = is_new && answer.status < 300;  // the event's first success
+        const std::string outcome = handled_now ? "new"
+                                    : is_new    ? "failed (" + std::to_string(answer.status) + ")"
                                     : answer.status < 300 ? "duplicate"
                                     : "rejected: " + std::to_string(answer.status) + " " + code;
         {
@@ -113,7 +115,7 @@ void add_listen(CLI::App& app, Action& action) {
           std::cout << headers.get(kHeaderId).value_or("-") << "  "
                     << headers.get(kHeaderEventType).value_or("-") << "  "
                     << headers.get(kHeaderDeliveryId).value_or("-") << "  " << outcome << std::endl;
-          if (capture.is_open() && verified(code)) {
+          if (capture.is_open() && handled_now) {
             nlohmann::json h;
             for (std::string_view name : {kHeaderId, kHeaderTimestamp, kHeaderSignature,
                                           kHeaderDeliveryId, kHeaderEventType}) {

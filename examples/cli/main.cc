@@ -3,8 +3,29 @@
 
 #include "cli.h"
 #include "webhooks/error.h"
+#include "webhooks/examples/flags.h"
 #include "webhooks/log.h"
 #include "webhooks/version.h"
+
+namespace {
+
+// When the first argument is neither an option nor one of `app`'s commands, says so on stderr,
+// with the list of commands, and returns true.
+bool unknown_command(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return false;
+  const std::string name = argv[1];
+  const auto all = app.get_subcommands([](const CLI::App*) { return true; });
+  std::string names;
+  for (const CLI::App* command : all) {
+    if (command->check_name(name)) return false;
+    names += (names.empty() ? "" : ", ") + command->get_name();
+  }
+  std::cerr << "webhooks: unknown command '" << name << "'; the commands are: " << names
+            << "\nRun with --help for more information.\n";
+  return true;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace webhooks::cli;
@@ -18,11 +39,9 @@ int main(int argc, char** argv) {
   add_send(app, action);
   add_listen(app, action);
   add_admin(app, action);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? kOk : kUsage;
+  if (unknown_command(app, argc, argv)) return kUsage;
+  if (const auto exit_code = webhooks::examples::parse_command_line(app, argc, argv)) {
+    return *exit_code;
   }
   try {
     return action ? action() : kUsage;

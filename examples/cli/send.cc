@@ -40,6 +40,7 @@ void add_send(CLI::App& app, Action& action) {
   cmd->add_option("--type", args->type, "event type, e.g. order.created")->required();
   cmd->add_option("--data", args->data, "the event's data: a JSON object, or @FILE")->required();
   cmd->add_option("--timeout-ms", args->timeout_ms, "connect and read timeout, milliseconds")
+      ->check(examples::positive_number())
       ->capture_default_str();
   cmd->callback([args, &action] {
     action = [args] {

@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "webhooks/clock.h"
+#include "webhooks/examples/flags.h"
 #include "webhooks/signer.h"
 #include "webhooks/verifier.h"
 #include "webhooks/wire.h"
@@ -60,7 +61,7 @@ void add_verify(CLI::App& app, Action& action) {
   auto* tolerance = cmd->add_option("--tolerance", args->tolerance,
                                     "accepted clock difference, seconds, both directions")
                         ->capture_default_str()
-                        ->check(CLI::NonNegativeNumber);
+                        ->check(examples::non_negative_number());
   cmd->add_flag("--no-tolerance", args->no_tolerance,
                 "skip the timestamp window (replaying old captures)")
       ->excludes(tolerance);

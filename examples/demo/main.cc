@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "demo.h"
+#include "webhooks/examples/flags.h"
 
 namespace {
 
@@ -53,15 +54,15 @@ int main(int argc, char** argv) {
   app.add_option("--crash-on-event", o.crash_on_event,
                  "the merchant receiver SIGKILLs itself inside the handler of the Nth new event "
                  "and is restarted (default: a third of the events; 0: no crash)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(webhooks::examples::non_negative_number());
   app.add_option("--partner-drops", o.partner_drops,
                  "the payout partner's --drop-after-commit: answers lost after commit")
-      ->check(CLI::NonNegativeNumber)
+      ->check(webhooks::examples::non_negative_number())
       ->capture_default_str();
   app.add_option("--operator-replays", o.operator_replays,
                  "events replayed through the publisher's admin API after delivery (duplicates "
                  "the receiver must suppress)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(webhooks::examples::non_negative_number())
       ->capture_default_str();
   app.add_option("--retry-schedule", o.retry_schedule, "the publisher's --retry-schedule")
       ->capture_default_str();
@@ -78,11 +79,8 @@ int main(int argc, char** argv) {
   app.add_option("--summary", o.summary_path, "also write the figures and checks as JSON here");
   bool no_progress = false;
   app.add_flag("--no-progress", no_progress, "no progress bars");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+  if (const auto exit_code = webhooks::examples::parse_command_line(app, argc, argv)) {
+    return *exit_code;
   }
   o.progress = !no_progress;
   if (o.bin_dir.empty()) o.bin_dir = own_directory();

@@ -11,6 +11,7 @@
 
 #include "merchant.h"
 #include "webhooks/error.h"
+#include "webhooks/examples/flags.h"
 #include "webhooks/log.h"
 #include "webhooks/receiver/http_server.h"
 
@@ -115,17 +116,24 @@ int main(int argc, char** argv) {
   app.add_option("--secret", flags.secrets, "signing secret whsec_... (repeatable: rotation)")
       ->required();
   app.add_option("--consumer", flags.consumer, "dedup scope")->capture_default_str();
-  app.add_option("--lease", flags.lease_s, "handler lease, seconds")->capture_default_str();
-  app.add_option("--ttl", flags.ttl_s, "dedup record lifetime, seconds")->capture_default_str();
+  app.add_option("--lease", flags.lease_s, "handler lease, seconds")
+      ->check(webhooks::examples::positive_number())
+      ->capture_default_str();
+  app.add_option("--ttl", flags.ttl_s, "dedup record lifetime, seconds")
+      ->check(webhooks::examples::positive_number())
+      ->capture_default_str();
   app.add_option("--tolerance", flags.tolerance_s, "timestamp tolerance, seconds")
+      ->check(webhooks::examples::positive_number())
       ->capture_default_str();
   app.add_option("--fail-first-attempts", flags.faults.fail_first_attempts_percent,
                  "fail the first call of this percentage of events (by hash of the event id)")
       ->check(CLI::Range(0, 100));
   app.add_option("--crash-on-event", flags.faults.crash_on_event,
                  "SIGKILL this process inside the handler of the Nth new event")
-      ->check(CLI::NonNegativeNumber);
-  CLI11_PARSE(app, argc, argv);
+      ->check(webhooks::examples::non_negative_number());
+  if (const auto exit_code = webhooks::examples::parse_command_line(app, argc, argv)) {
+    return *exit_code;
+  }
   webhooks::configure_json_logging("info");
   try {
     return run(flags);

@@ -5,9 +5,12 @@
 #include <iostream>
 
 #include "server.h"
+#include "webhooks/examples/flags.h"
 #include "webhooks/examples/server.h"
 
 int main(int argc, char** argv) {
+  using webhooks::examples::non_negative_number;
+  using webhooks::examples::positive_number;
   webhooks::examples::block_stop_signals();
   webhooks::orders::Config config;
   CLI::App app{"orders-api: orders and payouts behind the idempotency core"};
@@ -16,9 +19,11 @@ int main(int argc, char** argv) {
   app.add_option("--db", config.db, "SQLite path or postgres:// URL")->capture_default_str();
   app.add_option("--lease", config.lease_seconds,
                  "idempotency lease in seconds, renewed while an operation runs")
+      ->check(positive_number())
       ->capture_default_str();
   app.add_option("--ttl", config.ttl_seconds,
                  "idempotency record lifetime in seconds; later the key is a new request")
+      ->check(positive_number())
       ->capture_default_str();
   app.add_option("--api-key", config.api_keys,
                  "KEY:MERCHANT_ID, repeatable: bearer API key and the merchant it acts for");
@@ -26,11 +31,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--partner-timeout-ms", config.partner_timeout_ms,
                  "connect/read/write timeout of one call to the partner")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   app.add_option("--partner-attempts", config.partner_attempts,
                  "tries per transfer (same X-Idempotency-Key) on timeouts, connection errors, 5xx")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
   app.add_option("--publisher-url", config.publisher_url,
                  "the publisher, http://HOST:PORT: relay every outbox event to its POST /v1/events "
@@ -39,14 +44,17 @@ int main(int argc, char** argv) {
                  "bearer token for --publisher-url (the publisher's --admin-token)");
   app.add_option("--relay-poll-ms", config.relay_poll_ms,
                  "how often the idle outbox relay looks for new events, in milliseconds")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
-  app.add_option("--threads", config.threads, "HTTP worker threads")->capture_default_str();
+  app.add_option("--threads", config.threads, "HTTP worker threads")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
   app.add_option("--log-level", config.log_level, "debug, info, warn or error")
+      ->transform(webhooks::examples::log_levels())
       ->capture_default_str();
   app.add_option("--operation-delay-ms", config.operation_delay_ms,
                  "test hook: sleep inside each guarded operation, before its transaction")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number());
   app.add_flag("--crash-after-partner-commit", config.crash_after_partner_commit,
                "test hook: SIGKILL this process right after the partner accepts a transfer");
   app.add_flag("--break-transaction-once", config.break_transaction_once,
@@ -64,9 +72,11 @@ int main(int argc, char** argv) {
   reconcile->add_option("--partner-url", reconcile_partner, "the payout partner, http://HOST:PORT")
       ->capture_default_str();
   reconcile->add_option("--partner-timeout-ms", reconcile_timeout_ms, "timeout of the partner call")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (const auto exit_code = webhooks::examples::parse_command_line(app, argc, argv)) {
+    return *exit_code;
+  }
 
   try {
     if (*reconcile) {

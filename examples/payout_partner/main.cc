@@ -11,6 +11,7 @@
 #include "transfers.h"
 #include "webhooks/clock.h"
 #include "webhooks/error.h"
+#include "webhooks/examples/flags.h"
 #include "webhooks/examples/server.h"
 #include "webhooks/log.h"
 #include "webhooks/uuid.h"
@@ -144,14 +145,17 @@ int main(int argc, char** argv) {
                "create a new transfer for every request, whatever its X-Idempotency-Key");
   app.add_option("--drop-after-commit", config.drop_after_commit,
                  "close the connection without answering after committing the next N transfers")
-      ->check(CLI::NonNegativeNumber)
+      ->check(webhooks::examples::non_negative_number())
       ->capture_default_str();
   app.add_option("--delay-ms", config.delay_ms, "wait this long before handling each transfer")
-      ->check(CLI::NonNegativeNumber)
+      ->check(webhooks::examples::non_negative_number())
       ->capture_default_str();
   app.add_option("--log-level", config.log_level, "debug, info, warn or error")
+      ->transform(webhooks::examples::log_levels())
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (const auto exit_code = webhooks::examples::parse_command_line(app, argc, argv)) {
+    return *exit_code;
+  }
   try {
     return webhooks::partner::run(config);
   } catch (const std::exception& e) {

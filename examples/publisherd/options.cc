@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "webhooks/examples/flags.h"
+
 namespace webhooks::publisherd {
 
 Parsed parse_options(int argc, char** argv) {
@@ -10,8 +12,12 @@ Parsed parse_options(int argc, char** argv) {
   CLI::App app{
       "webhooks-publisherd: accepts events, signs them and delivers them to every subscribed "
       "endpoint with retries, keeping every attempt on record.\nEvery flag can also be set by "
-      "the environment variable shown, or in a --config file (TOML or INI, flag = value)."};
+      "the environment variable shown, or in a --config file: one `name = value` line per flag, "
+      "name without its dashes (TOML or INI syntax: quotes optional, # or ; comments, lists as "
+      "[a, b] or a,b, a bare name sets an on/off flag). The command line wins over the file, the "
+      "file over the environment; an unknown name is an error."};
   app.set_config("--config", "", "read flags from this file");
+  app.allow_config_extras(CLI::config_extras_mode::error);
   app.get_formatter()->column_width(36);
   const auto opt = [&](const char* name, auto& value, const char* env, const char* help) {
     return app.add_option(name, value, help)->envname(env)->capture_default_str();
@@ -20,9 +26,9 @@ Parsed parse_options(int argc, char** argv) {
   opt("--db", o.db, "WEBHOOKS_DB", "SQLite file path or postgres:// URL");
   opt("--lease", o.lease_seconds, "WEBHOOKS_LEASE",
       "seconds an ingest request's idempotency lease lasts without a heartbeat")
-      ->check(CLI::PositiveNumber);
+      ->check(examples::positive_number());
   opt("--ttl", o.ttl_seconds, "WEBHOOKS_TTL", "seconds idempotency records are kept")
-      ->check(CLI::PositiveNumber);
+      ->check(examples::positive_number());
   opt("--admin-token", o.admin_token, "WEBHOOKS_ADMIN_TOKEN",
       "bearer token for every route but /healthz and /metrics (required for them to answer)");
   app.add_flag("--allow-private-networks", o.allow_private_networks,
@@ -64,14 +70,13 @@ Parsed parse_options(int argc, char** argv) {
       "largest request body (bytes); 413 above");
   opt("--http-threads", o.http_threads, "WEBHOOKS_HTTP_THREADS", "HTTP server threads")
       ->check(CLI::Range(1, 4096));
-  opt("--log-level", o.log_level, "WEBHOOKS_LOG_LEVEL", "debug, info, warn or error");
+  opt("--log-level", o.log_level, "WEBHOOKS_LOG_LEVEL", "debug, info, warn or error")
+      ->transform(examples::log_levels());
   opt("--sqlite-synchronous", o.sqlite_synchronous, "WEBHOOKS_SQLITE_SYNCHRONOUS",
-      "SQLite PRAGMA synchronous: NORMAL, FULL or OFF");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    parsed.exit_code = app.exit(e) == 0 ? 0 : 2;  // --help: 0; bad usage: 2
-  }
+      "SQLite PRAGMA synchronous: NORMAL (durable across crashes), FULL or EXTRA (also across "
+      "power loss)")
+      ->transform(examples::sqlite_synchronous_values());
+  parsed.exit_code = examples::parse_command_line(app, argc, argv).value_or(-1);
   return parsed;
 }
 

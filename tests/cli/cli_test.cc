@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
+#include <utility>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "support/process.h"
@@ -121,6 +123,60 @@ TEST_CASE("send to listen, then replay the capture: one new event, one duplicate
   run = cli("replay --capture " + dir + "/capture.jsonl --url " + url + " --secret " + kSecret);
   CHECK(run.code == 0);
   CHECK(run.out.find("1 of 1 deliveries accepted\n") != std::string::npos);
+  // The replay was a duplicate at the listener: the capture holds each new event once.
+  CHECK(test::read_file(dir + "/capture.jsonl") == capture);
   CHECK(cli("send --url " + url + " --secret " + kSecret + " --type t --data 'not json'").code == 2);
   CHECK(cli("send --url http://127.0.0.1:1/x --secret " + kSecret + " --type t --data '{}'").code == 1);
+}
+
+TEST_CASE("a malformed capture line is FILE:LINE: what is wrong, exit 2, nothing sent") {
+  const std::string dir = test::temp_dir("cli-capture");
+  const std::string good =
+      R"({"headers":{"webhook-id":"msg_1","webhook-event-type":"t"},"body":"{}"})";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"not json", "not a JSON object"},
+      {R"({"body":"{}"})", "no \"headers\" object"},
+      {R"({"headers":{"webhook-id":1},"body":"{}"})", "no \"webhook-id\" string in \"headers\""},
+      {R"({"headers":{"webhook-id":"msg_2"}})", "no \"body\" string"},
+      {R"({"headers":{"webhook-id":"msg_2","webhook-event-type":2},"body":"{}"})",
+       "\"webhook-event-type\" is not a string"},
+  };
+  for (const auto& [line, problem] : cases) {
+    const std::string file = write(dir, "capture.jsonl", good + "\n\n" + line + "\n");
+    // Port 1: a delivery sent would fail (exit 1); a bad file must fail before sending.
+    const Run run = cli("replay --capture " + file + " --url http://127.0.0.1:1/ --secret " + kSecret);
+    CHECK(run.code == 2);
+    CHECK(run.out == "webhooks: " + file + ":3: " + problem + "\n");
+  }
+}
+
+TEST_CASE("usage errors exit 2 with a clear message") {
+  Run run = cli("sned --url x");
+  CHECK(run.code == 2);
+  CHECK(run.out ==
+        "webhooks: unknown command 'sned'; the commands are: sign, verify, send, listen, replay, "
+        "events, attempts\nRun with --help for more information.\n");
+  run = cli("");
+  CHECK(run.code == 2);
+  CHECK(run.out.find("A subcommand is required") != std::string::npos);
+  run = cli("send --url u --secret s --type t --data d --bogus");
+  CHECK(run.code == 2);
+  CHECK(run.out.find("The following argument was not expected: --bogus") != std::string::npos);
+  run = cli("send --bogus");
+  CHECK(run.code == 2);
+  CHECK(run.out.find("--url is required") != std::string::npos);
+
+  run = cli("listen --secret " + kSecret + " --tolerance abc");
+  CHECK(run.code == 2);
+  CHECK(run.out.find("--tolerance: must be a number greater than 0, not abc") != std::string::npos);
+  CHECK(run.out.size() < 200);  // no bounds printed with 300 digits
+  run = cli("listen --secret " + kSecret + " --tolerance 0");
+  CHECK(run.code == 2);
+  CHECK(run.out.find("--tolerance: must be a number greater than 0, not 0") != std::string::npos);
+  run = cli("verify --secret " + kSecret + " --headers-file h --body-file b --tolerance -1");
+  CHECK(run.code == 2);
+  CHECK(run.out.find("--tolerance: must be a number at least 0, not -1") != std::string::npos);
+  CHECK(cli("events --limit 0").code == 2);
+  CHECK(cli("send --url u --secret s --type t --data d --timeout-ms -5").code == 2);
+  CHECK(cli("--version").code == 0);
 }

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/process.h"
 #include "support/test_env.h"
 
 namespace {
@@ -191,4 +192,16 @@ TEST_CASE("the demo interrupted with SIGINT stops every server it started") {
     INFO("server pid " << pid);
     CHECK_FALSE(alive(pid));
   }
+}
+
+TEST_CASE("webhooks-demo: bad flags exit 2 with CLI11's message on stderr") {
+  const std::string dir = webhooks::test::temp_dir("demo-flags");
+  webhooks::test::Finished run =
+      webhooks::test::run_to_end("webhooks-demo", {"--no-such-flag"}, dir);
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("--no-such-flag") != std::string::npos);
+  run = webhooks::test::run_to_end("webhooks-demo", {"--partner-drops", "-1"}, dir);
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("--partner-drops: must be a number at least 0, not -1") != std::string::npos);
+  CHECK(webhooks::test::run_to_end("webhooks-demo", {"--help"}, dir).exit_code == 0);
 }

@@ -67,3 +67,23 @@ TEST_CASE("an unreachable database is a clear error") {
                       Catch::Matchers::StartsWith("cannot open SQLite database /nonexistent-dir/x.db"));
   }
 }
+
+TEST_CASE("SQLite synchronous is NORMAL, FULL or EXTRA, never pasted unchecked into the PRAGMA") {
+  const std::string dir = test::temp_dir("synchronous");
+  db::Options options;
+  for (const char* value : {"NORMAL", "full", "Extra"}) {
+    options.sqlite_synchronous = value;
+    CHECK_NOTHROW(db::Database::open(dir + "/ok.db", options));
+  }
+  for (const char* value : {"OFF", "0", "", "NORMAL; DROP TABLE t"}) {
+    options.sqlite_synchronous = value;
+    try {
+      db::Database::open(dir + "/bad.db", options);
+      FAIL("accepted " << value);
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::invalid_argument);
+      CHECK(std::string(e.what()) == "SQLite synchronous must be NORMAL, FULL or EXTRA, not '" +
+                                         std::string(value) + "'");
+    }
+  }
+}

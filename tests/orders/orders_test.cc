@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "harness.h"
+#include "support/test_env.h"
 #include "webhooks/uuid.h"
 
 using webhooks::test::Answer;
@@ -228,4 +229,28 @@ TEST_CASE("bearer API keys and order updates") {
   CHECK(s.put(path, R"({"status":"captured"})", "key-m2").status == 404);
   CHECK(s.count("SELECT COUNT(*) FROM outbox WHERE event_type = 'order.captured'") == 1);
   CHECK(s.get(path).json()["status"] == "captured");
+}
+
+TEST_CASE("orders-api and payout-partner: bad flags exit 2 with CLI11's message on stderr") {
+  const std::string dir = webhooks::test::temp_dir("orders_flags");
+  const auto refused = [&](const std::string& executable, const std::vector<std::string>& args,
+                           const std::string& message) {
+    const webhooks::test::Finished run = webhooks::test::run_to_end(executable, args, dir);
+    CHECK(run.exit_code == 2);
+    CHECK(run.err.find(message) != std::string::npos);
+  };
+  refused("orders-api", {"--log-level", "loud"},
+          "--log-level: loud not in {debug,info,warn,error}");
+  refused("orders-api", {"--lease", "-1"}, "--lease: must be a number greater than 0, not -1");
+  refused("orders-api", {"--ttl", "0"}, "--ttl: must be a number greater than 0, not 0");
+  refused("orders-api", {"--partner-timeout-ms", "abc"},
+          "--partner-timeout-ms: must be a number greater than 0, not abc");
+  refused("orders-api", {"--threads", "0"}, "--threads");
+  refused("orders-api", {"--no-such-flag"}, "--no-such-flag");
+  refused("payout-partner", {"--log-level", "loud"},
+          "--log-level: loud not in {debug,info,warn,error}");
+  refused("payout-partner", {"--delay-ms", "-1"},
+          "--delay-ms: must be a number at least 0, not -1");
+  CHECK(webhooks::test::run_to_end("orders-api", {"--help"}, dir).exit_code == 0);
+  CHECK(webhooks::test::run_to_end("payout-partner", {"--help"}, dir).exit_code == 0);
 }

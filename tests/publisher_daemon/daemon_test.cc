@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
@@ -274,10 +275,49 @@ TEST_CASE("--help shows every default", "[daemon]") {
   REQUIRE(eventually([&] { return daemon.out().find("--replay-max-age") != std::string::npos; },
                      std::chrono::seconds(10)));
   const std::string help = daemon.out();
-  for (const char* text : {"127.0.0.1:8780", "./publisher.db", "5s,5m,30m,2h,5h,10h,10h", "3d",
-                           "7d", "WEBHOOKS_ADMIN_TOKEN", "--allow-private-networks"}) {
+  for (const char* text :
+       {"127.0.0.1:8780", "./publisher.db", "5s,5m,30m,2h,5h,10h,10h", "3d", "7d",
+        "WEBHOOKS_ADMIN_TOKEN", "--allow-private-networks",
+        "NORMAL (durable across crashes), FULL or EXTRA", "one `name = value` line per flag"}) {
     CHECK(help.find(text) != std::string::npos);
   }
+  CHECK(help.find("OFF") == std::string::npos);  // it can lose accepted events: not offered
+  CHECK(help.find("INI") != std::string::npos);
+}
+
+TEST_CASE("bad flags exit 2 with CLI11's message on stderr", "[daemon]") {
+  const std::string dir = temp_dir("publisherd-bad-flags");
+  const auto refused = [&](const std::vector<std::string>& args, const std::string& message) {
+    const Finished run = run_to_end("webhooks-publisherd", args, dir);
+    CHECK(run.exit_code == 2);
+    CHECK(run.err.find(message) != std::string::npos);
+    CHECK(run.out.empty());
+  };
+  refused({"--log-level", "loud"}, "--log-level: loud not in {debug,info,warn,error}");
+  refused({"--sqlite-synchronous", "OFF"}, "--sqlite-synchronous: OFF not in {NORMAL,FULL,EXTRA}");
+  refused({"--lease", "-1"}, "--lease: must be a number greater than 0, not -1");
+  refused({"--ttl", "0"}, "--ttl: must be a number greater than 0, not 0");
+  refused({"--no-such-flag"}, "--no-such-flag");
+  const std::string config = dir + "/publisherd.toml";
+  std::ofstream(config) << "listen = \"127.0.0.1:0\"\nadmin-tokn = \"x\"\n";
+  refused({"--config", config}, "admin-tokn");
+  CHECK(run_to_end("webhooks-publisherd", {"--help"}, dir).exit_code == 0);
+}
+
+TEST_CASE("a --config file: name = value lines, quotes and comments, lists, bare flags",
+          "[daemon]") {
+  const std::string dir = temp_dir("publisherd-config");
+  const std::string config = dir + "/publisherd.toml";
+  std::ofstream(config) << "# publisherd.toml\nlisten = \"127.0.0.1:0\"\ndb = \"" +
+                               database_target("publisherd_config") +
+                               "\"   # a comment\nadmin-token = " + kToken +
+                               "\npermanent-status = [400, 404]\nsqlite-synchronous = full\n"
+                               "log-level = warn\nallow-private-networks\n";
+  Daemon daemon({"--config", config}, dir);
+  Client client(daemon.wait_listening());
+  const auto res = client.get("/v1/endpoints?merchant_id=m1");
+  REQUIRE(res);
+  CHECK(res->status == 200);  // the token came from the file
 }
 
 }  // namespace

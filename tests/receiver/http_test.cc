@@ -169,3 +169,20 @@ TEST_CASE("merchant-receiver --fail-first-attempts 100: the first call fails, th
       {"event_id":"evt_2","type":"payout.created","calls":2,"effects":1},
       {"event_id":"evt_3","type":"customer.updated","calls":2,"effects":0}]})"));
 }
+
+TEST_CASE("merchant-receiver: bad flags exit 2 with CLI11's message on stderr") {
+  const std::string dir = test::temp_dir("merchant_flags");
+  const auto refused = [&](const std::vector<std::string>& args, const std::string& message) {
+    const test::Finished run = test::run_to_end("merchant-receiver", args, dir);
+    CHECK(run.exit_code == 2);
+    CHECK(run.err.find(message) != std::string::npos);
+  };
+  refused({}, "--secret is required");  // CLI11's own code for it is 106
+  refused({"--secret", kSecret, "--lease", "-1"},
+          "--lease: must be a number greater than 0, not -1");
+  refused({"--secret", kSecret, "--ttl", "0"}, "--ttl: must be a number greater than 0, not 0");
+  refused({"--secret", kSecret, "--tolerance", "abc"},
+          "--tolerance: must be a number greater than 0, not abc");
+  refused({"--secret", kSecret, "--no-such-flag"}, "--no-such-flag");
+  CHECK(test::run_to_end("merchant-receiver", {"--help"}, dir).exit_code == 0);
+}

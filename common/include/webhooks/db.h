@@ -66,11 +66,16 @@ class Transaction {
   }
 };
 
+// The values Options::sqlite_synchronous accepts (compared case-insensitively).
+inline constexpr std::string_view kSqliteSynchronousValues[] = {"NORMAL", "FULL", "EXTRA"};
+
 struct Options {
   // Connections kept open. SQLite serialises writers in-process anyway; PostgreSQL uses them all.
   int pool_size = 8;
-  // SQLite PRAGMA synchronous: "NORMAL" (default; durable across process crashes, a power loss
-  // may lose the last transactions), "FULL" (also across power loss), "OFF" (tests only).
+  // SQLite PRAGMA synchronous, one of kSqliteSynchronousValues (any case): "NORMAL" (default;
+  // durable across process crashes, a power loss may lose the last transactions), "FULL" (also
+  // across power loss), "EXTRA" (FULL, and the directory is synced too). Anything else, "OFF"
+  // included (it can lose committed transactions), makes open() throw Error(invalid_argument).
   std::string sqlite_synchronous = "NORMAL";
   // How long a SQLite connection waits for a lock held by another process (milliseconds).
   int sqlite_busy_timeout_ms = 10'000;
@@ -81,7 +86,8 @@ struct Options {
 class Database {
  public:
   // Opens "postgres://…" or "postgresql://…" URLs with libpq, anything else as a SQLite file path
-  // (created if absent). Throws Error(ErrorCode::storage) naming the target if it cannot connect.
+  // (created if absent). Throws Error(ErrorCode::storage) naming the target if it cannot connect,
+  // Error(ErrorCode::invalid_argument) for a SQLite target with an unknown sqlite_synchronous.
   // Thread-safe: one Database is shared by all threads of a process.
   static std::unique_ptr<Database> open(const std::string& target, const Options& options = {});
   virtual ~Database() = default;

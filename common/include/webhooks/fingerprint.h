@@ -1,4 +1,4 @@
-// Request fingerprints for the idempotency core (DESIGN.md, "The idempotency core").
+// Request fingerprints for the idempotency core (docs/idempotency.md, docs/signing.md).
 #pragma once
 
 #include <string>

@@ -1,5 +1,6 @@
-// A cpp-httplib server set up the way DESIGN.md's "Known library traps" require; every server of
-// the toolkit (the receiver adapter, the publisher daemon, the example servers) binds through it.
+// A cpp-httplib server set up against cpp-httplib's traps (docs/security.md, "Request bodies and
+// what cpp-httplib does not bound"; docs/operations.md, --max-endpoint-connections); every server
+// of the toolkit (the receiver adapter, the publisher daemon, the example servers) binds through it.
 //
 //   httplib::Server server;
 //   const int port = webhooks::http::bind_server(server, "127.0.0.1", 0);  // 0: a free port

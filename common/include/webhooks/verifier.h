@@ -1,7 +1,7 @@
 // Standard Webhooks v1 verification: HMAC-SHA256 ("v1") with one or more secrets (rotation) and,
 // optionally, Ed25519 ("v1a") with public keys.
-// Source: Standard Webhooks v1 specification, section "Verifying webhooks"; DESIGN.md, "The wire
-// format" and "The receiver" (steps 2-4 and their order: headers, then signature, then time).
+// Source: Standard Webhooks v1 specification, section "Verifying webhooks"; docs/signing.md and
+// docs/receiver.md, "Answers" (steps 2-4 and their order: headers, then signature, then time).
 #pragma once
 
 #include <chrono>

@@ -1,6 +1,6 @@
 // Names and shapes of the Standard Webhooks v1 wire format as this toolkit uses it.
 // Source: Standard Webhooks v1 specification, sections "Headers" and "Signature scheme";
-// DESIGN.md "The wire format".
+// docs/signing.md.
 #pragma once
 
 #include <cstdint>

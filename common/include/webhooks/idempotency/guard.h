@@ -1,6 +1,6 @@
 // The idempotency guard for HTTP handlers: reads and validates `Idempotency-Key`, fingerprints the
 // request (webhooks::request_fingerprint), runs the operation at most once per (scope, key) and
-// maps every outcome to DESIGN.md's answers:
+// maps every outcome to these answers (docs/idempotency.md):
 //   missing key              400 idempotency_key_missing (when required)
 //   empty, > 255 chars, or a non-printable character   400 idempotency_key_invalid
 //   body not JSON            400 invalid_json

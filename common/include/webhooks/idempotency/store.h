@@ -1,5 +1,5 @@
 // The idempotency core: one record per (scope, idempotency_key) with a request fingerprint, a
-// state (in_progress / completed / failed), a lease and a TTL. DESIGN.md, "The idempotency core".
+// state (in_progress / completed / failed), a lease and a TTL. docs/idempotency.md.
 //
 //   auto begun = store.begin(scope, key, fingerprint, clock.now_ms());
 //   switch (begun.outcome) { case BeginOutcome::replay: return *begun.response; ... }

@@ -1,5 +1,5 @@
-// The publisher's HTTP API on a cpp-httplib server (DESIGN.md, "Interfaces that scripts rely
-// on"): endpoints, events, attempts, replay, recovery, ingest, /healthz and /metrics.
+// The publisher's HTTP API on a cpp-httplib server (docs/operations.md, "The API in one page"):
+// endpoints, events, attempts, replay, recovery, ingest, /healthz and /metrics.
 //
 //   AdminApi api(store, ingest, guard, metrics, clock, options);
 //   api.mount(server);   // then bind and listen

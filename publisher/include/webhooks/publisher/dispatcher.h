@@ -1,5 +1,6 @@
 // The delivery workers: claim due tasks in batches with a lease, sign and send each one, record
-// every attempt, and move each task to succeeded, a later retry, or dead (DESIGN.md, "Dispatch").
+// every attempt, and move each task to succeeded, a later retry, or dead (docs/operations.md,
+// "What happens to a delivery"; docs/publisher-delivery.md).
 //
 //   Dispatcher dispatcher(store, transport, policy, clock, random, metrics, options);
 //   dispatcher.start();          // options.workers threads

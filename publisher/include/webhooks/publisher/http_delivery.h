@@ -1,8 +1,8 @@
 // The publisher's HTTP client: many webhook POSTs at once over libcurl's multi interface, with a
 // bounded number in flight, connection reuse, timeouts, no redirects, a capped response body and
 // the SSRF check at connect time. It sends what it is given and reports what happened; signing,
-// scheduling and recording attempts are the dispatcher's. Source: DESIGN.md, "The publisher"
-// (Dispatch, Safety); decisions in docs/publisher-delivery.md.
+// scheduling and recording attempts are the dispatcher's. Decisions in
+// docs/publisher-delivery.md.
 //
 //   HttpDelivery client({.max_in_flight = 32});
 //   auto results = client.deliver({{"https://merchant.example/hooks", headers, body}});

@@ -1,4 +1,4 @@
-// The publisher's counters and their Prometheus text rendering (DESIGN.md, "Operations"):
+// The publisher's counters and their Prometheus text rendering (docs/operations.md, "Metrics"):
 //   webhooks_events_accepted_total            events accepted by ingest (replays not counted)
 //   webhooks_attempts_total{outcome}          attempts by outcome: succeeded, retryable,
 //                                             permanent, gone

@@ -1,4 +1,4 @@
-// The publisher's data model (DESIGN.md, "The publisher"): endpoints with their signing secrets and
+// The publisher's data model (docs/operations.md): endpoints with their signing secrets and
 // event-type filter, events, one delivery task per event and matching endpoint, and one delivery
 // attempt per HTTP try. Plain values; times are Unix milliseconds.
 #pragma once

@@ -4,7 +4,7 @@
 // `Idempotency-Key` = the row's id and marks it sent only after a 2xx (202, or a replay of one).
 // A row is therefore relayed at least once, and the publisher's idempotency guard turns every
 // repeat — a relay killed after posting, two relays on one database — into the same event.
-// Source: DESIGN.md, "The publisher" (Ingest).
+// Source: README.md, "Running the publisher"; docs/orders-api.md (the orders API runs one).
 #pragma once
 
 #include <chrono>

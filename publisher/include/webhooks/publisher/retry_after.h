@@ -1,8 +1,8 @@
 // The `Retry-After` response header: how long an endpoint asks us to wait.
 // Source: RFC 9110, section 10.2.3 (Retry-After = HTTP-date / delay-seconds) and section 5.6.7
 // (HTTP-date: IMF-fixdate, and the obsolete rfc850-date and asctime-date that recipients must
-// accept). DESIGN.md: "Retry-After (seconds or HTTP date) is honoured within bounds, and junk in it
-// is ignored". How the worker combines it with the schedule: RetryPolicy::next_attempt_at.
+// accept): honoured within bounds, junk in it ignored (docs/publisher-delivery.md, "Retry-After").
+// How the worker combines it with the schedule: RetryPolicy::next_attempt_at.
 #pragma once
 
 #include <chrono>

@@ -1,6 +1,6 @@
 // When to try a delivery again, and whether to: the retry schedule with jitter, the attempt and age
 // limits, and the reading of an attempt's HTTP outcome.
-// Source: DESIGN.md, "The publisher" (Dispatch); the decisions are in docs/publisher-delivery.md.
+// The decisions are in docs/publisher-delivery.md.
 #pragma once
 
 #include <chrono>

@@ -1,4 +1,4 @@
-// cpp-httplib glue: a server set up the way DESIGN.md's "Known library traps" require, and a
+// cpp-httplib glue: a server set up against cpp-httplib's traps (webhooks/http_server.h), and a
 // receiver mounted on a route in one line.
 //
 //   httplib::Server server;

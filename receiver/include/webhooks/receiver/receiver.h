@@ -1,6 +1,6 @@
 // The webhook receiver: verifies a Standard Webhooks delivery, deduplicates it on its signed
 // `webhook-id` through the idempotency core, runs the merchant's handler at most once per event,
-// and returns the answer DESIGN.md's receiver table gives (docs/receiver.md):
+// and returns the answer docs/receiver.md's table gives:
 //
 //   webhooks::receiver::Config config;
 //   config.secrets = {"whsec_..."};

@@ -1,5 +1,6 @@
-// What every example server does the same way: listen as DESIGN.md's "Interfaces that scripts
-// rely on" and "Known library traps" ask, stop cleanly on SIGTERM/SIGINT, and answer JSON.
+// What every example server does the same way: listen through http::bind_server and print
+// `listening on HOST:PORT` (README.md, "Configuration and defaults"), stop cleanly on
+// SIGTERM/SIGINT, and answer JSON.
 #pragma once
 
 #include <httplib.h>
