@@ -38,6 +38,7 @@ nlohmann::json task_json(const Task& t) {
   return {{"id", t.id},
           {"endpoint_id", t.endpoint_id},
           {"state", to_string(t.state)},
+          {"parked", t.parked},
           {"attempts", t.attempts},
           {"next_attempt_at", format_rfc3339(t.next_attempt_at)},
           {"next_trigger", to_string(t.next_trigger)},

@@ -90,12 +90,20 @@ void Store::record(const std::vector<AttemptRecord>& records, UnixMillis now,
       }
       healthy.erase(a.endpoint_id);
       tx.exec(sql::kEndpointFailing, {a.endpoint_id, std::int64_t{a.started_at}});
+      std::int64_t disabled = 0;
       if (!r.disable_reason.empty()) {
-        tx.exec(sql::kDisableIfEnabled, {a.endpoint_id, r.disable_reason, std::int64_t{now}});
+        disabled =
+            tx.exec(sql::kDisableIfEnabled, {a.endpoint_id, r.disable_reason, std::int64_t{now}})
+                .affected();
       } else if (disable_failing_before > 0) {
-        tx.exec(sql::kDisableIfFailing, {a.endpoint_id, "failing continuously", std::int64_t{now},
-                                         std::int64_t{disable_failing_before}});
+        disabled = tx.exec(sql::kDisableIfFailing,
+                           {a.endpoint_id, "failing continuously", std::int64_t{now},
+                            std::int64_t{disable_failing_before}})
+                       .affected();
       }
+      // Parks this task if it was just scheduled again, and the endpoint's others, those still
+      // being delivered included (they stay parked when their attempts are recorded).
+      if (disabled > 0) tx.exec(sql::kParkEndpointTasks, {a.endpoint_id});
     }
   });
 }

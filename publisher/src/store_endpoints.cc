@@ -113,8 +113,14 @@ bool Store::delete_endpoint(const std::string& id, UnixMillis now) {
 
 bool Store::set_enabled(const std::string& id, bool enabled, const std::string& reason,
                         UnixMillis now) {
-  if (enabled) return db_->exec(sql::kEnableEndpoint, {id, std::int64_t{now}}).affected() > 0;
-  return db_->exec(sql::kDisableEndpoint, {id, reason, std::int64_t{now}}).affected() > 0;
+  bool found = false;
+  db_->transact([&](db::Transaction& tx) {
+    found = (enabled ? tx.exec(sql::kEnableEndpoint, {id, std::int64_t{now}})
+                     : tx.exec(sql::kDisableEndpoint, {id, reason, std::int64_t{now}}))
+                .affected() > 0;
+    if (found) tx.exec(enabled ? sql::kUnparkEndpointTasks : sql::kParkEndpointTasks, {id});
+  });
+  return found;
 }
 
 bool Store::rotate_secret(const std::string& id, const std::string& secret,

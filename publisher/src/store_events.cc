@@ -70,6 +70,7 @@ std::vector<Task> Store::tasks_of_event(const std::string& event_id) {
     t.last_error = rows.text(r, 9);
     t.created_at = rows.integer(r, 10);
     t.updated_at = rows.integer(r, 11);
+    t.parked = rows.integer(r, 12) != 0;
     tasks.push_back(std::move(t));
   }
   return tasks;
@@ -96,14 +97,28 @@ std::vector<DeliveryAttempt> Store::attempts_of_event(const std::string& event_i
   return attempts;
 }
 
+// Replay and recovery re-queue tasks parked if their endpoint is disabled; on PostgreSQL they first
+// share-lock those endpoints, so a concurrent enable or disable cannot miss them (store_sql.h).
 int Store::replay(const std::string& event_id, const std::string& endpoint_id, UnixMillis now) {
-  return static_cast<int>(
-      db_->exec(sql::kReplay, {event_id, std::int64_t{now}, endpoint_id}).affected());
+  int replayed = 0;
+  db_->transact([&](db::Transaction& tx) {
+    if (db_->engine() == db::Engine::postgres) {
+      tx.exec(sql::kLockReplayEndpoints, {event_id, endpoint_id});
+    }
+    replayed = static_cast<int>(
+        tx.exec(sql::kReplay, {event_id, std::int64_t{now}, endpoint_id}).affected());
+  });
+  return replayed;
 }
 
 int Store::recover(const std::string& endpoint_id, UnixMillis since, UnixMillis now) {
-  return static_cast<int>(
-      db_->exec(sql::kRecover, {endpoint_id, std::int64_t{since}, std::int64_t{now}}).affected());
+  int recovered = 0;
+  db_->transact([&](db::Transaction& tx) {
+    if (db_->engine() == db::Engine::postgres) tx.exec(sql::kLockRecoverEndpoint, {endpoint_id});
+    recovered = static_cast<int>(
+        tx.exec(sql::kRecover, {endpoint_id, std::int64_t{since}, std::int64_t{now}}).affected());
+  });
+  return recovered;
 }
 
 std::map<TaskState, std::int64_t> Store::count_tasks() {

@@ -11,10 +11,15 @@ namespace webhooks::publisher::detail::sql {
   "created_at, updated_at"
 #define WEBHOOKS_TASK_COLUMNS                                                                \
   "id, event_id, endpoint_id, state, attempts, next_attempt_at, next_trigger, age_from, "     \
-  "last_status, last_error, created_at, updated_at"
+  "last_status, last_error, created_at, updated_at, parked"
 #define WEBHOOKS_ATTEMPT_COLUMNS                                                          \
   "delivery_id, task_id, event_id, endpoint_id, attempt_number, trigger_kind, started_at, " \
   "status, latency_ms, error, response_snippet"
+// 1 when the task's endpoint is disabled or gone, else 0: the `parked` of a task put back to
+// pending (a parked task is outside the due index, schema/<engine>/0004_parked_tasks.sql).
+#define WEBHOOKS_PARKED_UNLESS_ENABLED                                                          \
+  "CASE WHEN EXISTS (SELECT 1 FROM publisher_endpoints e WHERE e.id = publisher_tasks.endpoint_id " \
+  "AND e.enabled = 1) THEN 0 ELSE 1 END"
 
 // --- endpoints ---
 inline constexpr std::string_view kInsertEndpoint =
@@ -47,6 +52,16 @@ inline constexpr std::string_view kEnableEndpoint =
 inline constexpr std::string_view kDisableEndpoint =
     "UPDATE publisher_endpoints SET enabled = 0, disabled_reason = $2, updated_at = $3 "
     "WHERE id = $1";
+// Disabling parks the endpoint's unfinished tasks (delivering ones too: a retry recorded after the
+// disable stays parked); enabling unparks them, keeping their next_attempt_at. On PostgreSQL an
+// ingest whose fan-out read the endpoint just before a disable committed may still add an unparked
+// task: the claim's join skips it, and it costs one due-index entry until the next enable.
+inline constexpr std::string_view kParkEndpointTasks =
+    "UPDATE publisher_tasks SET parked = 1 "
+    "WHERE endpoint_id = $1 AND state IN ('pending', 'delivering') AND parked = 0";
+inline constexpr std::string_view kUnparkEndpointTasks =
+    "UPDATE publisher_tasks SET parked = 0 "
+    "WHERE endpoint_id = $1 AND state IN ('pending', 'delivering') AND parked = 1";
 inline constexpr std::string_view kExpireSecrets =
     "UPDATE publisher_endpoint_secrets SET expires_at = $2 "
     "WHERE endpoint_id = $1 AND (expires_at IS NULL OR expires_at > $2)";
@@ -80,13 +95,23 @@ inline constexpr std::string_view kSelectEventAttempts =
 inline constexpr std::string_view kReplay =
     "UPDATE publisher_tasks SET state = 'pending', attempts = 0, next_attempt_at = $2, "
     "next_trigger = 'manual', age_from = $2, lease_owner = NULL, lease_expires_at = NULL, "
-    "updated_at = $2 WHERE event_id = $1 AND ($3 = '' OR endpoint_id = $3) "
+    "parked = " WEBHOOKS_PARKED_UNLESS_ENABLED
+    ", updated_at = $2 WHERE event_id = $1 AND ($3 = '' OR endpoint_id = $3) "
     "AND state <> 'delivering'";
 inline constexpr std::string_view kRecover =
     "UPDATE publisher_tasks SET state = 'pending', attempts = 0, next_attempt_at = $3, "
-    "next_trigger = 'manual', age_from = $3, updated_at = $3 "
+    "next_trigger = 'manual', age_from = $3, parked = " WEBHOOKS_PARKED_UNLESS_ENABLED
+    ", updated_at = $3 "
     "WHERE endpoint_id = $1 AND state = 'dead' AND event_id IN "
     "(SELECT event_id FROM publisher_events WHERE created_at >= $2)";
+// PostgreSQL only, before kReplay / kRecover: a share lock on the endpoints whose tasks they
+// re-queue, so an enable or disable in flight commits first (and the re-queue's `parked` sees it)
+// or waits for the re-queue (and its park or unpark sees the task). SQLite writers are serial.
+inline constexpr std::string_view kLockReplayEndpoints =
+    "SELECT 1 FROM publisher_endpoints WHERE id IN (SELECT endpoint_id FROM publisher_tasks "
+    "WHERE event_id = $1 AND ($2 = '' OR endpoint_id = $2)) FOR SHARE";
+inline constexpr std::string_view kLockRecoverEndpoint =
+    "SELECT 1 FROM publisher_endpoints WHERE id = $1 FOR SHARE";
 inline constexpr std::string_view kCountTasks =
     "SELECT state, COUNT(*) FROM publisher_tasks GROUP BY state";
 
@@ -95,17 +120,15 @@ inline constexpr std::string_view kCountTasks =
 inline constexpr std::string_view kReap =
     "UPDATE publisher_tasks SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, "
     "updated_at = $1 WHERE state = 'delivering' AND lease_expires_at <= $1";
-// $1 owner, $2 now, $3 limit, $4 lease_until.
-inline constexpr std::string_view kClaimSqlite =
-    "UPDATE publisher_tasks SET state = 'delivering', lease_owner = $1, lease_expires_at = $4, "
-    "updated_at = $2 WHERE id IN (SELECT t.id FROM publisher_tasks t JOIN publisher_endpoints e "
-    "ON e.id = t.endpoint_id WHERE t.state = 'pending' AND t.next_attempt_at <= $2 "
-    "AND e.enabled = 1 ORDER BY t.next_attempt_at LIMIT $3)";
-inline constexpr std::string_view kClaimPostgres =
-    "UPDATE publisher_tasks SET state = 'delivering', lease_owner = $1, lease_expires_at = $4, "
-    "updated_at = $2 WHERE id IN (SELECT t.id FROM publisher_tasks t JOIN publisher_endpoints e "
-    "ON e.id = t.endpoint_id WHERE t.state = 'pending' AND t.next_attempt_at <= $2 "
-    "AND e.enabled = 1 ORDER BY t.next_attempt_at LIMIT $3 FOR UPDATE OF t SKIP LOCKED)";
+// $1 owner, $2 now, $3 limit, $4 lease_until. Parked tasks are outside the due index; the join
+// still checks the endpoint, so a task that escaped parking is never claimed while it is disabled.
+#define WEBHOOKS_CLAIM                                                                          \
+  "UPDATE publisher_tasks SET state = 'delivering', lease_owner = $1, lease_expires_at = $4, "  \
+  "updated_at = $2 WHERE id IN (SELECT t.id FROM publisher_tasks t JOIN publisher_endpoints e " \
+  "ON e.id = t.endpoint_id WHERE t.state = 'pending' AND t.parked = 0 "                         \
+  "AND t.next_attempt_at <= $2 AND e.enabled = 1 ORDER BY t.next_attempt_at LIMIT $3"
+inline constexpr std::string_view kClaimSqlite = WEBHOOKS_CLAIM ")";
+inline constexpr std::string_view kClaimPostgres = WEBHOOKS_CLAIM " FOR UPDATE OF t SKIP LOCKED)";
 inline constexpr std::string_view kSelectClaimed =
     "SELECT t.id, t.event_id, t.endpoint_id, t.attempts, t.next_attempt_at, t.next_trigger, "
     "t.age_from, t.created_at, e.url, ev.merchant_id, ev.event_type, ev.payload, ev.created_at "

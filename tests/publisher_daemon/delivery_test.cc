@@ -22,12 +22,6 @@ VerifyResult verify(const Received& r, const std::string& secret, std::int64_t n
   return verifier.verify({id, ts, sig}, r.body, now_seconds);
 }
 
-Receiver::Script statuses(std::vector<int> list) {
-  return [list](std::size_t n, const Received&) {
-    return Receiver::Reply{n < list.size() ? list[n] : list.back(), {}};
-  };
-}
-
 TEST_CASE("a delivery carries the wire format and a valid signature", "[delivery]") {
   PublisherFixture f("wire");
   Receiver receiver;

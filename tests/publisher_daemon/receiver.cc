@@ -43,4 +43,10 @@ void Receiver::set_script(Script script) {
   script_ = std::move(script);
 }
 
+Receiver::Script statuses(std::vector<int> list) {
+  return [list](std::size_t n, const Received&) {
+    return Receiver::Reply{n < list.size() ? list[n] : list.back(), {}};
+  };
+}
+
 }  // namespace webhooks::test

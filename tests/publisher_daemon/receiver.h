@@ -49,4 +49,7 @@ class Receiver {
   Script script_;
 };
 
+// Answers the nth request with list[n], and every later one with the last entry.
+Receiver::Script statuses(std::vector<int> list);
+
 }  // namespace webhooks::test

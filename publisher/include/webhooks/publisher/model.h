@@ -70,6 +70,9 @@ struct Task {
   int last_status = 0;
   std::string last_error;
   UnixMillis created_at = 0, updated_at = 0;
+  // The endpoint is disabled: the task waits (pending, or delivering until its attempt is
+  // recorded) outside the due index, and is never claimed until the endpoint is enabled again.
+  bool parked = false;
 };
 
 // One HTTP try. status is 0 when no response arrived (network error, timeout, refused address).

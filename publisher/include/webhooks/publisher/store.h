@@ -1,5 +1,6 @@
 // The publisher's durable queue on SQLite or PostgreSQL: endpoints and their secrets, events,
-// delivery tasks and attempts (model.h; schema/<engine>/0003_publisher.sql).
+// delivery tasks and attempts (model.h; schema/<engine>/0003_publisher.sql and
+// 0004_parked_tasks.sql).
 //
 //   Store store(db);                                    // db already migrated
 //   db->transact([&](db::Transaction& tx) { store.insert_event(tx, event, now); });
@@ -10,7 +11,9 @@
 // Claims take a lease in batches: on SQLite one UPDATE … RETURNING, on PostgreSQL a row lock with
 // FOR UPDATE SKIP LOCKED, so several daemons on one database each claim a disjoint share. A task
 // whose lease lapsed (its daemon died) is claimable again. Tasks of disabled endpoints are never
-// claimed. A store never reads the clock: every `now` comes from the caller.
+// claimed: they are parked (Task::parked), outside the index a claim reads, so however many there
+// are, a poll does not look at them. A store never reads the clock: every `now` comes from the
+// caller.
 // Thread-safe: one Store serves every thread. Database failures throw Error(storage).
 #pragma once
 
@@ -70,7 +73,9 @@ class Store {
   bool update_endpoint(const Endpoint& endpoint, UnixMillis now);
   // Deletes the endpoint and its secrets; its unfinished tasks become dead ("endpoint deleted").
   bool delete_endpoint(const std::string& id, UnixMillis now);
-  // Enables (clearing the reason and failing streak) or disables with `reason`.
+  // Enables (clearing the reason and failing streak) or disables with `reason`. In the same
+  // transaction, disabling parks the endpoint's pending and delivering tasks; enabling unparks
+  // them, each due again at its own next_attempt_at (past ones at once).
   bool set_enabled(const std::string& id, bool enabled, const std::string& reason, UnixMillis now);
   // Adds `secret` as the newest; every other secret that has no earlier expiry stops signing at
   // `old_expires_at`. False when there is no such endpoint.
@@ -91,22 +96,24 @@ class Store {
   std::vector<DeliveryAttempt> attempts_of_event(const std::string& event_id);
   // Puts the event's tasks (only `endpoint_id`'s when given) back to pending, due now, with a
   // manual trigger and a new round (attempts 0, age counted from now). Tasks being delivered
-  // right now are left alone. Returns how many.
+  // right now are left alone. Tasks of a disabled endpoint are re-queued parked. Returns how many.
   int replay(const std::string& event_id, const std::string& endpoint_id, UnixMillis now);
-  // The same for every dead task of the endpoint whose event was created at or after `since`.
+  // The same for every dead task of the endpoint whose event was created at or after `since`
+  // (parked if the endpoint is disabled).
   int recover(const std::string& endpoint_id, UnixMillis since, UnixMillis now);
   // Tasks by state (every state present, zero when none).
   std::map<TaskState, std::int64_t> count_tasks();
 
   // --- Dispatch (store_dispatch.cc) ---
   // Leases up to `limit` due tasks to `lease_owner` until `lease_until`: pending tasks with
-  // next_attempt_at <= now, and delivering tasks whose lease lapsed, of enabled endpoints, oldest
-  // due first. `lease_owner` must be unique per call (it identifies the batch).
+  // next_attempt_at <= now, and delivering tasks whose lease lapsed, of enabled endpoints (parked
+  // tasks are not looked at), oldest due first. `lease_owner` must be unique per call (it identifies the batch).
   std::vector<ClaimedTask> claim(const std::string& lease_owner, int limit, UnixMillis now,
                                  UnixMillis lease_until);
   // Writes the attempts and the tasks' next states in one transaction. A task whose lease moved
   // on keeps its state (its attempt row is still written). `disable_failing_before`: an endpoint
-  // whose failing streak started at or before it is disabled (0: never).
+  // whose failing streak started at or before it is disabled (0: never). Disabling an endpoint
+  // (that or a 410) parks its tasks, the ones still being delivered included.
   void record(const std::vector<AttemptRecord>& records, UnixMillis now,
               UnixMillis disable_failing_before = 0);
   // Puts tasks still leased by `lease_owner` back to pending, due at `now`. Returns how many.
