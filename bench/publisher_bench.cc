@@ -168,8 +168,9 @@ struct Publisher {
     return o;
   }
   static std::shared_ptr<db::Database> open(const std::string& path) {
-    db::Options o;  // synchronous=NORMAL, as the daemon's default
+    db::Options o;  // synchronous=NORMAL and checkpoints in the background, as the daemon's
     o.pool_size = 8;
+    o.sqlite_background_checkpoint = true;
     std::shared_ptr<db::Database> db = db::Database::open(path, o);
     db->migrate(system_clock().now_ms());
     return db;

@@ -3,8 +3,11 @@
 // statements cached per SQL text.
 #include <sqlite3.h>
 
+#include <atomic>
 #include <cctype>
+#include <condition_variable>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "detail/db_engines.h"
@@ -68,9 +71,27 @@ class SqliteDatabase final : public Database {
     sqlite3_busy_timeout(db_, options.sqlite_busy_timeout_ms);
     run_script("PRAGMA journal_mode=WAL; PRAGMA synchronous=" + synchronous +
                "; PRAGMA foreign_keys=ON;");
+    if (options.sqlite_background_checkpoint && !in_memory(path)) {
+      try {
+        start_checkpointer(options, synchronous);
+      } catch (...) {
+        sqlite3_close(checkpoint_db_);
+        sqlite3_close(db_);
+        throw;
+      }
+    }
   }
 
   ~SqliteDatabase() override {
+    if (checkpointer_.joinable()) {
+      {
+        std::lock_guard lock(checkpoint_mutex_);
+        stopping_ = true;
+      }
+      checkpoint_wake_.notify_all();
+      checkpointer_.join();
+    }
+    sqlite3_close(checkpoint_db_);
     for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
     sqlite3_close(db_);
   }
@@ -188,8 +209,71 @@ class SqliteDatabase final : public Database {
                 std::string("sqlite: ") + sqlite3_errmsg(db_) + " in: " + std::string(sql.substr(0, 120)));
   }
 
+  // Options::sqlite_background_checkpoint: past kCheckpointPages a commit wakes a thread that
+  // runs passive checkpoints on its own connection while writers go on. A passive checkpoint
+  // never catches up with writers that never pause, so past kCatchUpPages the committing call
+  // checkpoints the rest itself (only the pages not copied yet), and the next write transaction
+  // restarts the WAL from its beginning.
+  static constexpr int kCheckpointPages = 1000;  // SQLite's own wal_autocheckpoint default
+  static constexpr int kCatchUpPages = 8000;
+
+  static bool in_memory(const std::string& path) {
+    return path.empty() || path == ":memory:" || path.rfind("file::memory:", 0) == 0 ||
+           path.find("mode=memory") != std::string::npos;
+  }
+
+  void start_checkpointer(const Options& options, const std::string& synchronous) {
+    if (sqlite3_open_v2(path_.c_str(), &checkpoint_db_,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+      const std::string message =
+          checkpoint_db_ ? sqlite3_errmsg(checkpoint_db_) : "out of memory";
+      throw Error(ErrorCode::storage, "cannot open the checkpoint connection to " + path_ + ": " +
+                                          message);
+    }
+    sqlite3_busy_timeout(checkpoint_db_, options.sqlite_busy_timeout_ms);
+    // The checkpointing connection's own setting decides the checkpoint's fsyncs.
+    const std::string pragma = "PRAGMA synchronous=" + synchronous;
+    if (sqlite3_exec(checkpoint_db_, pragma.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
+      throw Error(ErrorCode::storage, "sqlite: " + pragma + " failed on the checkpoint connection");
+    }
+    sqlite3_wal_hook(db_, &SqliteDatabase::on_commit, this);  // replaces wal_autocheckpoint
+    checkpointer_ = std::thread([this] { checkpoint_loop(); });
+  }
+
+  // Called by SQLite after each commit on db_ (under mutex_) with the WAL's size in pages.
+  static int on_commit(void* self, sqlite3* db, const char* name, int pages) {
+    auto& me = *static_cast<SqliteDatabase*>(self);
+    if (pages >= kCatchUpPages) {
+      // Waits (busy handler) for a running background checkpoint, then copies the rest.
+      sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_FULL, nullptr, nullptr);
+    } else if (pages >= kCheckpointPages && !me.checkpoint_wanted_.exchange(true)) {
+      std::lock_guard lock(me.checkpoint_mutex_);
+      me.checkpoint_wake_.notify_one();
+    }
+    return SQLITE_OK;
+  }
+
+  void checkpoint_loop() {
+    std::unique_lock lock(checkpoint_mutex_);
+    while (true) {
+      checkpoint_wake_.wait(lock, [this] { return stopping_ || checkpoint_wanted_.load(); });
+      if (stopping_) return;
+      lock.unlock();
+      checkpoint_wanted_.store(false);
+      sqlite3_wal_checkpoint_v2(checkpoint_db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr,
+                                nullptr);
+      lock.lock();
+    }
+  }
+
   std::string path_;
   sqlite3* db_ = nullptr;
+  sqlite3* checkpoint_db_ = nullptr;  // Options::sqlite_background_checkpoint only
+  std::thread checkpointer_;
+  std::mutex checkpoint_mutex_;
+  std::condition_variable checkpoint_wake_;
+  std::atomic<bool> checkpoint_wanted_{false};
+  bool stopping_ = false;  // under checkpoint_mutex_
   std::mutex mutex_;
   std::unordered_map<std::string, sqlite3_stmt*> cache_;
   SqliteTransaction transaction_{*this};

@@ -1,5 +1,8 @@
 // The database layer on the engine named by WEBHOOKS_TEST_ENGINE.
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <thread>
 
 #include "support/test_env.h"
 #include "webhooks/db.h"
@@ -86,4 +89,32 @@ TEST_CASE("SQLite synchronous is NORMAL, FULL or EXTRA, never pasted unchecked i
                                          std::string(value) + "'");
     }
   }
+}
+
+TEST_CASE("SQLite background checkpoints copy the WAL into the database file off the commit path") {
+  const std::string path = test::temp_dir("background_checkpoint") + "/c.db";
+  const std::string blob(100 * 1024, 'x');  // 25 overflow pages of 4 KiB a row
+  {
+    db::Options options;
+    options.sqlite_background_checkpoint = true;
+    auto db = db::Database::open(path, options);
+    db->exec("CREATE TABLE blobs (id INTEGER PRIMARY KEY, data TEXT NOT NULL)");
+    // 120 commits, about 3,000 WAL pages: commits past 1,000 pages wake the checkpointer, none
+    // reaches the 8,000 pages at which a commit checkpoints by itself. SQLite's own automatic
+    // checkpoint is replaced, so only the checkpointer thread can grow the database file.
+    for (std::int64_t i = 0; i < 120; ++i) {
+      db->exec("INSERT INTO blobs (id, data) VALUES ($1, $2)", {i, blob});
+    }
+    // Waits (at most 10 s) for the thread to have copied at least 2,000 pages.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::filesystem::file_size(path) < 2000u * 4096u &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    CHECK(std::filesystem::file_size(path) >= 2000u * 4096u);
+  }
+  auto reopened = db::Database::open(path);
+  const db::Rows rows = reopened->exec("SELECT COUNT(*), SUM(LENGTH(data)) FROM blobs");
+  CHECK(rows.integer(0, 0) == 120);
+  CHECK(rows.integer(0, 1) == 120 * 100 * 1024);
 }
