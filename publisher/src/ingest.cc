@@ -1,6 +1,7 @@
 #include "webhooks/publisher/ingest.h"
 
 #include <algorithm>
+#include <semaphore>
 #include <nlohmann/json.hpp>
 
 #include "webhooks/error.h"
@@ -89,7 +90,8 @@ struct Ingest::Queued {
   bool made = false;  // an event was written (acquired or reacquired)
   std::optional<idempotency::BeginOutcome> outcome;
   UnixMillis age_ms = 0;
-  bool done = false;
+  bool done = false;              // under group_mutex_
+  std::binary_semaphore wake{0};  // released when done, or when made the writer
 };
 
 namespace {
@@ -186,22 +188,30 @@ idempotency::Response Ingest::handle(idempotency::Guard& guard,
   {
     std::unique_lock lock(group_mutex_);
     group_queue_.push_back(&me);
-    while (!me.done) {
-      if (group_writing_) {
-        group_done_.wait(lock);
-        continue;
-      }
-      // Become the writer for everyone queued so far (this caller included).
+    if (group_writing_) {
+      lock.unlock();
+      me.wake.acquire();  // done, or made the writer
+      lock.lock();
+    } else {
       group_writing_ = true;
+    }
+    if (!me.done) {
+      // The writer for everyone queued so far, this caller first.
       const std::size_t n = std::min(group_queue_.size(), kMaxGroup);
       std::vector<Queued*> group(group_queue_.begin(), group_queue_.begin() + n);
       group_queue_.erase(group_queue_.begin(), group_queue_.begin() + n);
       lock.unlock();
       write_group(guard.store(), group);
       lock.lock();
-      for (Queued* q : group) q->done = true;
-      group_writing_ = false;
-      group_done_.notify_all();
+      for (Queued* q : group) {
+        q->done = true;
+        if (q != &me) q->wake.release();  // after this, *q may be gone
+      }
+      if (group_queue_.empty()) {
+        group_writing_ = false;
+      } else {
+        group_queue_.front()->wake.release();  // the next writer; group_writing_ stays true
+      }
     }
   }
   if (me.outcome && *me.outcome != idempotency::BeginOutcome::acquired) {

@@ -15,11 +15,13 @@
 // the record, so the record never shows `in_progress` and each ingest costs a share of one commit
 // instead of two commits. Nobody is answered before the transaction holding their event has
 // committed. If a grouped transaction fails, its ingests are re-run one transaction each, so a bad
-// one fails alone.
+// one fails alone. The writer wakes each caller of its group on its own, then hands the writer's
+// role to the oldest caller still queued (no broadcast: callers queued for the next transaction
+// sleep on).
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -94,9 +96,8 @@ class Ingest {
   std::function<void()> on_accepted_;
   UuidV7Generator ids_;
   std::mutex group_mutex_;
-  std::condition_variable group_done_;
-  std::vector<Queued*> group_queue_;
-  bool group_writing_ = false;
+  std::deque<Queued*> group_queue_;  // callers waiting for a transaction, oldest first
+  bool group_writing_ = false;       // a caller is the writer (or has just been made it)
 };
 
 }  // namespace webhooks::publisher
