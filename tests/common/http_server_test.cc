@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "support/chunked_post.h"
 #include "webhooks/http_server.h"
 
 namespace {
@@ -102,17 +103,7 @@ TEST_CASE("a body up to the limit is served; one byte over is 413") {
 TEST_CASE("a chunked body is refused with 411 before it is read") {
   EchoServer echo;
   httplib::Client client("127.0.0.1", echo.port);
-  int provided = 0;
-  // A content provider without a length makes httplib send Transfer-Encoding: chunked.
-  auto chunked = client.Post(
-      "/echo",
-      [&](std::size_t, httplib::DataSink& sink) {
-        ++provided;
-        sink.write("{}", 2);
-        sink.done();
-        return true;
-      },
-      "application/json");
+  auto chunked = webhooks::test::post_chunked(client, "/echo", {}, "{}");
   REQUIRE(chunked);
   CHECK(chunked->status == 411);
   CHECK(code_of(chunked->body) == "length_required");
@@ -156,13 +147,7 @@ TEST_CASE("the caller's own pre-routing check runs only for requests let through
     return httplib::Server::HandlerResponse::Handled;
   });
   httplib::Client client("127.0.0.1", echo.port);
-  auto chunked = client.Post(
-      "/echo",
-      [](std::size_t, httplib::DataSink& sink) {
-        sink.done();
-        return true;
-      },
-      "application/json");
+  auto chunked = webhooks::test::post_chunked(client, "/echo", {}, "");
   REQUIRE(chunked);
   CHECK(chunked->status == 411);
   CHECK(checked == 0);

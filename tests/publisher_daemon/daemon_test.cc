@@ -11,6 +11,7 @@
 
 #include "process.h"
 #include "receiver.h"
+#include "support/chunked_post.h"
 #include "support/test_env.h"
 
 namespace webhooks::test {
@@ -136,14 +137,8 @@ TEST_CASE("the daemon serves the admin API and delivers; SIGTERM exits 0", "[dae
   CHECK(too_big->status == 413);
   CHECK(json::parse(too_big->body)["error"]["code"] == "payload_too_large");
   const std::string event = R"({"merchant_id":"m1","type":"t.x","data":{}})";
-  auto chunked = client.http.Post(
-      "/v1/events", {{"Authorization", std::string("Bearer ") + kToken}},
-      [&](std::size_t, httplib::DataSink& sink) {
-        sink.write(event.data(), event.size());
-        sink.done();
-        return true;
-      },
-      "application/json");
+  auto chunked = post_chunked(client.http, "/v1/events",
+                              {{"Authorization", std::string("Bearer ") + kToken}}, event);
   REQUIRE(chunked);
   CHECK(chunked->status == 411);
   CHECK(json::parse(chunked->body)["error"]["code"] == "length_required");

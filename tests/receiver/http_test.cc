@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "receiver_support.h"
+#include "support/chunked_post.h"
 #include "support/process.h"
 #include "webhooks/receiver/http_server.h"
 
@@ -75,14 +76,7 @@ TEST_CASE("the cpp-httplib adapter serves a mounted receiver") {
   REQUIRE(too_big);
   CHECK(too_big->status == 413);
   CHECK(code_of(too_big->body) == "payload_too_large");
-  auto chunked = client.Post(
-      "/webhooks", http_headers("e4", body, "d5"),
-      [&](std::size_t, httplib::DataSink& sink) {
-        sink.write(body.data(), body.size());
-        sink.done();
-        return true;
-      },
-      "application/json");
+  auto chunked = test::post_chunked(client, "/webhooks", http_headers("e4", body, "d5"), body);
   REQUIRE(chunked);
   CHECK(chunked->status == 411);
   CHECK(code_of(chunked->body) == "length_required");
