@@ -76,10 +76,9 @@ TEST_CASE("the cpp-httplib adapter serves a mounted receiver") {
   REQUIRE(too_big);
   CHECK(too_big->status == 413);
   CHECK(code_of(too_big->body) == "payload_too_large");
-  auto chunked = test::post_chunked(client, "/webhooks", http_headers("e4", body, "d5"), body);
-  REQUIRE(chunked);
-  CHECK(chunked->status == 411);
-  CHECK(code_of(chunked->body) == "length_required");
+  const std::string chunked = test::post_chunked_head(port, "/webhooks");
+  CHECK(chunked.rfind("HTTP/1.1 411 ", 0) == 0);
+  CHECK(code_of(test::body_of(chunked)) == "length_required");
   CHECK(calls == 1);
   server.stop();
   serving.join();
