@@ -53,6 +53,10 @@ int bind_server(httplib::Server& server, const std::string& host, int port,
 //     Transfer-Encoding (chunked); send it with Content-Length, as Standard Webhooks senders and
 //     curl -d do;
 //   - 400 bad_request, with Connection: close: Content-Length is not a decimal number.
+// Known gap: the answer says Connection: close, but cpp-httplib 0.11 has decided to keep the
+// connection before this check runs, so a client that keeps sending on it has the unread body
+// parsed as its next request. Clients that honour Connection: close are not affected; behind a
+// proxy that reuses connections, have the proxy refuse chunked request bodies itself.
 // A POST, PUT or PATCH with neither header has an empty body (RFC 9112, section 6.3, rule 7);
 // cpp-httplib 0.11 would instead wait for the client to close, so such a request is given
 // "Content-Length: 0".
