@@ -5,9 +5,9 @@
 #include <atomic>
 #include <cctype>
 #include <memory>
-#include <nlohmann/json.hpp>
 
 #include "webhooks/error.h"
+#include "webhooks/idempotency/guard.h"
 
 namespace webhooks::http {
 namespace {
@@ -32,15 +32,14 @@ void apply_tuning(httplib::Server& server, const ServerTuning& tuning) {
 
 using HandlerResponse = httplib::Server::HandlerResponse;
 
-// Answers before the body is read. The unread body stays on the connection, so the answer says
-// "Connection: close" (httplib copies it from the request) and the client closes.
 void write_error(httplib::Response& res, int status, std::string_view code,
                  const std::string& message) {
   res.status = status;
-  res.set_content(nlohmann::json{{"error", {{"code", code}, {"message", message}}}}.dump(),
-                  "application/json");
+  res.set_content(idempotency::error_body(code, message), "application/json");
 }
 
+// Answers before the body is read. The unread body stays on the connection, so the answer says
+// "Connection: close" (httplib copies it from the request); see the known gap in http_server.h.
 HandlerResponse refuse(const httplib::Request& req, httplib::Response& res, int status,
                        std::string_view code, const std::string& message) {
   // routing() hands the pre-routing handler its own, non-const Request.
