@@ -6,6 +6,7 @@
 #include <cctype>
 #include <memory>
 
+#include "detail/closing_answer.h"
 #include "webhooks/error.h"
 #include "webhooks/idempotency/guard.h"
 
@@ -38,16 +39,29 @@ void write_error(httplib::Response& res, int status, std::string_view code,
   res.set_content(idempotency::error_body(code, message), "application/json");
 }
 
-// Answers before the body is read. The unread body stays on the connection, so the answer says
-// "Connection: close" (httplib copies it from the request); see the known gap in http_server.h.
+// Answers before the body is read, then closes the connection, so the unread body is never
+// parsed as a request. The answer says "Connection: close" (httplib copies it from the request).
 HandlerResponse refuse(const httplib::Request& req, httplib::Response& res, int status,
                        std::string_view code, const std::string& message) {
   // routing() hands the pre-routing handler its own, non-const Request.
   auto& mutable_req = const_cast<httplib::Request&>(req);
   mutable_req.headers.erase("Connection");
   mutable_req.set_header("Connection", "close");
-  write_error(res, status, code, message);
+  res.status = status;
+  detail::answer_and_close(req, res, idempotency::error_body(code, message), "application/json");
   return HandlerResponse::Handled;
+}
+
+std::string_view error_code_for(int status) {
+  switch (status) {
+    case 400: return "bad_request";
+    case 401: return "unauthorized";
+    case 404: return "not_found";
+    case 405: return "method_not_allowed";
+    case 413: return "payload_too_large";
+    case 414: return "uri_too_long";
+    default: return status >= 500 ? "internal_error" : "error";
+  }
 }
 
 bool all_digits(const std::string& text) {
@@ -86,12 +100,15 @@ void limit_request_bodies(httplib::Server& server, std::size_t limit,
         return then ? then(req, res) : HandlerResponse::Unhandled;
       });
   // httplib answers a Content-Length over the limit with an empty 413 after discarding the body
-  // through a fixed buffer (so the client, still sending, reads the answer).
+  // through a fixed buffer (so the client, still sending, reads the answer); it answers an
+  // unknown route 404 and a malformed request 400, all empty. Each gets a JSON error body; an
+  // answer with a body (set_content or refuse()'s content provider) is left as it is.
   server.set_error_handler([limit](const httplib::Request&, httplib::Response& res) {
-    if (res.status == 413 && res.body.empty()) {
-      write_error(res, 413, "payload_too_large",
-                  "the body is larger than " + std::to_string(limit) + " bytes");
-    }
+    if (!res.body.empty() || res.content_provider_) return;
+    write_error(res, res.status, error_code_for(res.status),
+                res.status == 413   ? "the body is larger than " + std::to_string(limit) + " bytes"
+                : res.status == 404 ? std::string("no such route")
+                                    : std::string("the request could not be served"));
   });
 }
 

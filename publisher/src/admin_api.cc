@@ -24,17 +24,6 @@ bool same_token(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
-std::string_view error_code_for(int status) {
-  switch (status) {
-    case 400: return "bad_request";
-    case 401: return "unauthorized";
-    case 404: return "not_found";
-    case 405: return "method_not_allowed";
-    case 413: return "payload_too_large";
-    default: return status >= 500 ? "internal_error" : "error";
-  }
-}
-
 }  // namespace
 
 AdminApi::AdminApi(Store& store, Ingest& ingest, idempotency::Guard& guard, Metrics& metrics,
@@ -61,14 +50,6 @@ void AdminApi::mount(httplib::Server& server) {
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
-  });
-  server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    const std::string_view code = error_code_for(res.status);
-    detail::fail(res, res.status, code,
-                 res.status == 413 ? "the request body is over the limit"
-                 : res.status == 404 ? "no such route"
-                                     : "the request could not be served");
   });
   server.set_exception_handler(
       [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {

@@ -14,6 +14,7 @@
 using webhooks::test::body_of;
 using webhooks::test::post_chunked_head;
 using webhooks::test::raw_exchange;
+using webhooks::test::raw_exchange_until_close;
 
 namespace {
 
@@ -87,6 +88,53 @@ TEST_CASE("a chunked body is refused with 411 before it is read") {
   CHECK(echo.calls == 0);
 }
 
+// How many answers a transcript holds.
+std::size_t answers_in(const std::string& transcript) {
+  std::size_t count = 0;
+  for (std::size_t at = transcript.find("HTTP/1.1 "); at != std::string::npos;
+       at = transcript.find("HTTP/1.1 ", at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+TEST_CASE("after a refused body the connection is closed: the unread body is never a request") {
+  EchoServer echo;
+  // 53 (0x35) bytes.
+  const std::string smuggled = "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\n{}";
+  REQUIRE(smuggled.size() == 0x35);
+  SECTION("chunked, with a request hidden in the chunk") {
+    const auto transcript = raw_exchange_until_close(
+        echo.port, "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n",
+        "35\r\n" + smuggled + "\r\n0\r\n\r\n");
+    CHECK(transcript.closed);
+    CHECK(transcript.answers.rfind("HTTP/1.1 411 Length Required\r\n", 0) == 0);
+    CHECK(answers_in(transcript.answers) == 1);
+    CHECK(code_of(body_of(transcript.answers)) == "length_required");
+  }
+  SECTION("a Content-Length that is not a number, followed by a request") {
+    const auto transcript = raw_exchange_until_close(
+        echo.port, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: two\r\n\r\n", smuggled);
+    CHECK(transcript.closed);
+    CHECK(transcript.answers.rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0);
+    CHECK(answers_in(transcript.answers) == 1);
+  }
+  SECTION("a chunked body of 4 MiB still being sent gets the whole answer") {
+    std::string request = "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
+    for (int i = 0; i < 64; ++i) request += "10000\r\n" + std::string(0x10000, 'x') + "\r\n";
+    const auto transcript = raw_exchange_until_close(echo.port, request + "0\r\n\r\n");
+    CHECK(transcript.closed);
+    CHECK(answers_in(transcript.answers) == 1);
+    CHECK(code_of(body_of(transcript.answers)) == "length_required");
+  }
+  CHECK(echo.calls == 0);
+  // The server still serves new connections.
+  httplib::Client client("127.0.0.1", echo.port);
+  auto served = client.Post("/echo", "{}", "application/json");
+  REQUIRE(served);
+  CHECK(served->body == "2");
+}
+
 TEST_CASE("a POST without Content-Length has an empty body and is answered at once") {
   EchoServer echo;
   // cpp-httplib 0.11 alone would wait for the client to close the connection.
@@ -94,6 +142,19 @@ TEST_CASE("a POST without Content-Length has an empty body and is answered at on
   CHECK(answer.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
   CHECK(answer.substr(answer.size() - 1) == "0");
   CHECK(echo.calls == 1);
+}
+
+TEST_CASE("error answers without a body get a JSON one") {
+  EchoServer echo;
+  httplib::Client client("127.0.0.1", echo.port);
+  auto unknown = client.Get("/nowhere");
+  REQUIRE(unknown);
+  CHECK(unknown->status == 404);
+  CHECK(unknown->body == R"({"error":{"code":"not_found","message":"no such route"}})");
+  const std::string bad_line = raw_exchange(echo.port, "NONSENSE\r\n\r\n");
+  CHECK(bad_line.rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0);
+  CHECK(body_of(bad_line) ==
+        R"({"error":{"code":"bad_request","message":"the request could not be served"}})");
 }
 
 TEST_CASE("a Content-Length that is not a number is 400") {
@@ -121,6 +182,7 @@ TEST_CASE("the caller's own pre-routing check runs only for requests let through
   auto refused = client.Post("/echo", "{}", "application/json");
   REQUIRE(refused);
   CHECK(refused->status == 401);
+  CHECK(refused->body == R"({"error":{"code":"unauthorized","message":"the request could not be served"}})");
   // The check runs before the body is read, so it is the first answer to a body over the limit.
   auto refused_over = client.Post("/echo", std::string(kLimit + 1, 'x'), "application/json");
   REQUIRE(refused_over);

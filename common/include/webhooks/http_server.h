@@ -45,18 +45,20 @@ int bind_server(httplib::Server& server, const std::string& host, int port,
 // Bounds every request body to `limit` bytes without buffering more than that, by setting the
 // server's payload limit, pre-routing handler and error handler (so call it once per server, and
 // pass your own pre-routing check, e.g. authentication, as `then`: it runs for the requests let
-// through; a later set_error_handler replaces the JSON 413). cpp-httplib 0.11 applies its payload
+// through; a later set_error_handler replaces the JSON error bodies). cpp-httplib 0.11 applies its payload
 // limit to Content-Length bodies only: it reads a chunked body, or a POST body without
 // Content-Length, to its end with no limit. Answers, as {"error":{"code","message"}}:
 //   - 413 payload_too_large: Content-Length is over `limit` (httplib discards the body unstored);
-//   - 411 length_required, with Connection: close, before the body is read: the body is sent with
-//     Transfer-Encoding (chunked); send it with Content-Length, as Standard Webhooks senders and
-//     curl -d do;
-//   - 400 bad_request, with Connection: close: Content-Length is not a decimal number.
-// Known gap: the answer says Connection: close, but cpp-httplib 0.11 has decided to keep the
-// connection before this check runs, so a client that keeps sending on it has the unread body
-// parsed as its next request. Clients that honour Connection: close are not affected; behind a
-// proxy that reuses connections, have the proxy refuse chunked request bodies itself.
+//   - 411 length_required, before the body is read: the body is sent with Transfer-Encoding
+//     (chunked); send it with Content-Length, as Standard Webhooks senders and curl -d do;
+//   - 400 bad_request: Content-Length is not a decimal number.
+// After a 411 or that 400 the answer says Connection: close and the connection is closed: it is
+// half-closed after the answer, what the client still sends is discarded for up to 1 second or
+// 8 MiB (so a client still sending reads the answer rather than a reset), then it is closed. The
+// unread body is never parsed as a request.
+// Every other error answer left without a body (httplib's 404 for an unknown route, a 400 for a
+// malformed request, a handler's bare res.status = 401) gets one: not_found, bad_request,
+// unauthorized, method_not_allowed, uri_too_long, internal_error for 5xx, else error.
 // A POST, PUT or PATCH with neither header has an empty body (RFC 9112, section 6.3, rule 7);
 // cpp-httplib 0.11 would instead wait for the client to close, so such a request is given
 // "Content-Length: 0".

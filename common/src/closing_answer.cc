@@ -1,0 +1,100 @@
+#include "detail/closing_answer.h"
+
+#include <dirent.h>
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <array>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+
+namespace webhooks::http::detail {
+namespace {
+
+constexpr auto kLingerTime = std::chrono::seconds(1);
+constexpr std::size_t kLingerBytes = 8 * 1024 * 1024;
+
+struct Address {
+  std::string host;
+  int port = -1;
+  bool operator==(const Address&) const = default;
+};
+
+// The numeric host and port of a socket's end, formatted as cpp-httplib formats
+// Request::remote_addr and local_addr (getnameinfo, NI_NUMERICHOST).
+Address address_of(int fd, bool peer) {
+  sockaddr_storage addr{};
+  socklen_t length = sizeof addr;
+  auto* raw = reinterpret_cast<sockaddr*>(&addr);
+  if ((peer ? ::getpeername(fd, raw, &length) : ::getsockname(fd, raw, &length)) != 0) return {};
+  std::array<char, NI_MAXHOST> host{};
+  std::array<char, NI_MAXSERV> port{};
+  if (::getnameinfo(raw, length, host.data(), host.size(), port.data(), port.size(),
+                    NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+    return {};
+  }
+  return {host.data(), std::atoi(port.data())};
+}
+
+// The descriptor of the connection between `local` and `remote`: the process's one socket with
+// that 4-tuple. cpp-httplib does not hand it to handlers; this runs only when a request is
+// refused. -1 if none.
+int connection_socket(const Address& local, const Address& remote) {
+  std::unique_ptr<DIR, int (*)(DIR*)> fds(::opendir("/proc/self/fd"), ::closedir);
+  if (!fds) return -1;
+  while (const dirent* entry = ::readdir(fds.get())) {
+    char* end = nullptr;
+    const long fd = std::strtol(entry->d_name, &end, 10);
+    if (end == entry->d_name || *end != '\0') continue;
+    struct stat info {};
+    if (::fstat(static_cast<int>(fd), &info) != 0 || !S_ISSOCK(info.st_mode)) continue;
+    if (address_of(static_cast<int>(fd), true) == remote &&
+        address_of(static_cast<int>(fd), false) == local) {
+      return static_cast<int>(fd);
+    }
+  }
+  return -1;
+}
+
+// Half-closes `fd` and discards what the client still sends, until it closes, kLingerTime passes
+// or kLingerBytes are read.
+void linger(int fd) {
+  ::shutdown(fd, SHUT_WR);
+  const auto deadline = std::chrono::steady_clock::now() + kLingerTime;
+  std::array<char, 64 * 1024> sink{};
+  std::size_t discarded = 0;
+  while (discarded < kLingerBytes) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return;
+    pollfd readable{fd, POLLIN, 0};
+    if (::poll(&readable, 1, static_cast<int>(left.count())) <= 0) return;
+    const ssize_t n = ::recv(fd, sink.data(), sink.size(), MSG_DONTWAIT);
+    if (n <= 0) return;
+    discarded += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+void answer_and_close(const httplib::Request& req, httplib::Response& res, std::string body,
+                      const std::string& content_type) {
+  const std::size_t length = body.size();
+  // A content provider that returns false after writing the answer makes cpp-httplib treat the
+  // write as failed, leave its keep-alive loop and close the socket.
+  res.set_content_provider(
+      length, content_type,
+      [body = std::move(body), local = Address{req.local_addr, req.local_port},
+       remote = Address{req.remote_addr, req.remote_port}](std::size_t offset, std::size_t,
+                                                          httplib::DataSink& sink) {
+        if (offset == 0 && sink.write(body.data(), body.size())) {
+          if (const int fd = connection_socket(local, remote); fd >= 0) linger(fd);
+        }
+        return false;
+      });
+}
+
+}  // namespace webhooks::http::detail
