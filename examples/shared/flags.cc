@@ -40,20 +40,6 @@ CLI::Validator whole_number(const std::string& tag, const std::string& of, std::
               });
 }
 
-// Numbers greater than 0, or at least 0 when `zero_too`. CLI::PositiveNumber's message prints
-// its bounds with 300 digits.
-CLI::Validator number_above_zero(bool zero_too, const std::string& name) {
-  const std::string rule = zero_too ? "at least 0" : "greater than 0";
-  return CLI::Validator(
-      [zero_too, rule](std::string& text) -> std::string {
-        double value = 0;
-        const bool number = CLI::detail::lexical_cast(text, value);
-        if (number && (zero_too ? value >= 0 : value > 0)) return {};
-        return "must be a number " + rule + ", not " + text;
-      },
-      name);
-}
-
 }  // namespace
 
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
@@ -75,9 +61,6 @@ CLI::Validator sqlite_synchronous_values() {
                                         std::end(db::kSqliteSynchronousValues));
   return CLI::IsMember(values, CLI::ignore_case);
 }
-
-CLI::Validator positive_number() { return number_above_zero(false, "POSITIVE"); }
-CLI::Validator non_negative_number() { return number_above_zero(true, "NONNEGATIVE"); }
 
 CLI::Validator duration(DurationUnit unit, Zero zero) {
   const bool zero_ok = zero == Zero::allowed;

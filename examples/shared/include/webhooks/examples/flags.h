@@ -57,11 +57,6 @@ std::chrono::milliseconds seconds_to_millis(double seconds);
 // is CLI11's, after the flag's name. `tag` is what --help shows after the value's type.
 CLI::Validator accepted_by(const std::string& tag, std::function<void(const std::string&)> parse);
 
-// A number greater than 0 / at least 0; the message names the value and the bound only, e.g.
-// "--lease: must be a number greater than 0, not -1".
-CLI::Validator positive_number();
-CLI::Validator non_negative_number();
-
 // --listen: HOST:PORT or [IPv6]:PORT with a port from 0 to 65535 (parse_listen, server.h), e.g.
 // "--listen: the port of 127.0.0.1:99999 must be a number from 0 to 65535 (expected HOST:PORT)".
 CLI::Validator listen_address();
