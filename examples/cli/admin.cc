@@ -215,8 +215,8 @@ void add_admin(CLI::App& app, Action& action) {
   events->add_option("--merchant", a->merchant, "only this merchant_id");
   events->add_option("--type", a->type, "only this event type");
   events->add_option("--since", a->since, "only events created since this RFC 3339 time");
-  events->add_option("--limit", a->limit, "at most this many")
-      ->check(examples::positive_number())
+  events->add_option("--limit", a->limit, "at most this many (the API's limit: 1 to 1000)")
+      ->check(examples::count(1, 1000))
       ->capture_default_str();
   events->add_flag("--json", a->json, "print the API's JSON instead of a table");
   events->callback([a, &action] {

@@ -1,13 +1,11 @@
 // webhooks listen: a local receiver built on the receiver library with SQLite dedup. Prints one
 // line per delivery; optionally forwards new events and captures them (each event once).
-#include <signal.h>
-
 #include <fstream>
 #include <iostream>
 #include <mutex>
-#include <thread>
 
 #include "cli.h"
+#include "webhooks/examples/server.h"
 #include "webhooks/receiver/http_server.h"
 #include "webhooks/wire.h"
 
@@ -34,12 +32,14 @@ void add_listen(CLI::App& app, Action& action) {
   };
   auto a = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("listen", "Receive deliveries locally: verify, dedup, print");
-  cmd->add_option("--listen", a->listen, "HOST:PORT (port 0 picks a free one)")->capture_default_str();
+  cmd->add_option("--listen", a->listen, "HOST:PORT (port 0 picks a free one)")
+      ->check(examples::listen_address())
+      ->capture_default_str();
   cmd->add_option("--secret", a->secrets, "whsec_… secret; repeat for rotation")->required();
   cmd->add_option("--db", a->db, "SQLite file (or postgres:// URL) for dedup records")->capture_default_str();
   cmd->add_option("--consumer", a->consumer, "dedup scope")->capture_default_str();
-  cmd->add_option("--tolerance", a->tolerance, "timestamp tolerance, seconds")
-      ->check(examples::positive_number())
+  cmd->add_option("--tolerance", a->tolerance, "timestamp tolerance, whole seconds")
+      ->check(examples::duration(examples::DurationUnit::whole_seconds))
       ->capture_default_str();
   cmd->add_option("--forward", a->forward, "also POST each new event, headers and body, to this URL");
   cmd->add_option("--capture", a->capture,
@@ -48,15 +48,9 @@ void add_listen(CLI::App& app, Action& action) {
                   "the file to this listener leaves it unchanged");
   cmd->callback([a, &action] {
     action = [a] {
-      const std::size_t colon = a->listen.rfind(':');
-      if (colon == std::string::npos) throw UsageError("--listen must be HOST:PORT");
-      const std::string host = a->listen.substr(0, colon);
-      int port = 0;
-      try {
-        port = std::stoi(a->listen.substr(colon + 1));
-      } catch (const std::exception&) {
-        throw UsageError("--listen must be HOST:PORT");
-      }
+      // SIGTERM and SIGINT stop the server (exit 0); blocked before the receiver starts its
+      // threads, which inherit the mask.
+      examples::block_stop_signals();
       receiver::Config config;
       config.secrets = a->secrets;
       config.store = a->db;
@@ -79,13 +73,6 @@ void add_listen(CLI::App& app, Action& action) {
         if (!capture) throw UsageError("cannot open " + a->capture);
       }
       std::mutex out;
-
-      // Ctrl-C / SIGTERM stop the server from a thread that waits for them.
-      sigset_t signals;
-      sigemptyset(&signals);
-      sigaddset(&signals, SIGINT);
-      sigaddset(&signals, SIGTERM);
-      pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
       httplib::Server server;
       receiver::limit_request_bodies(server, rx.config().max_body_bytes);
@@ -127,16 +114,9 @@ void add_listen(CLI::App& app, Action& action) {
         }
         receiver::write_answer(answer, res);
       });
-      const int bound = receiver::bind_server(server, host, port);
-      std::cout << "listening on " << host << ":" << bound << std::endl;
-      std::thread stopper([&] {
-        int signal = 0;
-        sigwait(&signals, &signal);
-        server.stop();
-      });
+      examples::bind_and_announce(server, examples::parse_listen(a->listen));
+      const examples::StopOnSignal stop(server);
       server.listen_after_bind();
-      pthread_kill(stopper.native_handle(), SIGTERM);
-      stopper.join();
       return kOk;
     };
   });

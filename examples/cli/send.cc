@@ -31,7 +31,7 @@ std::pair<std::string, std::string> split_url(const std::string& url) {
 void add_send(CLI::App& app, Action& action) {
   struct Args {
     std::string url, secret, type, data;
-    int timeout_ms = 10'000;
+    std::int64_t timeout_ms = 10'000;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("send", "POST one signed delivery; print the answer");
@@ -40,7 +40,7 @@ void add_send(CLI::App& app, Action& action) {
   cmd->add_option("--type", args->type, "event type, e.g. order.created")->required();
   cmd->add_option("--data", args->data, "the event's data: a JSON object, or @FILE")->required();
   cmd->add_option("--timeout-ms", args->timeout_ms, "connect and read timeout, milliseconds")
-      ->check(examples::positive_number())
+      ->check(examples::duration(examples::DurationUnit::milliseconds))
       ->capture_default_str();
   cmd->callback([args, &action] {
     action = [args] {

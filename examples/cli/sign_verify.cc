@@ -61,7 +61,8 @@ void add_verify(CLI::App& app, Action& action) {
   auto* tolerance = cmd->add_option("--tolerance", args->tolerance,
                                     "accepted clock difference, seconds, both directions")
                         ->capture_default_str()
-                        ->check(examples::non_negative_number());
+                        ->check(examples::duration(examples::DurationUnit::whole_seconds,
+                                                   examples::Zero::allowed));
   cmd->add_flag("--no-tolerance", args->no_tolerance,
                 "skip the timestamp window (replaying old captures)")
       ->excludes(tolerance);

@@ -54,15 +54,15 @@ int main(int argc, char** argv) {
   app.add_option("--crash-on-event", o.crash_on_event,
                  "the merchant receiver SIGKILLs itself inside the handler of the Nth new event "
                  "and is restarted (default: a third of the events; 0: no crash)")
-      ->check(webhooks::examples::non_negative_number());
+      ->check(webhooks::examples::count(0));
   app.add_option("--partner-drops", o.partner_drops,
                  "the payout partner's --drop-after-commit: answers lost after commit")
-      ->check(webhooks::examples::non_negative_number())
+      ->check(webhooks::examples::count(0))
       ->capture_default_str();
   app.add_option("--operator-replays", o.operator_replays,
                  "events replayed through the publisher's admin API after delivery (duplicates "
                  "the receiver must suppress)")
-      ->check(webhooks::examples::non_negative_number())
+      ->check(webhooks::examples::count(0))
       ->capture_default_str();
   app.add_option("--retry-schedule", o.retry_schedule, "the publisher's --retry-schedule")
       ->capture_default_str();
@@ -74,7 +74,8 @@ int main(int argc, char** argv) {
                  "(default: a new temporary directory, removed after a successful run)");
   app.add_flag("--keep-work-dir", o.keep_work_dir, "keep the temporary work directory");
   app.add_option("--timeout", o.timeout_s, "seconds the whole run may take before it fails")
-      ->check(CLI::Range(1.0, 3600.0))
+      ->check(webhooks::examples::duration(webhooks::examples::DurationUnit::seconds))
+      ->check(CLI::Range(1.0, 3600.0))  // after the check above, which refuses NaN
       ->capture_default_str();
   app.add_option("--summary", o.summary_path, "also write the figures and checks as JSON here");
   bool no_progress = false;

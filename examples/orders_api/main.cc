@@ -9,21 +9,23 @@
 #include "webhooks/examples/server.h"
 
 int main(int argc, char** argv) {
-  using webhooks::examples::non_negative_number;
-  using webhooks::examples::positive_number;
+  using webhooks::examples::count;
+  using webhooks::examples::duration;
+  using webhooks::examples::DurationUnit;
   webhooks::examples::block_stop_signals();
   webhooks::orders::Config config;
   CLI::App app{"orders-api: orders and payouts behind the idempotency core"};
   app.add_option("--listen", config.listen, "HOST:PORT to listen on; port 0 picks a free port")
+      ->check(webhooks::examples::listen_address())
       ->capture_default_str();
   app.add_option("--db", config.db, "SQLite path or postgres:// URL")->capture_default_str();
   app.add_option("--lease", config.lease_seconds,
                  "idempotency lease in seconds, renewed while an operation runs")
-      ->check(positive_number())
+      ->check(duration(DurationUnit::seconds))
       ->capture_default_str();
   app.add_option("--ttl", config.ttl_seconds,
                  "idempotency record lifetime in seconds; later the key is a new request")
-      ->check(positive_number())
+      ->check(duration(DurationUnit::seconds))
       ->capture_default_str();
   app.add_option("--api-key", config.api_keys,
                  "KEY:MERCHANT_ID, repeatable: bearer API key and the merchant it acts for");
@@ -31,11 +33,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--partner-timeout-ms", config.partner_timeout_ms,
                  "connect/read/write timeout of one call to the partner")
-      ->check(positive_number())
+      ->check(duration(DurationUnit::milliseconds))
       ->capture_default_str();
   app.add_option("--partner-attempts", config.partner_attempts,
                  "tries per transfer (same X-Idempotency-Key) on timeouts, connection errors, 5xx")
-      ->check(positive_number())
+      ->check(count(1))
       ->capture_default_str();
   app.add_option("--publisher-url", config.publisher_url,
                  "the publisher, http://HOST:PORT: relay every outbox event to its POST /v1/events "
@@ -44,7 +46,7 @@ int main(int argc, char** argv) {
                  "bearer token for --publisher-url (the publisher's --admin-token)");
   app.add_option("--relay-poll-ms", config.relay_poll_ms,
                  "how often the idle outbox relay looks for new events, in milliseconds")
-      ->check(positive_number())
+      ->check(duration(DurationUnit::milliseconds))
       ->capture_default_str();
   app.add_option("--threads", config.threads, "HTTP worker threads")
       ->check(CLI::Range(1, 4096))
@@ -54,7 +56,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--operation-delay-ms", config.operation_delay_ms,
                  "test hook: sleep inside each guarded operation, before its transaction")
-      ->check(non_negative_number());
+      ->check(duration(DurationUnit::milliseconds, webhooks::examples::Zero::allowed));
   app.add_flag("--crash-after-partner-commit", config.crash_after_partner_commit,
                "test hook: SIGKILL this process right after the partner accepts a transfer");
   app.add_flag("--break-transaction-once", config.break_transaction_once,
@@ -63,7 +65,7 @@ int main(int argc, char** argv) {
 
   std::string reconcile_db = "./orders.db";
   std::string reconcile_partner = "http://127.0.0.1:8782";
-  int reconcile_timeout_ms = 5000;
+  std::int64_t reconcile_timeout_ms = 5000;
   CLI::App* reconcile = app.add_subcommand(
       "reconcile",
       "match payouts to the partner's transfers; exit 0 when clean, 1 on findings, 2 on errors");
@@ -72,7 +74,7 @@ int main(int argc, char** argv) {
   reconcile->add_option("--partner-url", reconcile_partner, "the payout partner, http://HOST:PORT")
       ->capture_default_str();
   reconcile->add_option("--partner-timeout-ms", reconcile_timeout_ms, "timeout of the partner call")
-      ->check(positive_number())
+      ->check(duration(DurationUnit::milliseconds))
       ->capture_default_str();
   if (const auto exit_code = webhooks::examples::parse_command_line(app, argc, argv)) {
     return *exit_code;

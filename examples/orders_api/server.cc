@@ -11,6 +11,7 @@
 #include "reconcile.h"
 #include "storage.h"
 #include "webhooks/error.h"
+#include "webhooks/examples/flags.h"
 #include "webhooks/examples/server.h"
 #include "webhooks/idempotency/guard.h"
 #include "webhooks/idempotency/lease_keeper.h"
@@ -36,12 +37,7 @@ std::map<std::string, std::string> parse_api_keys(const std::vector<std::string>
   return keys;
 }
 
-milliseconds seconds_flag(double seconds, const char* name) {
-  if (!(seconds > 0)) throw Error(ErrorCode::invalid_argument, std::string(name) + " must be > 0");
-  return milliseconds(static_cast<std::int64_t>(seconds * 1000));
-}
-
-PartnerOptions partner_options(const std::string& url, int timeout_ms, int attempts) {
+PartnerOptions partner_options(const std::string& url, std::int64_t timeout_ms, int attempts) {
   PartnerOptions options;
   options.url = url;
   options.timeout = milliseconds(timeout_ms);
@@ -55,8 +51,8 @@ class Api {
   Api(const Config& config, std::shared_ptr<db::Database> db, const Clock& clock)
       : keys_(parse_api_keys(config.api_keys)),
         db_(db),
-        store_(db, {seconds_flag(config.lease_seconds, "--lease"),
-                    seconds_flag(config.ttl_seconds, "--ttl")}),
+        store_(db, {examples::seconds_to_millis(config.lease_seconds),
+                    examples::seconds_to_millis(config.ttl_seconds)}),
         keeper_(store_, clock),
         maintenance_(store_, clock, std::min<milliseconds>(seconds(10), store_.settings().lease)),
         guard_(store_, keeper_, clock),
@@ -166,7 +162,7 @@ int serve(const Config& config) {
       spdlog::level::info,
       {{"event", "started"},
        {"db", db->describe()},
-       {"lease_ms", milliseconds(static_cast<std::int64_t>(config.lease_seconds * 1000)).count()}});
+       {"lease_ms", examples::seconds_to_millis(config.lease_seconds).count()}});
   SecureRandom random;
   std::unique_ptr<publisher::OutboxRelay> relay;
   if (!config.publisher_url.empty()) {
@@ -184,7 +180,7 @@ int serve(const Config& config) {
 }
 
 int reconcile_command(const std::string& db_target, const std::string& partner_url,
-                      int timeout_ms) {
+                      std::int64_t timeout_ms) {
   auto db = db::Database::open(db_target);
   PartnerClient partner(partner_options(partner_url, timeout_ms, 1));
   const ReconcileReport report = reconcile(*db, partner);

@@ -1,6 +1,7 @@
 // orders-api's configuration and its two modes: serving HTTP, and `reconcile`.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,17 +14,17 @@ struct Config {
   double ttl_seconds = 24 * 3600;     // idempotency record lifetime
   std::vector<std::string> api_keys;  // "KEY:MERCHANT_ID"
   std::string partner_url = "http://127.0.0.1:8782";
-  int partner_timeout_ms = 5000;
+  std::int64_t partner_timeout_ms = 5000;
   int partner_attempts = 3;
   // The outbox relay: when publisher_url is set, every outbox row is posted to the publisher's
   // POST /v1/events (Idempotency-Key = the row's id), polling every relay_poll_ms when idle.
   std::string publisher_url;
   std::string publisher_token;
-  int relay_poll_ms = 200;
+  std::int64_t relay_poll_ms = 200;
   std::string log_level = "info";
   int threads = 64;
   // Test hooks (docs/orders-api.md, "Test hooks").
-  int operation_delay_ms = 0;
+  std::int64_t operation_delay_ms = 0;
   bool crash_after_partner_commit = false;
   bool break_transaction_once = false;
 };
@@ -34,6 +35,7 @@ int serve(const Config& config);
 
 // Prints the reconciliation report on stdout; returns 0 when clean, 1 when it found anything.
 // Throws webhooks::Error when the database or the partner cannot be read.
-int reconcile_command(const std::string& db, const std::string& partner_url, int timeout_ms);
+int reconcile_command(const std::string& db, const std::string& partner_url,
+                      std::int64_t timeout_ms);
 
 }  // namespace webhooks::orders

@@ -24,7 +24,7 @@ struct Config {
   std::string db = "./partner.db";
   bool ignore_idempotency_key = false;
   int drop_after_commit = 0;
-  int delay_ms = 0;
+  std::int64_t delay_ms = 0;
   std::string log_level = "info";
 };
 
@@ -139,16 +139,18 @@ int main(int argc, char** argv) {
   webhooks::partner::Config config;
   CLI::App app{"payout-partner: a fake payout partner with idempotent POST /transfers"};
   app.add_option("--listen", config.listen, "HOST:PORT to listen on; port 0 picks a free port")
+      ->check(webhooks::examples::listen_address())
       ->capture_default_str();
   app.add_option("--db", config.db, "SQLite path or postgres:// URL")->capture_default_str();
   app.add_flag("--ignore-idempotency-key", config.ignore_idempotency_key,
                "create a new transfer for every request, whatever its X-Idempotency-Key");
   app.add_option("--drop-after-commit", config.drop_after_commit,
                  "close the connection without answering after committing the next N transfers")
-      ->check(webhooks::examples::non_negative_number())
+      ->check(webhooks::examples::count(0))
       ->capture_default_str();
   app.add_option("--delay-ms", config.delay_ms, "wait this long before handling each transfer")
-      ->check(webhooks::examples::non_negative_number())
+      ->check(webhooks::examples::duration(webhooks::examples::DurationUnit::milliseconds,
+                                           webhooks::examples::Zero::allowed))
       ->capture_default_str();
   app.add_option("--log-level", config.log_level, "debug, info, warn or error")
       ->transform(webhooks::examples::log_levels())

@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "options.h"
-#include "webhooks/error.h"
+#include "webhooks/examples/flags.h"
 #include "webhooks/examples/server.h"
 #include "webhooks/idempotency/guard.h"
 #include "webhooks/idempotency/lease_keeper.h"
@@ -32,7 +32,7 @@ int serve(const publisherd::Options& o) {
   db->migrate(clock.now_ms());
 
   idempotency::Store records(
-      db, {std::chrono::seconds(o.lease_seconds), std::chrono::seconds(o.ttl_seconds)});
+      db, {examples::seconds_to_millis(o.lease_seconds), examples::seconds_to_millis(o.ttl_seconds)});
   idempotency::LeaseKeeper keeper(records, clock);
   idempotency::Maintenance maintenance(records, clock);
   idempotency::Guard guard(records, keeper, clock);
@@ -45,7 +45,7 @@ int serve(const publisherd::Options& o) {
   HttpDeliveryOptions http;
   http.max_in_flight = static_cast<std::size_t>(o.max_in_flight);
   http.max_connections_per_endpoint =
-      static_cast<std::size_t>(std::max(1, o.max_endpoint_connections / o.workers));
+      static_cast<std::size_t>(publisherd::endpoint_connections_per_worker(o));
   http.connect_timeout = parse_duration(o.connect_timeout, "connect timeout");
   http.total_timeout = parse_duration(o.timeout, "timeout");
   http.allow_private_networks = o.allow_private_networks;
@@ -57,16 +57,6 @@ int serve(const publisherd::Options& o) {
   dispatch.poll_interval = parse_duration(o.poll_interval, "poll interval");
   dispatch.disable_after = parse_duration(o.disable_after, "disable after");
   dispatch.outcome_rules.permanent_statuses = o.permanent_statuses;
-  // A batch larger than the in-flight window is sent in rounds (all of it may go to one
-  // endpoint); the lease must outlast them all.
-  const int window = std::min(o.max_in_flight, static_cast<int>(http.max_connections_per_endpoint));
-  const int rounds = (o.batch_size + window - 1) / window;
-  if (dispatch.lease <= http.total_timeout * rounds) {
-    throw Error(ErrorCode::invalid_argument,
-                "--delivery-lease must be longer than --timeout times ceil(--batch-size / "
-                "min(--max-in-flight, --max-endpoint-connections / --workers)), or a slow batch "
-                "could be taken over while it is being sent");
-  }
   Dispatcher dispatcher(store, transport, policy, clock, random, metrics, dispatch);
   Ingest ingest(store, clock, metrics, [&dispatcher] { dispatcher.wake(); });
 

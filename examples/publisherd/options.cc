@@ -1,10 +1,56 @@
 #include "options.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 
+#include "webhooks/error.h"
 #include "webhooks/examples/flags.h"
+#include "webhooks/publisher/duration.h"
+#include "webhooks/publisher/retry_policy.h"
 
 namespace webhooks::publisherd {
+namespace {
+
+using examples::Zero;
+using publisher::parse_duration;
+
+// A flag such as --timeout 15s: a duration in the grammar of duration.h (at most 365d), greater
+// than 0 unless zero is allowed.
+CLI::Validator duration_text(Zero zero = Zero::refused) {
+  return examples::accepted_by("DURATION", [zero](const std::string& text) {
+    if (parse_duration(text).count() == 0 && zero == Zero::refused) {
+      throw Error(ErrorCode::invalid_argument, "must be greater than 0, e.g. \"5s\"");
+    }
+  });
+}
+
+// The checks that need several flags, after parsing: the retry schedule as a whole (with
+// --max-age), and the delivery lease: a batch larger than the in-flight window is sent in rounds
+// (all of it may go to one endpoint), and the lease must outlast them all.
+void check_together(const Options& o) {
+  try {
+    publisher::RetryPolicy::parse(o.retry_schedule, parse_duration(o.max_age));
+  } catch (const Error& e) {
+    throw CLI::ValidationError("--retry-schedule", e.what());
+  }
+  const int window = std::min(o.max_in_flight, endpoint_connections_per_worker(o));
+  const int rounds = (o.batch_size + window - 1) / window;
+  if (parse_duration(o.delivery_lease) <= parse_duration(o.timeout) * rounds) {
+    throw CLI::ValidationError(
+        "--delivery-lease",
+        o.delivery_lease + " must be longer than --timeout (" + o.timeout + ") times the " +
+            std::to_string(rounds) +
+            " round(s) a batch may need, ceil(--batch-size / min(--max-in-flight, "
+            "--max-endpoint-connections / --workers)), or a slow batch could be taken over "
+            "while it is being sent");
+  }
+}
+
+}  // namespace
+
+int endpoint_connections_per_worker(const Options& o) {
+  return std::max(1, o.max_endpoint_connections / o.workers);
+}
 
 Parsed parse_options(int argc, char** argv) {
   Parsed parsed;
@@ -22,32 +68,38 @@ Parsed parse_options(int argc, char** argv) {
   const auto opt = [&](const char* name, auto& value, const char* env, const char* help) {
     return app.add_option(name, value, help)->envname(env)->capture_default_str();
   };
-  opt("--listen", o.listen, "WEBHOOKS_LISTEN", "HOST:PORT to serve on; port 0 picks a free one");
+  opt("--listen", o.listen, "WEBHOOKS_LISTEN", "HOST:PORT to serve on; port 0 picks a free one")
+      ->check(examples::listen_address());
   opt("--db", o.db, "WEBHOOKS_DB", "SQLite file path or postgres:// URL");
   opt("--lease", o.lease_seconds, "WEBHOOKS_LEASE",
       "seconds an ingest request's idempotency lease lasts without a heartbeat")
-      ->check(examples::positive_number());
+      ->check(examples::duration(examples::DurationUnit::seconds));
   opt("--ttl", o.ttl_seconds, "WEBHOOKS_TTL", "seconds idempotency records are kept")
-      ->check(examples::positive_number());
+      ->check(examples::duration(examples::DurationUnit::seconds));
   opt("--admin-token", o.admin_token, "WEBHOOKS_ADMIN_TOKEN",
       "bearer token for every route but /healthz and /metrics (required for them to answer)");
   app.add_flag("--allow-private-networks", o.allow_private_networks,
                "deliver to loopback, private, link-local and CGNAT addresses (tests, demos)")
       ->envname("WEBHOOKS_ALLOW_PRIVATE_NETWORKS");
   opt("--retry-schedule", o.retry_schedule, "WEBHOOKS_RETRY_SCHEDULE",
-      "waits between attempts (n entries: n+1 attempts), jittered by +-20%");
+      "waits between attempts (n entries: n+1 attempts), jittered by +-20%")
+      ->join(',');  // a --config list, [1s, 5m] or 1s,5m, arrives as several values
   opt("--permanent-status", o.permanent_statuses, "WEBHOOKS_PERMANENT_STATUSES",
       "4xx answers that make a task dead at once instead of retried, comma-separated (e.g. "
       "400,401,403,404,422); 408, 425, 429 are always retried, 410 always disables")
       ->delimiter(',')
       ->check(CLI::Range(400, 499));
-  opt("--max-age", o.max_age, "WEBHOOKS_MAX_AGE", "a task is dead once this old");
+  opt("--max-age", o.max_age, "WEBHOOKS_MAX_AGE", "a task is dead once this old")
+      ->check(duration_text());
   opt("--replay-max-age", o.replay_max_age, "WEBHOOKS_REPLAY_MAX_AGE",
-      "replay refuses events older than this");
+      "replay refuses events older than this")
+      ->check(duration_text());
   opt("--rotation-grace", o.rotation_grace, "WEBHOOKS_ROTATION_GRACE",
-      "how long a rotated-out secret keeps signing");
+      "how long a rotated-out secret keeps signing (0s: not at all)")
+      ->check(duration_text(Zero::allowed));
   opt("--disable-after", o.disable_after, "WEBHOOKS_DISABLE_AFTER",
-      "disable an endpoint failing continuously this long (0s: never)");
+      "disable an endpoint failing continuously this long (0s: never)")
+      ->check(duration_text(Zero::allowed));
   opt("--workers", o.workers, "WEBHOOKS_WORKERS", "delivery worker threads")
       ->check(CLI::Range(1, 256));
   opt("--max-in-flight", o.max_in_flight, "WEBHOOKS_MAX_IN_FLIGHT",
@@ -60,14 +112,19 @@ Parsed parse_options(int argc, char** argv) {
   opt("--batch-size", o.batch_size, "WEBHOOKS_BATCH_SIZE", "tasks claimed per batch")
       ->check(CLI::Range(1, 10'000));
   opt("--connect-timeout", o.connect_timeout, "WEBHOOKS_CONNECT_TIMEOUT",
-      "time to connect to an endpoint");
-  opt("--timeout", o.timeout, "WEBHOOKS_TIMEOUT", "time for a whole delivery attempt");
+      "time to connect to an endpoint")
+      ->check(duration_text());
+  opt("--timeout", o.timeout, "WEBHOOKS_TIMEOUT", "time for a whole delivery attempt")
+      ->check(duration_text());
   opt("--delivery-lease", o.delivery_lease, "WEBHOOKS_DELIVERY_LEASE",
-      "how long a claimed task is held; after a crash it is taken over this much later");
+      "how long a claimed task is held; after a crash it is taken over this much later")
+      ->check(duration_text());
   opt("--poll-interval", o.poll_interval, "WEBHOOKS_POLL_INTERVAL",
-      "how often idle workers look for due tasks");
+      "how often idle workers look for due tasks")
+      ->check(duration_text());
   opt("--body-limit", o.body_limit, "WEBHOOKS_BODY_LIMIT",
-      "largest request body (bytes); 413 above");
+      "largest request body (bytes); 413 above")
+      ->check(examples::count(1));
   opt("--http-threads", o.http_threads, "WEBHOOKS_HTTP_THREADS", "HTTP server threads")
       ->check(CLI::Range(1, 4096));
   opt("--log-level", o.log_level, "WEBHOOKS_LOG_LEVEL", "debug, info, warn or error")
@@ -76,6 +133,7 @@ Parsed parse_options(int argc, char** argv) {
       "SQLite PRAGMA synchronous: NORMAL (durable across crashes), FULL or EXTRA (also across "
       "power loss)")
       ->transform(examples::sqlite_synchronous_values());
+  app.callback([&o] { check_together(o); });
   parsed.exit_code = examples::parse_command_line(app, argc, argv).value_or(-1);
   return parsed;
 }

@@ -9,8 +9,8 @@ namespace webhooks::publisherd {
 struct Options {
   std::string listen = "127.0.0.1:8780";
   std::string db = "./publisher.db";
-  int lease_seconds = 30;    // idempotency lease of ingest requests
-  int ttl_seconds = 86'400;  // idempotency records kept this long
+  double lease_seconds = 30;    // idempotency lease of ingest requests
+  double ttl_seconds = 86'400;  // idempotency records kept this long
   std::string admin_token;   // bearer token of the admin API and ingest
   bool allow_private_networks = false;
   std::string retry_schedule = "5s,5m,30m,2h,5h,10h,10h";
@@ -33,12 +33,18 @@ struct Options {
   std::string sqlite_synchronous = "NORMAL";
 };
 
-// Parses argv (flags, WEBHOOKS_* environment variables, an optional --config file). Returns
-// std::nullopt-like `exit_code >= 0` when the process should exit (help, bad flag).
+// Parses argv (flags, WEBHOOKS_* environment variables, an optional --config file) and checks
+// every value, alone and together (--retry-schedule with --max-age, --delivery-lease against
+// --timeout and the batch rounds), so a bad one exits 2 here. `exit_code >= 0` when the process
+// should exit (help, bad flag).
 struct Parsed {
   Options options;
   int exit_code = -1;
 };
 Parsed parse_options(int argc, char** argv);
+
+// Concurrent requests to one endpoint per worker: --max-endpoint-connections / --workers, at
+// least 1.
+int endpoint_connections_per_worker(const Options& o);
 
 }  // namespace webhooks::publisherd

@@ -49,12 +49,13 @@ bool is_endpoint(const sockaddr_storage& addr, const std::string& host, int port
 }  // namespace
 
 ListenAddress parse_listen(std::string_view text) {
-  const auto bad = [&](const std::string& why) {
-    return Error(ErrorCode::invalid_argument,
-                 "--listen " + std::string(text) + ": " + why + " (expected HOST:PORT)");
+  const std::string value(text);
+  const auto bad = [](const std::string& why) {
+    return Error(ErrorCode::invalid_argument, why + " (expected HOST:PORT)");
   };
   const std::size_t colon = text.rfind(':');
-  if (colon == std::string_view::npos || colon == 0) throw bad("no host or port");
+  if (colon == std::string_view::npos) throw bad(value + " has no port");
+  if (colon == 0) throw bad(value + " has no host");
   std::string host(text.substr(0, colon));
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
@@ -65,7 +66,7 @@ ListenAddress parse_listen(std::string_view text) {
       std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
   if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() ||
       port < 0 || port > 65535) {
-    throw bad("the port must be a number from 0 to 65535");
+    throw bad("the port of " + value + " must be a number from 0 to 65535");
   }
   return {host, port};
 }

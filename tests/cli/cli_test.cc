@@ -1,4 +1,5 @@
 // The `webhooks` CLI as a user runs it: build/bin/webhooks in a shell, real HTTP on 127.0.0.1.
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -166,17 +167,47 @@ TEST_CASE("usage errors exit 2 with a clear message") {
   CHECK(run.code == 2);
   CHECK(run.out.find("--url is required") != std::string::npos);
 
-  run = cli("listen --secret " + kSecret + " --tolerance abc");
-  CHECK(run.code == 2);
-  CHECK(run.out.find("--tolerance: must be a number greater than 0, not abc") != std::string::npos);
-  CHECK(run.out.size() < 200);  // no bounds printed with 300 digits
-  run = cli("listen --secret " + kSecret + " --tolerance 0");
-  CHECK(run.code == 2);
-  CHECK(run.out.find("--tolerance: must be a number greater than 0, not 0") != std::string::npos);
+  const std::string tolerance =
+      "--tolerance: must be a whole number of seconds from 1 to 315360000 (10 years), not ";
+  for (const char* value : {"abc", "0", "0.5", "1.5", "inf", "nan", "1e30", "315360001"}) {
+    run = cli("listen --secret " + kSecret + " --tolerance " + value);
+    CHECK(run.code == 2);
+    CHECK(run.out.find(tolerance + value + "\n") != std::string::npos);
+    CHECK(run.out.size() < 200);  // no bounds printed with 300 digits
+  }
   run = cli("verify --secret " + kSecret + " --headers-file h --body-file b --tolerance -1");
   CHECK(run.code == 2);
-  CHECK(run.out.find("--tolerance: must be a number at least 0, not -1") != std::string::npos);
+  CHECK(run.out.find("--tolerance: must be a whole number of seconds from 0 to 315360000 (10 "
+                     "years), not -1") != std::string::npos);
+  run = cli("listen --secret " + kSecret + " --listen 127.0.0.1:abc");
+  CHECK(run.code == 2);
+  CHECK(run.out.find("--listen: the port of 127.0.0.1:abc must be a number from 0 to 65535 "
+                     "(expected HOST:PORT)") != std::string::npos);
+  run = cli("events --limit 1001");
+  CHECK(run.code == 2);
+  CHECK(run.out.find("--limit: must be a whole number from 1 to 1000, not 1001") !=
+        std::string::npos);
   CHECK(cli("events --limit 0").code == 2);
-  CHECK(cli("send --url u --secret s --type t --data d --timeout-ms -5").code == 2);
+  for (const char* value : {"-5", "0", "1e300", "0.5", "315360000001"}) {
+    run = cli(std::string("send --url u --secret s --type t --data d --timeout-ms ") + value);
+    CHECK(run.code == 2);
+    CHECK(run.out.find("--timeout-ms: must be a whole number of milliseconds from 1 to "
+                       "315360000000 (10 years), not " +
+                       std::string(value)) != std::string::npos);
+  }
   CHECK(cli("--version").code == 0);
+}
+
+TEST_CASE("listen stops cleanly on SIGTERM and SIGINT: exit 0") {
+  for (const int signal : {SIGTERM, SIGINT}) {
+    INFO("signal " << signal);
+    const std::string dir = test::temp_dir("cli-listen-stop");
+    test::Process listen(
+        "webhooks", {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db", dir + "/l.db"},
+        dir);
+    listen.wait_listening();
+    const int status = listen.kill_and_wait(signal);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
 }

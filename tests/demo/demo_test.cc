@@ -202,6 +202,11 @@ TEST_CASE("webhooks-demo: bad flags exit 2 with CLI11's message on stderr") {
   CHECK(run.err.find("--no-such-flag") != std::string::npos);
   run = webhooks::test::run_to_end("webhooks-demo", {"--partner-drops", "-1"}, dir);
   CHECK(run.exit_code == 2);
-  CHECK(run.err.find("--partner-drops: must be a number at least 0, not -1") != std::string::npos);
+  CHECK(run.err.find("--partner-drops: must be a whole number from 0 to 2147483647, not -1\n") !=
+        std::string::npos);
+  run = webhooks::test::run_to_end("webhooks-demo", {"--timeout", "nan"}, dir);  // passed CLI::Range
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("--timeout: must be a number of seconds from 0.001 to 315360000 (10 years), "
+                     "not nan\n") != std::string::npos);
   CHECK(webhooks::test::run_to_end("webhooks-demo", {"--help"}, dir).exit_code == 0);
 }

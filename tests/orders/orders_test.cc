@@ -241,16 +241,35 @@ TEST_CASE("orders-api and payout-partner: bad flags exit 2 with CLI11's message 
   };
   refused("orders-api", {"--log-level", "loud"},
           "--log-level: loud not in {debug,info,warn,error}");
-  refused("orders-api", {"--lease", "-1"}, "--lease: must be a number greater than 0, not -1");
-  refused("orders-api", {"--ttl", "0"}, "--ttl: must be a number greater than 0, not 0");
-  refused("orders-api", {"--partner-timeout-ms", "abc"},
-          "--partner-timeout-ms: must be a number greater than 0, not abc");
+  // Each would have reached the conversion to milliseconds: 1e300 overflowed, 1e-9 and 0.0001
+  // became 0 ms.
+  const std::string seconds = "must be a number of seconds from 0.001 to 315360000 (10 years), not ";
+  for (const char* value : {"-1", "0", "1e-9", "0.0001", "nan", "inf", "1e300", "315360001"}) {
+    refused("orders-api", {"--lease", value}, "--lease: " + seconds + value + "\n");
+    refused("orders-api", {"--ttl", value}, "--ttl: " + seconds + value + "\n");
+  }
+  const std::string ms = "must be a whole number of milliseconds from 1 to 315360000000 (10 years), not ";
+  for (const char* value : {"abc", "0", "0.5", "1e3", "315360000001"}) {
+    refused("orders-api", {"--partner-timeout-ms", value}, "--partner-timeout-ms: " + ms + value + "\n");
+    refused("orders-api", {"--relay-poll-ms", value}, "--relay-poll-ms: " + ms + value + "\n");
+    refused("orders-api", {"reconcile", "--partner-timeout-ms", value},
+            "--partner-timeout-ms: " + ms + value + "\n");
+  }
+  refused("orders-api", {"--partner-attempts", "2147483648"},
+          "--partner-attempts: must be a whole number from 1 to 2147483647, not 2147483648\n");
   refused("orders-api", {"--threads", "0"}, "--threads");
+  refused("orders-api", {"--listen", "127.0.0.1:99999"},
+          "--listen: the port of 127.0.0.1:99999 must be a number from 0 to 65535 (expected "
+          "HOST:PORT)\n");
   refused("orders-api", {"--no-such-flag"}, "--no-such-flag");
   refused("payout-partner", {"--log-level", "loud"},
           "--log-level: loud not in {debug,info,warn,error}");
   refused("payout-partner", {"--delay-ms", "-1"},
-          "--delay-ms: must be a number at least 0, not -1");
+          "--delay-ms: must be a whole number of milliseconds from 0 to 315360000000 (10 years), "
+          "not -1\n");
+  refused("payout-partner", {"--drop-after-commit", "1e9"},
+          "--drop-after-commit: must be a whole number from 0 to 2147483647, not 1e9\n");
+  refused("payout-partner", {"--listen", ":8782"}, "--listen: :8782 has no host (expected HOST:PORT)\n");
   CHECK(webhooks::test::run_to_end("orders-api", {"--help"}, dir).exit_code == 0);
   CHECK(webhooks::test::run_to_end("payout-partner", {"--help"}, dir).exit_code == 0);
 }

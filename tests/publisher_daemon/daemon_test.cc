@@ -289,8 +289,28 @@ TEST_CASE("bad flags exit 2 with CLI11's message on stderr", "[daemon]") {
   };
   refused({"--log-level", "loud"}, "--log-level: loud not in {debug,info,warn,error}");
   refused({"--sqlite-synchronous", "OFF"}, "--sqlite-synchronous: OFF not in {NORMAL,FULL,EXTRA}");
-  refused({"--lease", "-1"}, "--lease: must be a number greater than 0, not -1");
-  refused({"--ttl", "0"}, "--ttl: must be a number greater than 0, not 0");
+  const std::string seconds = "must be a number of seconds from 0.001 to 315360000 (10 years), not ";
+  for (const char* value : {"-1", "0", "1e-9", "inf", "1e300"}) {
+    refused({"--lease", value}, "--lease: " + seconds + value + "\n");
+    refused({"--ttl", value}, "--ttl: " + seconds + value + "\n");
+  }
+  refused({"--retry-schedule", "5x"},
+          "--retry-schedule: retry schedule entry 1 \"5x\" has unknown unit \"x\"; use ms, s, m, h "
+          "or d\n");
+  refused({"--retry-schedule", "1s,366d"},
+          "--retry-schedule: retry schedule entry 2 \"366d\" is longer than the maximum of 365d\n");
+  refused({"--listen", "127.0.0.1:99999"},
+          "--listen: the port of 127.0.0.1:99999 must be a number from 0 to 65535 (expected "
+          "HOST:PORT)\n");
+  refused({"--listen", "nonsense"}, "--listen: nonsense has no port (expected HOST:PORT)\n");
+  refused({"--delivery-lease", "1s"},
+          "--delivery-lease: 1s must be longer than --timeout (15s) times the 4 round(s) a batch "
+          "may need");
+  refused({"--timeout", "0s"}, "--timeout: must be greater than 0, e.g. \"5s\"\n");
+  refused({"--max-age", "3x"},
+          "--max-age: duration \"3x\" has unknown unit \"x\"; use ms, s, m, h or d\n");
+  refused({"--body-limit", "-1"},
+          "--body-limit: must be a whole number from 1 to 2147483647, not -1\n");
   refused({"--no-such-flag"}, "--no-such-flag");
   const std::string config = dir + "/publisherd.toml";
   std::ofstream(config) << "listen = \"127.0.0.1:0\"\nadmin-tokn = \"x\"\n";
@@ -312,6 +332,28 @@ TEST_CASE("a --config file: name = value lines, quotes and comments, lists, bare
   const auto res = client.get("/v1/endpoints?merchant_id=m1");
   REQUIRE(res);
   CHECK(res->status == 200);  // the token came from the file
+}
+
+TEST_CASE("a --config file's retry-schedule: a,b, [a, b] and \"a,b\" (docs/operations.md)",
+          "[daemon]") {
+  const std::string dir = temp_dir("publisherd-config-schedule");
+  for (const std::string value : {"1s,5m,2h", "[1s, 5m, 2h]", "\"1s,5m,2h\""}) {
+    INFO(value);
+    const std::string config = dir + "/publisherd.toml";
+    std::ofstream(config) << "listen = 127.0.0.1:0\ndb = \"" +
+                                 database_target("publisherd_schedule") +
+                                 "\"\nretry-schedule = " + value + "\n";
+    Daemon daemon({"--config", config}, dir);
+    daemon.wait_listening();
+    CHECK(WEXITSTATUS(daemon.kill_and_wait(SIGTERM)) == 0);
+    CHECK(daemon.err().find("\"retry_schedule\":\"1s,5m,2h\"") != std::string::npos);
+  }
+  const std::string config = dir + "/bad.toml";
+  std::ofstream(config) << "retry-schedule = [1s, 5x]\n";
+  const Finished run = run_to_end("webhooks-publisherd", {"--config", config}, dir);
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("--retry-schedule: retry schedule entry 2 \"5x\" has unknown unit") !=
+        std::string::npos);
 }
 
 }  // namespace

@@ -171,11 +171,26 @@ TEST_CASE("merchant-receiver: bad flags exit 2 with CLI11's message on stderr") 
     CHECK(run.err.find(message) != std::string::npos);
   };
   refused({}, "--secret is required");  // CLI11's own code for it is 106
-  refused({"--secret", kSecret, "--lease", "-1"},
-          "--lease: must be a number greater than 0, not -1");
-  refused({"--secret", kSecret, "--ttl", "0"}, "--ttl: must be a number greater than 0, not 0");
-  refused({"--secret", kSecret, "--tolerance", "abc"},
-          "--tolerance: must be a number greater than 0, not abc");
+  const std::string seconds = "must be a number of seconds from 0.001 to 315360000 (10 years), not ";
+  for (const char* value : {"-1", "0", "1e-9", "0.0001", "inf", "nan", "1e300", "315360001"}) {
+    refused({"--secret", kSecret, "--lease", value}, "--lease: " + seconds + value + "\n");
+    refused({"--secret", kSecret, "--ttl", value}, "--ttl: " + seconds + value + "\n");
+  }
+  for (const char* value : {"abc", "0", "0.4", "inf", "1e30", "315360001"}) {
+    refused({"--secret", kSecret, "--tolerance", value},
+            std::string("--tolerance: must be a whole number of seconds from 1 to 315360000 (10 "
+                        "years), not ") +
+                value + "\n");
+  }
+  refused({"--secret", kSecret, "--crash-on-event", "1.5"},
+          "--crash-on-event: must be a whole number from 0 to 2147483647, not 1.5\n");
+  refused({"--secret", kSecret, "--listen", "127.0.0.1:abc"},
+          "--listen: the port of 127.0.0.1:abc must be a number from 0 to 65535 (expected "
+          "HOST:PORT)\n");
+  refused({"--secret", kSecret, "--listen", "nonsense"},
+          "--listen: nonsense has no port (expected HOST:PORT)\n");
+  refused({"--secret", "notasecret"},
+          "--secret: secret is not valid base64 (expected 'whsec_' followed by padded base64)\n");
   refused({"--secret", kSecret, "--no-such-flag"}, "--no-such-flag");
   CHECK(test::run_to_end("merchant-receiver", {"--help"}, dir).exit_code == 0);
 }

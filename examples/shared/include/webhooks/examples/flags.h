@@ -1,10 +1,15 @@
 // Command-line conventions every executable of examples/ shares (CLI11): the same --log-level and
-// --sqlite-synchronous values, readable messages for numbers out of range, and exit code 2 for
-// any usage error (0 for --help and --version).
+// --sqlite-synchronous values, the same limits and messages for numbers, --listen and --secret
+// checked while parsing, and exit code 2 for any usage error (0 for --help and --version).
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <limits>
 #include <optional>
+#include <string>
 
 namespace webhooks::examples {
 
@@ -22,9 +27,42 @@ CLI::Validator log_levels();
 // becomes upper case).
 CLI::Validator sqlite_synchronous_values();
 
-// A number greater than 0 / at least 0; the message names the value and the bound only, e.g.
-// "--lease: must be a number greater than 0, not -1".
-CLI::Validator positive_number();
-CLI::Validator non_negative_number();
+// The longest duration any numeric flag takes: 10 years (315,360,000 s). Longer is surely a
+// mistake, and the bound keeps every conversion to milliseconds, and its sum with the current
+// time, far from overflowing std::int64_t.
+inline constexpr std::chrono::seconds kMaxFlagDuration{std::int64_t{10} * 365 * 24 * 3600};
+
+// How a duration flag is written and kept.
+enum class DurationUnit {
+  seconds,        // seconds with an optional fraction, kept in whole milliseconds: --lease 0.5
+  whole_seconds,  // whole seconds: --tolerance 300
+  milliseconds,   // whole milliseconds: --delay-ms 250 (hold it in std::int64_t)
+};
+enum class Zero { refused, allowed };
+
+// A duration flag in `unit`: from its smallest step (0.001 s, 1 s or 1 ms; 0 when zero is
+// allowed) to kMaxFlagDuration, checked as CLI11 will convert it, so non-numbers, NaN, infinities,
+// fractions of a whole unit and values that would round to 0 or overflow are refused, e.g.
+// "--lease: must be a number of seconds from 0.001 to 315360000 (10 years), not 1e-9".
+CLI::Validator duration(DurationUnit unit, Zero zero = Zero::refused);
+
+// A count flag: a whole number from `min` to `max` (an int), e.g.
+// "--partner-attempts: must be a whole number from 1 to 2147483647, not 0".
+CLI::Validator count(int min, int max = std::numeric_limits<int>::max());
+
+// A flag checked by duration(DurationUnit::seconds), in milliseconds (rounded to the nearest).
+std::chrono::milliseconds seconds_to_millis(double seconds);
+
+// Accepts a value when `parse(value)` does not throw webhooks::Error; otherwise the error's message
+// is CLI11's, after the flag's name. `tag` is what --help shows after the value's type.
+CLI::Validator accepted_by(const std::string& tag, std::function<void(const std::string&)> parse);
+
+// --listen: HOST:PORT or [IPv6]:PORT with a port from 0 to 65535 (parse_listen, server.h), e.g.
+// "--listen: the port of 127.0.0.1:99999 must be a number from 0 to 65535 (expected HOST:PORT)".
+CLI::Validator listen_address();
+
+// --secret: a Standard Webhooks secret that Secret::parse accepts. The message says what is wrong
+// without repeating the value, e.g. "--secret: secret is not valid base64 (...)".
+CLI::Validator signing_secret();
 
 }  // namespace webhooks::examples

@@ -20,7 +20,9 @@ struct ListenAddress {
   int port = 0;
 };
 
-// Throws webhooks::Error(invalid_argument) when `text` is not HOST:PORT with a port in 0..65535.
+// Throws webhooks::Error(invalid_argument) when `text` is not HOST:PORT with a port in 0..65535;
+// its message quotes `text` and says what is wrong. Flags check it while parsing with
+// listen_address() (flags.h), which puts the flag's name first.
 ListenAddress parse_listen(std::string_view text);
 
 using ServerTuning = http::ServerTuning;
