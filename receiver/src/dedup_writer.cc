@@ -64,13 +64,41 @@ bool DedupWriter::fail(const Lease& lease, UnixMillis now) {
 }
 
 void DedupWriter::submit(Op& op) {
-  {
-    std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  if (!writing_ && queue_.empty()) {
+    // Nothing to group with: commit on this thread rather than wake the writer and wait for it.
+    writing_ = true;
+    lock.unlock();
+    Op* alone[] = {&op};
+    commit(alone);
+    lock.lock();
+    writing_ = false;
+    const bool writer_needed = !queue_.empty() || stopping_;
+    lock.unlock();
+    if (writer_needed) wake_.notify_one();
+  } else {
     queue_.push_back(&op);
+    lock.unlock();
+    wake_.notify_one();
+    op.done.acquire();
   }
-  wake_.notify_one();
-  op.done.acquire();
   if (op.error) std::rethrow_exception(op.error);
+}
+
+void DedupWriter::commit(std::span<Op* const> batch) {
+  try {
+    store_.database().transact([&](db::Transaction& tx) {
+      for (Op* op : batch) apply(tx, *op);
+    });
+  } catch (...) {
+    for (Op* op : batch) {  // one write per transaction, so only the bad one fails
+      try {
+        store_.database().transact([&](db::Transaction& tx) { apply(tx, *op); });
+      } catch (...) {
+        op->error = std::current_exception();
+      }
+    }
+  }
 }
 
 void DedupWriter::apply(db::Transaction& tx, Op& op) {
@@ -91,7 +119,7 @@ void DedupWriter::run() {
   std::vector<Op*> batch;
   std::unique_lock lock(mutex_);
   while (true) {
-    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    wake_.wait(lock, [this] { return !writing_ && (stopping_ || !queue_.empty()); });
     if (queue_.empty()) break;  // stopping, nothing left
     batch.clear();
     if (queue_.size() <= kMaxBatch) {
@@ -100,23 +128,13 @@ void DedupWriter::run() {
       batch.assign(queue_.begin(), queue_.begin() + kMaxBatch);
       queue_.erase(queue_.begin(), queue_.begin() + kMaxBatch);
     }
+    writing_ = true;
     lock.unlock();
-    try {
-      store_.database().transact([&](db::Transaction& tx) {
-        for (Op* op : batch) apply(tx, *op);
-      });
-    } catch (...) {
-      for (Op* op : batch) {  // one write per transaction, so only the bad one fails
-        try {
-          store_.database().transact([&](db::Transaction& tx) { apply(tx, *op); });
-        } catch (...) {
-          op->error = std::current_exception();
-        }
-      }
-    }
+    commit(batch);
     // After its release an Op may be gone (it lives on its caller's stack).
     for (Op* op : batch) op->done.release();
     lock.lock();
+    writing_ = false;
   }
 }
 
