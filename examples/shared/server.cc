@@ -1,13 +1,11 @@
 #include "webhooks/examples/server.h"
 
-#include <arpa/inet.h>
-#include <dirent.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
 
 #include <atomic>
+#include <chrono>
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
@@ -26,24 +24,6 @@ sigset_t stop_signals() {
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   return set;
-}
-
-// True when `addr` is `host`:`port` in httplib's numeric notation.
-bool is_endpoint(const sockaddr_storage& addr, const std::string& host, int port) {
-  char text[INET6_ADDRSTRLEN] = {};
-  int actual = -1;
-  if (addr.ss_family == AF_INET) {
-    const auto* in = reinterpret_cast<const sockaddr_in*>(&addr);
-    inet_ntop(AF_INET, &in->sin_addr, text, sizeof text);
-    actual = ntohs(in->sin_port);
-  } else if (addr.ss_family == AF_INET6) {
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&addr);
-    inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof text);
-    actual = ntohs(in6->sin6_port);
-  } else {
-    return false;
-  }
-  return actual == port && host == text;
 }
 
 }  // namespace
@@ -87,13 +67,21 @@ void block_stop_signals() {
 }
 
 StopOnSignal::StopOnSignal(httplib::Server& server)
-    : thread_([&server] {
+    : thread_([this, &server] {
         const sigset_t set = stop_signals();
         int signal_number = 0;
-        if (sigwait(&set, &signal_number) == 0) server.stop();  // harmless once stopped
+        if (sigwait(&set, &signal_number) != 0) return;
+        // A signal can come before listen_after_bind() has started (the port is announced
+        // first); httplib's stop() is a no-op until then, so wait for it. Only that short window
+        // polls.
+        while (!server.is_running() && !released_) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        server.stop();  // harmless once stopped
       }) {}
 
 StopOnSignal::~StopOnSignal() {
+  released_ = true;
   // Wakes the waiting thread if no signal came; after a signal it has returned already, and a
   // second one stays pending on a thread that is about to end.
   pthread_kill(thread_.native_handle(), SIGTERM);
@@ -101,27 +89,8 @@ StopOnSignal::~StopOnSignal() {
 }
 
 bool drop_connection(const httplib::Request& req) {
-  DIR* dir = opendir("/proc/self/fd");
-  if (!dir) return false;
-  bool dropped = false;
-  while (const dirent* entry = readdir(dir)) {
-    char* end = nullptr;
-    const long fd = std::strtol(entry->d_name, &end, 10);
-    if (end == entry->d_name || *end != '\0' || fd == dirfd(dir)) continue;
-    sockaddr_storage local{}, peer{};
-    socklen_t local_len = sizeof local, peer_len = sizeof peer;
-    if (getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&local), &local_len) != 0 ||
-        getpeername(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) {
-      continue;
-    }
-    if (is_endpoint(local, req.local_addr, req.local_port) &&
-        is_endpoint(peer, req.remote_addr, req.remote_port)) {
-      dropped = ::shutdown(static_cast<int>(fd), SHUT_RDWR) == 0;
-      break;
-    }
-  }
-  closedir(dir);
-  return dropped;
+  const int fd = http::connection_socket(req);
+  return fd >= 0 && ::shutdown(fd, SHUT_RDWR) == 0;
 }
 
 void json_answer(httplib::Response& res, int status, const std::string& body) {

@@ -65,4 +65,11 @@ int bind_server(httplib::Server& server, const std::string& host, int port,
 void limit_request_bodies(httplib::Server& server, std::size_t limit,
                           httplib::Server::HandlerWithResponse then = nullptr);
 
+// The socket descriptor of the TCP connection that carries `req`, for a handler that must act on
+// the connection itself (cpp-httplib 0.11 does not hand it over): the process's one socket whose
+// local and remote address and port are req's. Scans /proc/self/fd, so use it only on rare paths
+// (refusals, injected faults). Returns -1 when none is found. Do not close the descriptor:
+// cpp-httplib owns it; shutdown(2) is the way to end the connection.
+int connection_socket(const httplib::Request& req);
+
 }  // namespace webhooks::http

@@ -5,6 +5,7 @@
 
 #include <httplib.h>
 
+#include <atomic>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -38,8 +39,10 @@ int bind_and_announce(httplib::Server& server, const ListenAddress& address,
 // calling thread, so threads started afterwards inherit the mask. Call first thing in main().
 void block_stop_signals();
 
-// Waits for SIGTERM or SIGINT on its own thread and then calls server.stop(). The destructor
-// ends the waiting thread if no signal came. Requires block_stop_signals() first.
+// Waits for SIGTERM or SIGINT on its own thread and then calls server.stop(), once the server
+// is running: a signal that comes between bind and listen_after_bind() (httplib's stop() does
+// nothing before) still stops it. The destructor ends the waiting thread if no signal came.
+// Requires block_stop_signals() first.
 class StopOnSignal {
  public:
   explicit StopOnSignal(httplib::Server& server);
@@ -48,13 +51,13 @@ class StopOnSignal {
   StopOnSignal& operator=(const StopOnSignal&) = delete;
 
  private:
+  std::atomic<bool> released_{false};  // set by the destructor: stop waiting for the server
   std::thread thread_;
 };
 
 // Shuts down (both directions) the TCP connection that carries `req`, from inside its handler,
-// so the client sees the connection close without any answer. Finds the socket by matching the
-// request's local and remote address and port against the process's open sockets. Returns false
-// when no such socket was found.
+// so the client sees the connection close without any answer (http::connection_socket finds
+// it). Returns false when no such socket was found.
 bool drop_connection(const httplib::Request& req);
 
 // Sets `body` as the application/json answer with `status`.

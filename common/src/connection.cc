@@ -1,4 +1,6 @@
+// The connection under a request: finding its socket, and answers that end it.
 #include "detail/closing_answer.h"
+#include "webhooks/http_server.h"
 
 #include <dirent.h>
 #include <netdb.h>
@@ -11,7 +13,7 @@
 #include <cstdlib>
 #include <memory>
 
-namespace webhooks::http::detail {
+namespace webhooks::http {
 namespace {
 
 constexpr auto kLingerTime = std::chrono::seconds(1);
@@ -39,10 +41,8 @@ Address address_of(int fd, bool peer) {
   return {host.data(), std::atoi(port.data())};
 }
 
-// The descriptor of the connection between `local` and `remote`: the process's one socket with
-// that 4-tuple. cpp-httplib does not hand it to handlers; this runs only when a request is
-// refused. -1 if none.
-int connection_socket(const Address& local, const Address& remote) {
+// The process's one socket between `local` and `remote`, or -1.
+int socket_between(const Address& local, const Address& remote) {
   std::unique_ptr<DIR, int (*)(DIR*)> fds(::opendir("/proc/self/fd"), ::closedir);
   if (!fds) return -1;
   while (const dirent* entry = ::readdir(fds.get())) {
@@ -80,6 +80,12 @@ void linger(int fd) {
 
 }  // namespace
 
+int connection_socket(const httplib::Request& req) {
+  return socket_between({req.local_addr, req.local_port}, {req.remote_addr, req.remote_port});
+}
+
+namespace detail {
+
 void answer_and_close(const httplib::Request& req, httplib::Response& res, std::string body,
                       const std::string& content_type) {
   const std::size_t length = body.size();
@@ -91,10 +97,11 @@ void answer_and_close(const httplib::Request& req, httplib::Response& res, std::
        remote = Address{req.remote_addr, req.remote_port}](std::size_t offset, std::size_t,
                                                           httplib::DataSink& sink) {
         if (offset == 0 && sink.write(body.data(), body.size())) {
-          if (const int fd = connection_socket(local, remote); fd >= 0) linger(fd);
+          if (const int fd = socket_between(local, remote); fd >= 0) linger(fd);
         }
         return false;
       });
 }
 
-}  // namespace webhooks::http::detail
+}  // namespace detail
+}  // namespace webhooks::http
