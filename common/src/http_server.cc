@@ -72,6 +72,13 @@ bool all_digits(const std::string& text) {
   return true;
 }
 
+// The methods whose body cpp-httplib 0.11 reads (detail::expect_content); any other method's
+// body would stay on the connection.
+bool body_is_read(const std::string& method) {
+  return method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE" ||
+         method == "PRI";
+}
+
 HandlerResponse guard_body(const httplib::Request& req, httplib::Response& res) {
   if (req.has_header("Transfer-Encoding")) {
     return refuse(req, res, 411, "length_required",
@@ -79,14 +86,44 @@ HandlerResponse guard_body(const httplib::Request& req, httplib::Response& res) 
                   "bodies are not accepted");
   }
   if (req.has_header("Content-Length")) {
+    if (req.get_header_value_count("Content-Length") > 1) {
+      return refuse(req, res, 400, "bad_request", "send one Content-Length header");
+    }
     const std::string text = req.get_header_value("Content-Length");
     if (!all_digits(text)) {
       return refuse(req, res, 400, "bad_request", "Content-Length must be a decimal number of bytes");
+    }
+    if (!body_is_read(req.method) && text.find_first_not_of('0') != std::string::npos) {
+      return refuse(req, res, 400, "bad_request", req.method + " requests take no body");
     }
   } else if (req.method == "POST" || req.method == "PUT" || req.method == "PATCH") {
     const_cast<httplib::Request&>(req).set_header("Content-Length", "0");  // as in refuse()
   }
   return HandlerResponse::Unhandled;
+}
+
+// A request whose body is still unread on the connection (it has one and was answered before
+// routing read it).
+bool has_unread_body(const httplib::Request& req) {
+  return req.get_header_value("Content-Length").find_first_not_of('0') != std::string::npos;
+}
+
+// The caller's pre-routing answer came before the body was read: send it, then close.
+HandlerResponse close_after(const httplib::Request& req, httplib::Response& res) {
+  auto& mutable_req = const_cast<httplib::Request&>(req);  // as in refuse()
+  mutable_req.headers.erase("Connection");
+  mutable_req.set_header("Connection", "close");
+  if (res.status == -1) res.status = 200;
+  std::string body = std::move(res.body);
+  std::string type = res.get_header_value("Content-Type");
+  res.body.clear();
+  res.headers.erase("Content-Type");
+  if (body.empty()) {  // the error handler's body, here, since the answer is written by provider
+    body = idempotency::error_body(error_code_for(res.status), "the request could not be served");
+    type = "application/json";
+  }
+  detail::answer_and_close(req, res, std::move(body), type);
+  return HandlerResponse::Handled;
 }
 
 }  // namespace
@@ -97,7 +134,8 @@ void limit_request_bodies(httplib::Server& server, std::size_t limit,
   server.set_pre_routing_handler(
       [then = std::move(then)](const httplib::Request& req, httplib::Response& res) {
         if (guard_body(req, res) == HandlerResponse::Handled) return HandlerResponse::Handled;
-        return then ? then(req, res) : HandlerResponse::Unhandled;
+        if (!then || then(req, res) == HandlerResponse::Unhandled) return HandlerResponse::Unhandled;
+        return has_unread_body(req) ? close_after(req, res) : HandlerResponse::Handled;
       });
   // httplib answers a Content-Length over the limit with an empty 413 after discarding the body
   // through a fixed buffer (so the client, still sending, reads the answer); it answers an

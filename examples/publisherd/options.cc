@@ -81,9 +81,20 @@ Parsed parse_options(int argc, char** argv) {
   app.add_flag("--allow-private-networks", o.allow_private_networks,
                "deliver to loopback, private, link-local and CGNAT addresses (tests, demos)")
       ->envname("WEBHOOKS_ALLOW_PRIVATE_NETWORKS");
-  opt("--retry-schedule", o.retry_schedule, "WEBHOOKS_RETRY_SCHEDULE",
-      "waits between attempts (n entries: n+1 attempts), jittered by +-20%")
-      ->join(',');  // a --config list, [1s, 5m] or 1s,5m, arrives as several values
+  // Entries come as one value (1s,5m) or, from a --config list ([1s, 5m]), several; they are
+  // joined back so that RetryPolicy::parse judges every form alike ([] or 1s,,5m: exit 2).
+  app.add_option_function<std::vector<std::string>>(
+         "--retry-schedule",
+         [&o](const std::vector<std::string>& entries) {
+           o.retry_schedule.clear();
+           for (std::size_t i = 0; i < entries.size(); ++i) {
+             o.retry_schedule += (i ? "," : "") + entries[i];
+           }
+         },
+         "waits between attempts (n entries: n+1 attempts), jittered by +-20%")
+      ->envname("WEBHOOKS_RETRY_SCHEDULE")
+      ->default_str(o.retry_schedule)
+      ->type_name("TEXT");
   opt("--permanent-status", o.permanent_statuses, "WEBHOOKS_PERMANENT_STATUSES",
       "4xx answers that make a task dead at once instead of retried, comma-separated (e.g. "
       "400,401,403,404,422); 408, 425, 429 are always retried, 410 always disables")

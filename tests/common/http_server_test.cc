@@ -127,12 +127,61 @@ TEST_CASE("after a refused body the connection is closed: the unread body is nev
     CHECK(answers_in(transcript.answers) == 1);
     CHECK(code_of(body_of(transcript.answers)) == "length_required");
   }
+  SECTION("a GET with a body, followed by a request") {
+    const auto transcript = raw_exchange_until_close(
+        echo.port, "GET /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 53\r\n\r\n", smuggled);
+    CHECK(transcript.closed);
+    CHECK(answers_in(transcript.answers) == 1);
+    CHECK(body_of(transcript.answers) ==
+          R"({"error":{"code":"bad_request","message":"GET requests take no body"}})");
+  }
+  SECTION("two Content-Length headers") {
+    const auto transcript = raw_exchange_until_close(
+        echo.port,
+        "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nContent-Length: 53\r\n\r\n",
+        smuggled);
+    CHECK(transcript.closed);
+    CHECK(answers_in(transcript.answers) == 1);
+    CHECK(body_of(transcript.answers) ==
+          R"({"error":{"code":"bad_request","message":"send one Content-Length header"}})");
+  }
   CHECK(echo.calls == 0);
   // The server still serves new connections.
   httplib::Client client("127.0.0.1", echo.port);
   auto served = client.Post("/echo", "{}", "application/json");
   REQUIRE(served);
   CHECK(served->body == "2");
+}
+
+TEST_CASE("a body left unread by the caller's own refusal is never a request") {
+  EchoServer echo([](const httplib::Request& req, httplib::Response& res) {
+    if (req.get_header_value("Authorization") == "Bearer ok") {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    res.status = 401;
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  const std::string smuggled =
+      "POST /echo HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ok\r\nContent-Length: 2\r\n\r\n{}";
+  const auto transcript = raw_exchange_until_close(
+      echo.port,
+      "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: " + std::to_string(smuggled.size()) +
+          "\r\n\r\n",
+      smuggled);
+  CHECK(transcript.closed);
+  CHECK(answers_in(transcript.answers) == 1);
+  CHECK(transcript.answers.rfind("HTTP/1.1 401 Unauthorized\r\n", 0) == 0);
+  CHECK(body_of(transcript.answers) ==
+        R"({"error":{"code":"unauthorized","message":"the request could not be served"}})");
+  CHECK(echo.calls == 0);
+  // Without a body the connection is kept.
+  httplib::Client client("127.0.0.1", echo.port);
+  auto first = client.Get("/echo");
+  auto second = client.Post("/echo", {{"Authorization", "Bearer ok"}}, "{}", "application/json");
+  REQUIRE(first);
+  REQUIRE(second);
+  CHECK(first->status == 401);
+  CHECK(second->body == "2");
 }
 
 TEST_CASE("a POST without Content-Length has an empty body and is answered at once") {

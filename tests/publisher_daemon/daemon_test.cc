@@ -354,6 +354,14 @@ TEST_CASE("a --config file's retry-schedule: a,b, [a, b] and \"a,b\" (docs/opera
   CHECK(run.exit_code == 2);
   CHECK(run.err.find("--retry-schedule: retry schedule entry 2 \"5x\" has unknown unit") !=
         std::string::npos);
+  std::ofstream(config) << "retry-schedule = []\n";  // crashed CLI11 when joined into a string
+  const Finished empty = run_to_end("webhooks-publisherd", {"--config", config}, dir);
+  CHECK(empty.exit_code == 2);
+  CHECK(empty.err.find("retry-schedule: At least 1 required but received 0") != std::string::npos);
+  const Finished gap =
+      run_to_end("webhooks-publisherd", {"--retry-schedule", "1s,,5m"}, dir);
+  CHECK(gap.exit_code == 2);
+  CHECK(gap.err.find("--retry-schedule: retry schedule entry 2 is empty") != std::string::npos);
 }
 
 }  // namespace
