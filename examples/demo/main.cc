@@ -33,23 +33,23 @@ int main(int argc, char** argv) {
       "the merchant and one transfer at the partner. Exit code 0 when every check holds, 1 when "
       "one does not or the run failed, 2 on bad usage, 130 when interrupted."};
   app.add_option("--orders", o.orders, "orders to create")
-      ->check(CLI::Range(1, 100000))
+      ->check(webhooks::examples::count(1, 100000))
       ->capture_default_str();
   app.add_option("--payouts", o.payouts, "payouts to create")
-      ->check(CLI::Range(0, 100000))
+      ->check(webhooks::examples::count(0, 100000))
       ->capture_default_str();
   app.add_option("--resend-percent", o.resend_percent,
                  "share of requests sent a second time with the same key, half at the same moment "
                  "as the original, half after its answer")
-      ->check(CLI::Range(0, 100))
+      ->check(webhooks::examples::count(0, 100))
       ->capture_default_str();
   app.add_option("--concurrency", o.concurrency, "client connections to the orders API")
-      ->check(CLI::Range(1, 256))
+      ->check(webhooks::examples::count(1, 256))
       ->capture_default_str();
   app.add_option("--merchant-fail-percent", o.merchant_fail_percent,
                  "the merchant receiver's --fail-first-attempts: share of events whose first "
                  "handler call fails")
-      ->check(CLI::Range(0, 100))
+      ->check(webhooks::examples::count(0, 100))
       ->capture_default_str();
   app.add_option("--crash-on-event", o.crash_on_event,
                  "the merchant receiver SIGKILLs itself inside the handler of the Nth new event "

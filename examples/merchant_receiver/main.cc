@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--fail-first-attempts", flags.faults.fail_first_attempts_percent,
                  "fail the first call of this percentage of events (by hash of the event id)")
-      ->check(CLI::Range(0, 100));
+      ->check(webhooks::examples::count(0, 100));
   app.add_option("--crash-on-event", flags.faults.crash_on_event,
                  "SIGKILL this process inside the handler of the Nth new event")
       ->check(webhooks::examples::count(0));

@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
       ->check(duration(DurationUnit::milliseconds))
       ->capture_default_str();
   app.add_option("--threads", config.threads, "HTTP worker threads")
-      ->check(CLI::Range(1, 4096))
+      ->check(count(1, 4096))
       ->capture_default_str();
   app.add_option("--log-level", config.log_level, "debug, info, warn or error")
       ->transform(webhooks::examples::log_levels())

@@ -99,7 +99,7 @@ Parsed parse_options(int argc, char** argv) {
       "4xx answers that make a task dead at once instead of retried, comma-separated (e.g. "
       "400,401,403,404,422); 408, 425, 429 are always retried, 410 always disables")
       ->delimiter(',')
-      ->check(CLI::Range(400, 499));
+      ->check(examples::count(400, 499));
   opt("--max-age", o.max_age, "WEBHOOKS_MAX_AGE", "a task is dead once this old")
       ->check(duration_text());
   opt("--replay-max-age", o.replay_max_age, "WEBHOOKS_REPLAY_MAX_AGE",
@@ -112,16 +112,16 @@ Parsed parse_options(int argc, char** argv) {
       "disable an endpoint failing continuously this long (0s: never)")
       ->check(duration_text(Zero::allowed));
   opt("--workers", o.workers, "WEBHOOKS_WORKERS", "delivery worker threads")
-      ->check(CLI::Range(1, 256));
+      ->check(examples::count(1, 256));
   opt("--max-in-flight", o.max_in_flight, "WEBHOOKS_MAX_IN_FLIGHT",
       "concurrent HTTP requests per worker")
-      ->check(CLI::Range(1, 10'000));
+      ->check(examples::count(1, 10'000));
   opt("--max-endpoint-connections", o.max_endpoint_connections, "WEBHOOKS_MAX_ENDPOINT_CONNECTIONS",
       "concurrent requests (and open connections) to one endpoint, all workers together; "
       "rounded down to a multiple of --workers, at least one per worker")
-      ->check(CLI::Range(1, 100'000));
+      ->check(examples::count(1, 100'000));
   opt("--batch-size", o.batch_size, "WEBHOOKS_BATCH_SIZE", "tasks claimed per batch")
-      ->check(CLI::Range(1, 10'000));
+      ->check(examples::count(1, 10'000));
   opt("--connect-timeout", o.connect_timeout, "WEBHOOKS_CONNECT_TIMEOUT",
       "time to connect to an endpoint")
       ->check(duration_text());
@@ -137,7 +137,7 @@ Parsed parse_options(int argc, char** argv) {
       "largest request body (bytes); 413 above")
       ->check(examples::count(1));
   opt("--http-threads", o.http_threads, "WEBHOOKS_HTTP_THREADS", "HTTP server threads")
-      ->check(CLI::Range(1, 4096));
+      ->check(examples::count(1, 4096));
   opt("--log-level", o.log_level, "WEBHOOKS_LOG_LEVEL", "debug, info, warn or error")
       ->transform(examples::log_levels());
   opt("--sqlite-synchronous", o.sqlite_synchronous, "WEBHOOKS_SQLITE_SYNCHRONOUS",

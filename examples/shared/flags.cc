@@ -27,7 +27,8 @@ CLI::Validator rule(const std::string& tag, const std::string& what,
       tag);
 }
 
-// A whole number from `min` to `max` as CLI11 converts it (so "1.5" and "1e3" are not):
+// A whole number from `min` to `max`, written in decimal digits only (CLI11 would read "010" as
+// octal 8 and "0x10" as 16; "1.5" and "1e3" it refuses):
 // "must be a whole number <of>from <min> to <max><note>, not <text>".
 CLI::Validator whole_number(const std::string& tag, const std::string& of, std::int64_t min,
                             std::int64_t max, const std::string& note = "") {
@@ -35,8 +36,12 @@ CLI::Validator whole_number(const std::string& tag, const std::string& of, std::
               "a whole number " + of + "from " + std::to_string(min) + " to " +
                   std::to_string(max) + note,
               [min, max](const std::string& text) {
+                const bool decimal = !text.empty() &&
+                                     text.find_first_not_of("0123456789") == std::string::npos &&
+                                     (text.size() == 1 || text[0] != '0');
                 std::int64_t value = 0;
-                return CLI::detail::lexical_cast(text, value) && value >= min && value <= max;
+                return decimal && CLI::detail::lexical_cast(text, value) && value >= min &&
+                       value <= max;
               });
 }
 

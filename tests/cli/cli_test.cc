@@ -169,7 +169,8 @@ TEST_CASE("usage errors exit 2 with a clear message") {
 
   const std::string tolerance =
       "--tolerance: must be a whole number of seconds from 1 to 315360000 (10 years), not ";
-  for (const char* value : {"abc", "0", "0.5", "1.5", "inf", "nan", "1e30", "315360001"}) {
+  for (const char* value : {"abc", "0", "0.5", "1.5", "inf", "nan", "1e30", "315360001", "010",
+                            "0x10", "+5"}) {
     run = cli("listen --secret " + kSecret + " --tolerance " + value);
     CHECK(run.code == 2);
     CHECK(run.out.find(tolerance + value + "\n") != std::string::npos);
