@@ -39,19 +39,6 @@ void write_error(httplib::Response& res, int status, std::string_view code,
   res.set_content(idempotency::error_body(code, message), "application/json");
 }
 
-// Answers before the body is read, then closes the connection, so the unread body is never
-// parsed as a request. The answer says "Connection: close" (httplib copies it from the request).
-HandlerResponse refuse(const httplib::Request& req, httplib::Response& res, int status,
-                       std::string_view code, const std::string& message) {
-  // routing() hands the pre-routing handler its own, non-const Request.
-  auto& mutable_req = const_cast<httplib::Request&>(req);
-  mutable_req.headers.erase("Connection");
-  mutable_req.set_header("Connection", "close");
-  res.status = status;
-  detail::answer_and_close(req, res, idempotency::error_body(code, message), "application/json");
-  return HandlerResponse::Handled;
-}
-
 std::string_view error_code_for(int status) {
   switch (status) {
     case 400: return "bad_request";
@@ -62,6 +49,33 @@ std::string_view error_code_for(int status) {
     case 414: return "uri_too_long";
     default: return status >= 500 ? "internal_error" : "error";
   }
+}
+
+// Sends the answer in `res`, given before the body was read, then closes the connection, so the
+// unread body is never parsed as a request. The answer says "Connection: close" (httplib copies
+// it from the request).
+HandlerResponse close_after(const httplib::Request& req, httplib::Response& res) {
+  // routing() hands the pre-routing handler its own, non-const Request.
+  auto& mutable_req = const_cast<httplib::Request&>(req);
+  mutable_req.headers.erase("Connection");
+  mutable_req.set_header("Connection", "close");
+  if (res.status == -1) res.status = 200;
+  std::string body = std::move(res.body);
+  std::string type = res.get_header_value("Content-Type");
+  res.body.clear();
+  res.headers.erase("Content-Type");
+  if (body.empty()) {  // the error handler's body, here, since the answer is written by provider
+    body = idempotency::error_body(error_code_for(res.status), "the request could not be served");
+    type = "application/json";
+  }
+  detail::answer_and_close(req, res, std::move(body), type);
+  return HandlerResponse::Handled;
+}
+
+HandlerResponse refuse(const httplib::Request& req, httplib::Response& res, int status,
+                       std::string_view code, const std::string& message) {
+  write_error(res, status, code, message);
+  return close_after(req, res);
 }
 
 bool all_digits(const std::string& text) {
@@ -97,7 +111,7 @@ HandlerResponse guard_body(const httplib::Request& req, httplib::Response& res) 
       return refuse(req, res, 400, "bad_request", req.method + " requests take no body");
     }
   } else if (req.method == "POST" || req.method == "PUT" || req.method == "PATCH") {
-    const_cast<httplib::Request&>(req).set_header("Content-Length", "0");  // as in refuse()
+    const_cast<httplib::Request&>(req).set_header("Content-Length", "0");  // as in close_after()
   }
   return HandlerResponse::Unhandled;
 }
@@ -108,23 +122,6 @@ bool has_unread_body(const httplib::Request& req) {
   return req.get_header_value("Content-Length").find_first_not_of('0') != std::string::npos;
 }
 
-// The caller's pre-routing answer came before the body was read: send it, then close.
-HandlerResponse close_after(const httplib::Request& req, httplib::Response& res) {
-  auto& mutable_req = const_cast<httplib::Request&>(req);  // as in refuse()
-  mutable_req.headers.erase("Connection");
-  mutable_req.set_header("Connection", "close");
-  if (res.status == -1) res.status = 200;
-  std::string body = std::move(res.body);
-  std::string type = res.get_header_value("Content-Type");
-  res.body.clear();
-  res.headers.erase("Content-Type");
-  if (body.empty()) {  // the error handler's body, here, since the answer is written by provider
-    body = idempotency::error_body(error_code_for(res.status), "the request could not be served");
-    type = "application/json";
-  }
-  detail::answer_and_close(req, res, std::move(body), type);
-  return HandlerResponse::Handled;
-}
 
 }  // namespace
 
