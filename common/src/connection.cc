@@ -41,8 +41,10 @@ Address address_of(int fd, bool peer) {
   return {host.data(), std::atoi(port.data())};
 }
 
-// The process's one socket between `local` and `remote`, or -1.
-int socket_between(const Address& local, const Address& remote) {
+// Calls `visit(fd)` for each socket the process has open, until it returns true. Returns that
+// socket, or -1.
+template <typename Visit>
+int find_socket(Visit&& visit) {
   std::unique_ptr<DIR, int (*)(DIR*)> fds(::opendir("/proc/self/fd"), ::closedir);
   if (!fds) return -1;
   while (const dirent* entry = ::readdir(fds.get())) {
@@ -51,12 +53,16 @@ int socket_between(const Address& local, const Address& remote) {
     if (end == entry->d_name || *end != '\0') continue;
     struct stat info {};
     if (::fstat(static_cast<int>(fd), &info) != 0 || !S_ISSOCK(info.st_mode)) continue;
-    if (address_of(static_cast<int>(fd), true) == remote &&
-        address_of(static_cast<int>(fd), false) == local) {
-      return static_cast<int>(fd);
-    }
+    if (visit(static_cast<int>(fd))) return static_cast<int>(fd);
   }
   return -1;
+}
+
+// The process's one socket between `local` and `remote`, or -1.
+int socket_between(const Address& local, const Address& remote) {
+  return find_socket([&](int fd) {
+    return address_of(fd, true) == remote && address_of(fd, false) == local;
+  });
 }
 
 // Half-closes `fd` and discards what the client still sends, until it closes, kLingerTime passes
@@ -85,6 +91,17 @@ int connection_socket(const httplib::Request& req) {
 }
 
 namespace detail {
+
+void half_close_connections(int port) {
+  find_socket([port](int fd) {
+    // Accepted connections have the listening port as their local port and a peer; the
+    // process's own outgoing connections have an ephemeral local port.
+    if (address_of(fd, false).port == port && address_of(fd, true).port >= 0) {
+      ::shutdown(fd, SHUT_RD);
+    }
+    return false;
+  });
+}
 
 void answer_and_close(const httplib::Request& req, httplib::Response& res, std::string body,
                       const std::string& content_type) {

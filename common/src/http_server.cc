@@ -4,7 +4,11 @@
 
 #include <atomic>
 #include <cctype>
+#include <chrono>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "detail/closing_answer.h"
 #include "webhooks/error.h"
@@ -123,13 +127,61 @@ bool has_unread_body(const httplib::Request& req) {
 }
 
 
+// cpp-httplib 0.11's keep-alive timeout, which tune_server leaves as it is: how long an idle
+// connection waits for its next request.
+constexpr auto kKeepAliveTimeout = std::chrono::seconds(5);
+
+// What stop_server learns from a server's pre-routing handler and logger: whether the server is
+// stopping, and how many requests are admitted and not yet answered (their answer not written).
+struct Traffic {
+  std::atomic<bool> stopping{false};
+  std::atomic<int> in_flight{0};
+};
+
+std::mutex traffic_mutex;
+// Per server, set by limit_request_bodies (a server later built at the same address replaces it).
+std::map<const httplib::Server*, std::shared_ptr<Traffic>> traffic_of;
+// The Traffic that counts the request this pool thread is serving, until its answer is written.
+thread_local Traffic* counted_on = nullptr;
+
+void answered() {
+  if (counted_on) counted_on->in_flight.fetch_sub(1);
+  counted_on = nullptr;
+}
+
+// Counts the request in, unless the server is stopping. Counting first and checking after makes
+// stop_server either see the request in flight or this request see it stopping.
+bool admit(Traffic& traffic) {
+  answered();  // the logger did not run for this thread's last request (its answer failed)
+  traffic.in_flight.fetch_add(1);
+  if (traffic.stopping.load()) {
+    traffic.in_flight.fetch_sub(1);
+    return false;
+  }
+  counted_on = &traffic;
+  return true;
+}
+
+std::shared_ptr<Traffic> track(const httplib::Server& server) {
+  auto traffic = std::make_shared<Traffic>();
+  std::lock_guard lock(traffic_mutex);
+  traffic_of[&server] = traffic;
+  return traffic;
+}
+
 }  // namespace
 
 void limit_request_bodies(httplib::Server& server, std::size_t limit,
                           httplib::Server::HandlerWithResponse then) {
   server.set_payload_max_length(limit);
+  std::shared_ptr<Traffic> traffic = track(server);
   server.set_pre_routing_handler(
-      [then = std::move(then)](const httplib::Request& req, httplib::Response& res) {
+      [then = std::move(then), traffic](const httplib::Request& req, httplib::Response& res) {
+        if (!admit(*traffic)) {
+          write_error(res, 503, "server_stopping", "the server is stopping; retry");
+          res.set_header("Retry-After", "1");
+          return has_unread_body(req) ? close_after(req, res) : HandlerResponse::Handled;
+        }
         if (guard_body(req, res) == HandlerResponse::Handled) return HandlerResponse::Handled;
         if (!then || then(req, res) == HandlerResponse::Unhandled) return HandlerResponse::Unhandled;
         return has_unread_body(req) ? close_after(req, res) : HandlerResponse::Handled;
@@ -145,6 +197,26 @@ void limit_request_bodies(httplib::Server& server, std::size_t limit,
                 : res.status == 404 ? std::string("no such route")
                                     : std::string("the request could not be served"));
   });
+  server.set_logger([](const httplib::Request&, const httplib::Response&) { answered(); });
+}
+
+void stop_server(httplib::Server& server, int port) {
+  std::shared_ptr<Traffic> traffic;
+  {
+    std::lock_guard lock(traffic_mutex);
+    if (const auto it = traffic_of.find(&server); it != traffic_of.end()) traffic = it->second;
+  }
+  if (traffic) traffic->stopping.store(true);
+  server.stop();
+  if (!traffic) return;
+  // Half-closing a connection makes cpp-httplib drop the answer it has yet to write, so the
+  // requests in flight finish first. A count the logger missed is waited for no longer than an
+  // idle connection would have kept the server anyway.
+  const auto deadline = std::chrono::steady_clock::now() + kKeepAliveTimeout;
+  while (traffic->in_flight.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  detail::half_close_connections(port);
 }
 
 void tune_server(httplib::Server& server, const ServerTuning& tuning) {

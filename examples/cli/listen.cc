@@ -114,8 +114,8 @@ void add_listen(CLI::App& app, Action& action) {
         }
         receiver::write_answer(answer, res);
       });
-      examples::bind_and_announce(server, examples::parse_listen(a->listen));
-      const examples::StopOnSignal stop(server);
+      const int port = examples::bind_and_announce(server, examples::parse_listen(a->listen));
+      const examples::StopOnSignal stop(server, port);
       server.listen_after_bind();
       return kOk;
     };

@@ -51,8 +51,9 @@ int run(const Flags& flags) {
   server.Get("/handled", [&](const httplib::Request&, httplib::Response& res) {
     res.set_content(shop.handled_json(), "application/json");
   });
-  webhooks::examples::bind_and_announce(server, webhooks::examples::parse_listen(flags.listen));
-  const webhooks::examples::StopOnSignal stop(server);
+  const int port = webhooks::examples::bind_and_announce(
+      server, webhooks::examples::parse_listen(flags.listen));
+  const webhooks::examples::StopOnSignal stop(server, port);
   server.listen_after_bind();
   return 0;
 }

@@ -157,7 +157,7 @@ int serve(const Config& config) {
   api.routes(server);
   examples::ServerTuning tuning;
   tuning.threads = static_cast<std::size_t>(std::max(1, config.threads));
-  examples::bind_and_announce(server, address, tuning);
+  const int port = examples::bind_and_announce(server, address, tuning);
   log_event(
       spdlog::level::info,
       {{"event", "started"},
@@ -173,7 +173,7 @@ int serve(const Config& config) {
     relay = std::make_unique<publisher::OutboxRelay>(db, clock, random, options);
     relay->start();
   }
-  examples::StopOnSignal stop(server);
+  examples::StopOnSignal stop(server, port);
   server.listen_after_bind();
   if (relay) relay->stop();  // finishes the post under way; unsent rows wait for the next start
   return 0;

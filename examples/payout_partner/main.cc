@@ -125,8 +125,8 @@ int run(const Config& config) {
   httplib::Server server;
   http::limit_request_bodies(server, http::kDefaultBodyLimit);
   partner.routes(server);
-  examples::bind_and_announce(server, address);
-  examples::StopOnSignal stop(server);
+  const int port = examples::bind_and_announce(server, address);
+  examples::StopOnSignal stop(server, port);
   server.listen_after_bind();
   return 0;
 }

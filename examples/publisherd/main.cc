@@ -87,7 +87,7 @@ int serve(const publisherd::Options& o) {
   }
   dispatcher.start();
   {
-    const examples::StopOnSignal stop_on_signal(server);
+    const examples::StopOnSignal stop_on_signal(server, port);
     server.listen_after_bind();
   }
   log_event(spdlog::level::info, {{"event", "stopping"}});

@@ -66,8 +66,8 @@ void block_stop_signals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-StopOnSignal::StopOnSignal(httplib::Server& server)
-    : thread_([this, &server] {
+StopOnSignal::StopOnSignal(httplib::Server& server, int port)
+    : thread_([this, &server, port] {
         const sigset_t set = stop_signals();
         int signal_number = 0;
         if (sigwait(&set, &signal_number) != 0) return;
@@ -77,7 +77,7 @@ StopOnSignal::StopOnSignal(httplib::Server& server)
         while (!server.is_running() && !released_) {
           std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
-        server.stop();  // harmless once stopped
+        http::stop_server(server, port);  // harmless once stopped
       }) {}
 
 StopOnSignal::~StopOnSignal() {

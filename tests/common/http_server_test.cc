@@ -5,6 +5,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <semaphore>
 #include <string>
 #include <thread>
 
@@ -246,4 +247,76 @@ TEST_CASE("the caller's own pre-routing check runs only for requests let through
   CHECK(allowed->body == "2");
   CHECK(checked == 4);
   CHECK(echo.calls == 1);
+}
+
+TEST_CASE("stop_server lets a running handler answer, refuses new requests, ends idle connections") {
+  httplib::Server server;
+  webhooks::http::limit_request_bodies(server, kLimit);
+  std::binary_semaphore entered{0}, release{0};
+  server.Post("/slow", [&](const httplib::Request&, httplib::Response& res) {
+    entered.release();
+    release.acquire();
+    res.set_content("done", "text/plain");
+  });
+  server.Get("/fast", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok", "text/plain");
+  });
+  const int port = webhooks::http::bind_server(server, "127.0.0.1", 0);
+  // An hour: were the idle connection below not ended, listen_after_bind() (and this test) would
+  // wait that long after stop().
+  server.set_keep_alive_timeout(3600);
+  std::thread serving([&] { server.listen_after_bind(); });
+  const std::string get_fast = "GET /fast HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  // Two keep-alive connections that have been answered once: one is sent a request after the
+  // call, the other nothing.
+  const int idle = webhooks::test::raw_send(port, get_fast);
+  const int quiet = webhooks::test::raw_send(port, get_fast);
+  for (const int fd : {idle, quiet}) {
+    std::string first;
+    webhooks::test::read_answer(fd, first);
+    REQUIRE(body_of(first) == "ok");
+  }
+  const std::string post_slow =
+      "POST /slow HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n";
+  const int busy = webhooks::test::raw_send(port, post_slow);
+  entered.acquire();
+
+  std::thread stopping([&] { webhooks::http::stop_server(server, port); });
+  // The call closes the listening socket (after marking the server stopping); it then waits for
+  // the handler above.
+  bool listening = true;
+  for (int attempt = 0; listening && attempt < 1000000; ++attempt) {
+    const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    listening = ::connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    ::close(probe);
+    std::this_thread::yield();
+  }
+  REQUIRE_FALSE(listening);
+  // A request on the idle connection now is refused before any handler.
+  REQUIRE(::send(idle, get_fast.data(), get_fast.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(get_fast.size()));
+  std::string refused;
+  webhooks::test::read_answer(idle, refused);
+  CHECK(refused.rfind("HTTP/1.1 503 Service Unavailable\r\n", 0) == 0);
+  CHECK(refused.find("Retry-After: 1\r\n") != std::string::npos);
+  CHECK(code_of(body_of(refused)) == "server_stopping");
+
+  release.release();
+  std::string answer;
+  webhooks::test::read_answer(busy, answer);
+  CHECK(answer.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(body_of(answer) == "done");
+  char byte = 0;
+  CHECK(::recv(busy, &byte, 1, 0) == 0);  // then closed
+  CHECK(::recv(idle, &byte, 1, 0) == 0);
+  CHECK(::recv(quiet, &byte, 1, 0) == 0);  // EOF, not the 5-second receive timeout (-1)
+  stopping.join();
+  serving.join();
+  ::close(idle);
+  ::close(quiet);
+  ::close(busy);
 }

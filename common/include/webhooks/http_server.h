@@ -76,4 +76,16 @@ void limit_request_bodies(httplib::Server& server, std::size_t limit,
 // cpp-httplib owns it; shutdown(2) is the way to end the connection.
 int connection_socket(const httplib::Request& req);
 
+// Stops `server` (bound by bind_server on `port`, with limit_request_bodies installed) without
+// cpp-httplib 0.11's wait: after stop() alone, each idle keep-alive connection keeps the server's
+// listen_after_bind() from returning until its keep-alive timeout (5 seconds) runs out. Here:
+// requests that come after the call get 503 server_stopping (Retry-After: 1) without reaching a
+// handler; requests being handled finish and their answers are written (waited for, polling every
+// millisecond; a request whose count the logger missed, at most 5 seconds); then every connection
+// still open is half-closed (shutdown SHUT_RD), which ends it within ~10 ms. Counting uses the
+// pre-routing handler and logger that limit_request_bodies installs: after a later
+// set_pre_routing_handler or set_logger, or without limit_request_bodies, this is server.stop().
+// Blocks until the connections are half-closed; listen_after_bind() returns soon after.
+void stop_server(httplib::Server& server, int port);
+
 }  // namespace webhooks::http

@@ -17,4 +17,9 @@ namespace webhooks::http::detail {
 void answer_and_close(const httplib::Request& req, httplib::Response& res, std::string body,
                       const std::string& content_type);
 
+// Half-closes (shutdown SHUT_RD) every connected socket of the process whose local port is
+// `port`: a cpp-httplib server thread waiting for the connection's next request then sees the end
+// of the stream within ~10 ms and closes it. Scans /proc/self/fd.
+void half_close_connections(int port);
+
 }  // namespace webhooks::http::detail

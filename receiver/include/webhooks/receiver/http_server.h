@@ -5,6 +5,7 @@
 //   webhooks::receiver::mount(server, "/webhooks", receiver, handler);
 //   const int port = webhooks::receiver::bind_server(server, "127.0.0.1", 8783);
 //   server.listen_after_bind();
+//   // on another thread, to stop: webhooks::receiver::stop_server(server, port);
 //
 // The server set-up (TCP_NODELAY, pool, keep-alive count, backlog) is webhooks/http_server.h.
 #pragma once
@@ -22,6 +23,7 @@ namespace webhooks::receiver {
 using http::bind_server;
 using http::limit_request_bodies;
 using http::ServerTuning;
+using http::stop_server;
 using http::tune_server;
 
 // The request's headers, for Receiver::handle.

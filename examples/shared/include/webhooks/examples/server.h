@@ -39,13 +39,14 @@ int bind_and_announce(httplib::Server& server, const ListenAddress& address,
 // calling thread, so threads started afterwards inherit the mask. Call first thing in main().
 void block_stop_signals();
 
-// Waits for SIGTERM or SIGINT on its own thread and then calls server.stop(), once the server
-// is running: a signal that comes between bind and listen_after_bind() (httplib's stop() does
-// nothing before) still stops it. The destructor ends the waiting thread if no signal came.
+// Waits for SIGTERM or SIGINT on its own thread and then stops the server with
+// http::stop_server(server, port) (`port`: the bound port, as bind_and_announce returns it; open
+// keep-alive connections end at once), once the server is running: a signal that comes between
+// bind and listen_after_bind() (httplib's stop() does nothing before) still stops it. The destructor ends the waiting thread if no signal came.
 // Requires block_stop_signals() first.
 class StopOnSignal {
  public:
-  explicit StopOnSignal(httplib::Server& server);
+  StopOnSignal(httplib::Server& server, int port);
   ~StopOnSignal();
   StopOnSignal(const StopOnSignal&) = delete;
   StopOnSignal& operator=(const StopOnSignal&) = delete;
