@@ -1,8 +1,10 @@
-// SQLite engine: one connection in WAL mode, transactions serialised in-process (SQLite has one
-// writer at a time anyway; a mutex is cheaper than BEGIN IMMEDIATE busy-waiting), prepared
-// statements cached per SQL text.
+// SQLite engine: one writing connection in WAL mode, transactions serialised in-process (SQLite
+// has one writer at a time anyway; a mutex is cheaper than BEGIN IMMEDIATE busy-waiting), plus a
+// few read connections for Database::read, which WAL lets run beside a write transaction;
+// prepared statements cached per connection and SQL text.
 #include <sqlite3.h>
 
+#include <array>
 #include <atomic>
 #include <cctype>
 #include <condition_variable>
@@ -45,90 +47,37 @@ bool blank(const char* text) {
   return true;
 }
 
-class SqliteDatabase;
+// One SQLite connection and its prepared statements, cached per SQL text. Not thread-safe: each
+// user holds its own mutex.
+struct Connection {
+  sqlite3* db = nullptr;
+  std::unordered_map<std::string, sqlite3_stmt*> cache;
 
-class SqliteTransaction final : public Transaction {
- public:
-  explicit SqliteTransaction(SqliteDatabase& db) : db_(db) {}
-  Engine engine() const override { return Engine::sqlite; }
-  Rows exec(std::string_view sql, std::span<const Param> params) override;
-
- private:
-  SqliteDatabase& db_;
-};
-
-class SqliteDatabase final : public Database {
- public:
-  SqliteDatabase(const std::string& path, const Options& options) : path_(path) {
-    const std::string synchronous = synchronous_pragma_value(options.sqlite_synchronous);
-    if (sqlite3_open_v2(path.c_str(), &db_,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                        nullptr) != SQLITE_OK) {
-      const std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
-      sqlite3_close(db_);
-      throw Error(ErrorCode::storage, "cannot open SQLite database " + path + ": " + message);
+  // Opens `path` (creating it when `create`), with the busy timeout; throws Error(storage)
+  // naming `what` and the path.
+  void open(const std::string& path, bool create, int busy_timeout_ms, const std::string& what) {
+    const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
+    if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+      const std::string message = db ? sqlite3_errmsg(db) : "out of memory";
+      close();
+      throw Error(ErrorCode::storage, "cannot open " + what + " " + path + ": " + message);
     }
-    sqlite3_busy_timeout(db_, options.sqlite_busy_timeout_ms);
-    run_script("PRAGMA journal_mode=WAL; PRAGMA synchronous=" + synchronous +
-               "; PRAGMA foreign_keys=ON;");
-    if (options.sqlite_background_checkpoint && !in_memory(path)) {
-      try {
-        start_checkpointer(options, synchronous);
-      } catch (...) {
-        sqlite3_close(checkpoint_db_);
-        sqlite3_close(db_);
-        throw;
-      }
-    }
+    sqlite3_busy_timeout(db, busy_timeout_ms);
   }
 
-  ~SqliteDatabase() override {
-    if (checkpointer_.joinable()) {
-      {
-        std::lock_guard lock(checkpoint_mutex_);
-        stopping_ = true;
-      }
-      checkpoint_wake_.notify_all();
-      checkpointer_.join();
-    }
-    sqlite3_close(checkpoint_db_);
-    for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
-    sqlite3_close(db_);
+  void close() {
+    for (auto& [sql, stmt] : cache) sqlite3_finalize(stmt);
+    cache.clear();
+    sqlite3_close(db);
+    db = nullptr;
   }
-
-  Engine engine() const override { return Engine::sqlite; }
-  std::string describe() const override { return "sqlite:" + path_; }
-
-  Rows exec(std::string_view sql, std::span<const Param> params) override {
-    std::lock_guard lock(mutex_);
-    return run(sql, params);
-  }
-
-  void transact(const std::function<void(Transaction&)>& fn) override {
-    std::lock_guard lock(mutex_);
-    run_script("BEGIN IMMEDIATE");
-    try {
-      fn(transaction_);
-    } catch (...) {
-      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-      throw;
-    }
-    if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
-      const std::string message = sqlite3_errmsg(db_);
-      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-      throw Error(ErrorCode::storage, "sqlite: COMMIT failed: " + message);
-    }
-  }
-
- private:
-  friend class SqliteTransaction;
 
   Rows run(std::string_view sql, std::span<const Param> params) {
-    auto it = cache_.find(std::string(sql));
-    if (it != cache_.end()) return step(it->second, params, sql);
+    auto it = cache.find(std::string(sql));
+    if (it != cache.end()) return step(it->second, params, sql);
     sqlite3_stmt* stmt = nullptr;
     const char* tail = nullptr;
-    if (sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
+    if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT,
                            &stmt, &tail) != SQLITE_OK) {
       fail(sql);
     }
@@ -150,7 +99,7 @@ class SqliteDatabase final : public Database {
       return run(sql.substr(used), params);
     }
     if (!stmt) return Rows();  // only whitespace or comments
-    cache_.emplace(std::string(sql), stmt);
+    cache.emplace(std::string(sql), stmt);
     return step(stmt, params, sql);
   }
 
@@ -170,7 +119,7 @@ class SqliteDatabase final : public Database {
       }
       if (rc != SQLITE_OK) fail(sql);
     }
-    const auto before = sqlite3_total_changes64(db_);
+    const auto before = sqlite3_total_changes64(db);
     const int columns = sqlite3_column_count(stmt);
     std::vector<std::optional<std::string>> cells;
     int rc;
@@ -186,19 +135,19 @@ class SqliteDatabase final : public Database {
       }
     }
     if (rc != SQLITE_DONE) {
-      const std::string message = sqlite3_errmsg(db_);
+      const std::string message = sqlite3_errmsg(db);
       sqlite3_reset(stmt);
       throw Error(ErrorCode::storage, "sqlite: " + message + " in: " + std::string(sql.substr(0, 120)));
     }
     sqlite3_reset(stmt);
     return Rows(static_cast<std::size_t>(columns), std::move(cells),
-                sqlite3_total_changes64(db_) - before);
+                sqlite3_total_changes64(db) - before);
   }
 
   void run_script(const std::string& sql) {
     char* error = nullptr;
-    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
-      const std::string message = error ? error : sqlite3_errmsg(db_);
+    if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
+      const std::string message = error ? error : sqlite3_errmsg(db);
       sqlite3_free(error);
       throw Error(ErrorCode::storage, "sqlite: " + message + " in: " + sql.substr(0, 120));
     }
@@ -206,7 +155,116 @@ class SqliteDatabase final : public Database {
 
   [[noreturn]] void fail(std::string_view sql) {
     throw Error(ErrorCode::storage,
-                std::string("sqlite: ") + sqlite3_errmsg(db_) + " in: " + std::string(sql.substr(0, 120)));
+                std::string("sqlite: ") + sqlite3_errmsg(db) + " in: " + std::string(sql.substr(0, 120)));
+  }
+
+};
+
+class SqliteDatabase;
+
+class SqliteTransaction final : public Transaction {
+ public:
+  explicit SqliteTransaction(SqliteDatabase& db) : db_(db) {}
+  Engine engine() const override { return Engine::sqlite; }
+  Rows exec(std::string_view sql, std::span<const Param> params) override;
+
+ private:
+  SqliteDatabase& db_;
+};
+
+class SqliteDatabase final : public Database {
+ public:
+  SqliteDatabase(const std::string& path, const Options& options)
+      : path_(path), busy_timeout_ms_(options.sqlite_busy_timeout_ms) {
+    const std::string synchronous = synchronous_pragma_value(options.sqlite_synchronous);
+    writer_.open(path, true, busy_timeout_ms_, "SQLite database");
+    try {
+      writer_.run_script("PRAGMA journal_mode=WAL; PRAGMA synchronous=" + synchronous +
+                         "; PRAGMA foreign_keys=ON;");
+      if (options.sqlite_background_checkpoint && !in_memory(path)) {
+        start_checkpointer(options, synchronous);
+      }
+    } catch (...) {
+      sqlite3_close(checkpoint_db_);
+      writer_.close();
+      throw;
+    }
+  }
+
+  ~SqliteDatabase() override {
+    if (checkpointer_.joinable()) {
+      {
+        std::lock_guard lock(checkpoint_mutex_);
+        stopping_ = true;
+      }
+      checkpoint_wake_.notify_all();
+      checkpointer_.join();
+    }
+    sqlite3_close(checkpoint_db_);
+    for (Reader& reader : readers_) reader.connection.close();
+    writer_.close();
+  }
+
+  Engine engine() const override { return Engine::sqlite; }
+  std::string describe() const override { return "sqlite:" + path_; }
+
+  Rows exec(std::string_view sql, std::span<const Param> params) override {
+    std::lock_guard lock(mutex_);
+    return writer_.run(sql, params);
+  }
+
+  // On a read connection of its own (WAL: readers do not wait for the writer), the first of
+  // kReaders that is free, else the next in turn. An in-memory database has one connection only.
+  Rows read(std::string_view sql, std::span<const Param> params) override {
+    if (in_memory(path_)) return exec(sql, params);
+    const std::size_t first = next_reader_.fetch_add(1, std::memory_order_relaxed) % kReaders;
+    for (std::size_t i = 0; i < kReaders; ++i) {
+      Reader& reader = readers_[(first + i) % kReaders];
+      std::unique_lock lock(reader.mutex, std::try_to_lock);
+      if (lock.owns_lock()) return read_on(reader, sql, params);
+    }
+    Reader& reader = readers_[first];
+    std::lock_guard lock(reader.mutex);
+    return read_on(reader, sql, params);
+  }
+
+  void transact(const std::function<void(Transaction&)>& fn) override {
+    std::lock_guard lock(mutex_);
+    writer_.run_script("BEGIN IMMEDIATE");
+    try {
+      fn(transaction_);
+    } catch (...) {
+      sqlite3_exec(writer_.db, "ROLLBACK", nullptr, nullptr, nullptr);
+      throw;
+    }
+    if (sqlite3_exec(writer_.db, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
+      const std::string message = sqlite3_errmsg(writer_.db);
+      sqlite3_exec(writer_.db, "ROLLBACK", nullptr, nullptr, nullptr);
+      throw Error(ErrorCode::storage, "sqlite: COMMIT failed: " + message);
+    }
+  }
+
+ private:
+  friend class SqliteTransaction;
+
+  static constexpr std::size_t kReaders = 4;
+  struct Reader {
+    std::mutex mutex;
+    Connection connection;  // opened on first use, under mutex
+  };
+
+  // Caller holds reader.mutex. query_only: a read connection refuses to write.
+  Rows read_on(Reader& reader, std::string_view sql, std::span<const Param> params) {
+    if (!reader.connection.db) {
+      reader.connection.open(path_, false, busy_timeout_ms_, "a read connection to");
+      try {
+        reader.connection.run_script("PRAGMA query_only=1;");
+      } catch (...) {
+        reader.connection.close();
+        throw;
+      }
+    }
+    return reader.connection.run(sql, params);
   }
 
   // Options::sqlite_background_checkpoint: past kCheckpointPages a commit wakes a thread that
@@ -236,11 +294,11 @@ class SqliteDatabase final : public Database {
     if (sqlite3_exec(checkpoint_db_, pragma.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
       throw Error(ErrorCode::storage, "sqlite: " + pragma + " failed on the checkpoint connection");
     }
-    sqlite3_wal_hook(db_, &SqliteDatabase::on_commit, this);  // replaces wal_autocheckpoint
+    sqlite3_wal_hook(writer_.db, &SqliteDatabase::on_commit, this);  // replaces wal_autocheckpoint
     checkpointer_ = std::thread([this] { checkpoint_loop(); });
   }
 
-  // Called by SQLite after each commit on db_ (under mutex_) with the WAL's size in pages.
+  // Called by SQLite after each commit on writer_ (under mutex_) with the WAL's size in pages.
   static int on_commit(void* self, sqlite3* db, const char* name, int pages) {
     auto& me = *static_cast<SqliteDatabase*>(self);
     if (pages >= kCatchUpPages) {
@@ -267,7 +325,8 @@ class SqliteDatabase final : public Database {
   }
 
   std::string path_;
-  sqlite3* db_ = nullptr;
+  int busy_timeout_ms_;
+  Connection writer_;  // under mutex_: every write, every transaction
   sqlite3* checkpoint_db_ = nullptr;  // Options::sqlite_background_checkpoint only
   std::thread checkpointer_;
   std::mutex checkpoint_mutex_;
@@ -275,12 +334,13 @@ class SqliteDatabase final : public Database {
   std::atomic<bool> checkpoint_wanted_{false};
   bool stopping_ = false;  // under checkpoint_mutex_
   std::mutex mutex_;
-  std::unordered_map<std::string, sqlite3_stmt*> cache_;
+  std::array<Reader, kReaders> readers_;
+  std::atomic<std::size_t> next_reader_{0};
   SqliteTransaction transaction_{*this};
 };
 
 Rows SqliteTransaction::exec(std::string_view sql, std::span<const Param> params) {
-  return db_.run(sql, params);
+  return db_.writer_.run(sql, params);
 }
 
 }  // namespace

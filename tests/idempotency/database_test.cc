@@ -118,3 +118,23 @@ TEST_CASE("SQLite background checkpoints copy the WAL into the database file off
   CHECK(rows.integer(0, 0) == 120);
   CHECK(rows.integer(0, 1) == 120 * 100 * 1024);
 }
+
+TEST_CASE("a read runs beside an open write transaction and sees what was committed") {
+  auto db = test::open_database("read");
+  db->exec("CREATE TABLE t (id BIGINT PRIMARY KEY)");
+  db->exec("INSERT INTO t (id) VALUES (1)");
+  std::int64_t seen_inside = -1;
+  db->transact([&](db::Transaction& tx) {
+    tx.exec("INSERT INTO t (id) VALUES (2)");
+    // On the transaction's own connection this read would wait for the transaction: a deadlock.
+    std::thread reader([&] { seen_inside = db->read("SELECT COUNT(*) FROM t").integer(0, 0); });
+    reader.join();
+  });
+  CHECK(seen_inside == 1);
+  CHECK(db->read("SELECT COUNT(*) FROM t WHERE id >= $1", {std::int64_t{2}}).integer(0, 0) == 1);
+  if (db->engine() == db::Engine::sqlite) {
+    CHECK_THROWS_WITH(db->read("INSERT INTO t (id) VALUES (3)"),
+                      Catch::Contains("attempt to write a readonly database"));
+    CHECK(db->exec("SELECT COUNT(*) FROM t").integer(0, 0) == 2);
+  }
+}

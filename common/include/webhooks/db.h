@@ -64,6 +64,18 @@ class Transaction {
   Rows exec(std::string_view sql, std::initializer_list<Param> params = {}) {
     return exec(sql, std::span<const Param>(params.begin(), params.size()));
   }
+
+  // One statement that only reads (a SELECT), in autocommit mode: it sees what was committed
+  // when it starts. On SQLite it runs on one of a few read connections of its own, so it does not
+  // wait for a write or transaction in progress (WAL mode; an in-memory database has one
+  // connection and runs it as exec does); a statement that writes fails there (PRAGMA
+  // query_only). Elsewhere it is exec. Throws Error(storage).
+  virtual Rows read(std::string_view sql, std::span<const Param> params) {
+    return exec(sql, params);
+  }
+  Rows read(std::string_view sql, std::initializer_list<Param> params = {}) {
+    return read(sql, std::span<const Param>(params.begin(), params.size()));
+  }
 };
 
 // The values Options::sqlite_synchronous accepts (compared case-insensitively).
@@ -115,6 +127,18 @@ class Database {
   virtual Rows exec(std::string_view sql, std::span<const Param> params) = 0;
   Rows exec(std::string_view sql, std::initializer_list<Param> params = {}) {
     return exec(sql, std::span<const Param>(params.begin(), params.size()));
+  }
+
+  // One statement that only reads (a SELECT), in autocommit mode: it sees what was committed
+  // when it starts. On SQLite it runs on one of a few read connections of its own, so it does not
+  // wait for a write or transaction in progress (WAL mode; an in-memory database has one
+  // connection and runs it as exec does); a statement that writes fails there (PRAGMA
+  // query_only). Elsewhere it is exec. Throws Error(storage).
+  virtual Rows read(std::string_view sql, std::span<const Param> params) {
+    return exec(sql, params);
+  }
+  Rows read(std::string_view sql, std::initializer_list<Param> params = {}) {
+    return read(sql, std::span<const Param>(params.begin(), params.size()));
   }
 
   // Applies every migration of schema/<engine>/ not yet recorded in schema_migrations, in order,

@@ -162,7 +162,7 @@ BeginResult Store::begin(db::Transaction& tx, std::string_view scope, std::strin
 
 std::optional<BeginResult> Store::peek(std::string_view scope, std::string_view key,
                                        std::string_view fingerprint, UnixMillis now) {
-  const db::Rows row = db_->exec(statements(db_->engine()).select, {scope, key});
+  const db::Rows row = db_->read(statements(db_->engine()).select, {scope, key});
   if (row.empty() || row.integer(0, kExpires) <= now) return std::nullopt;
   return without_write(row, fingerprint, now);
 }
