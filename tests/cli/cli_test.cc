@@ -184,6 +184,20 @@ TEST_CASE("usage errors exit 2 with a clear message") {
   CHECK(run.code == 2);
   CHECK(run.out.find("--listen: the port of 127.0.0.1:abc must be a number from 0 to 65535 "
                      "(expected HOST:PORT)") != std::string::npos);
+  // Split at the first ':' (a host with one goes in brackets), not the last: these bound
+  // "127.0.0.1:0" and "[::1]:80" before, and exited 1.
+  for (const auto& [value, message] : std::vector<std::pair<std::string, std::string>>{
+           {"127.0.0.1:0:0",
+            "127.0.0.1:0:0 has more than one ':'; write an IPv6 host in brackets, e.g. [::1]:8080"},
+           {"[::1]:80:80", "the port of [::1]:80:80 must be a number from 0 to 65535"},
+           {":80", ":80 has no host"},
+           {"127.0.0.1:", "the port of 127.0.0.1: must be a number from 0 to 65535"},
+           {"[::1]", "[::1] has no port"},
+           {"[::1:80", "[::1:80 has no ']' after its IPv6 address"}}) {
+    run = cli("listen --secret " + kSecret + " --listen '" + value + "'");
+    CHECK(run.code == 2);
+    CHECK(run.out.find("--listen: " + message + " (expected HOST:PORT)\n") != std::string::npos);
+  }
   run = cli("events --limit 1001");
   CHECK(run.code == 2);
   CHECK(run.out.find("--limit: must be a whole number from 1 to 1000, not 1001") !=

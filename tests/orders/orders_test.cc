@@ -270,6 +270,18 @@ TEST_CASE("orders-api and payout-partner: bad flags exit 2 with CLI11's message 
   refused("payout-partner", {"--drop-after-commit", "1e9"},
           "--drop-after-commit: must be a whole number from 0 to 2147483647, not 1e9\n");
   refused("payout-partner", {"--listen", ":8782"}, "--listen: :8782 has no host (expected HOST:PORT)\n");
+  for (const char* executable : {"orders-api", "payout-partner"}) {
+    refused(executable, {"--listen", "127.0.0.1:0:0"},  // bound 127.0.0.1:0 and exited 1 before
+            "--listen: 127.0.0.1:0:0 has more than one ':'; write an IPv6 host in brackets, e.g. "
+            "[::1]:8080 (expected HOST:PORT)\n");
+    refused(executable, {"--listen", "[::1]:80:80"},
+            "--listen: the port of [::1]:80:80 must be a number from 0 to 65535 (expected "
+            "HOST:PORT)\n");
+    refused(executable, {"--listen", ":80"}, "--listen: :80 has no host (expected HOST:PORT)\n");
+    refused(executable, {"--listen", "127.0.0.1:"},
+            "--listen: the port of 127.0.0.1: must be a number from 0 to 65535 (expected "
+            "HOST:PORT)\n");
+  }
   CHECK(webhooks::test::run_to_end("orders-api", {"--help"}, dir).exit_code == 0);
   CHECK(webhooks::test::run_to_end("payout-partner", {"--help"}, dir).exit_code == 0);
 }

@@ -303,6 +303,16 @@ TEST_CASE("bad flags exit 2 with CLI11's message on stderr", "[daemon]") {
           "--listen: the port of 127.0.0.1:99999 must be a number from 0 to 65535 (expected "
           "HOST:PORT)\n");
   refused({"--listen", "nonsense"}, "--listen: nonsense has no port (expected HOST:PORT)\n");
+  refused({"--listen", "127.0.0.1:0:0"},  // bound 127.0.0.1:0 and exited 1 before
+          "--listen: 127.0.0.1:0:0 has more than one ':'; write an IPv6 host in brackets, e.g. "
+          "[::1]:8080 (expected HOST:PORT)\n");
+  refused({"--listen", "[::1]:80:80"},
+          "--listen: the port of [::1]:80:80 must be a number from 0 to 65535 (expected "
+          "HOST:PORT)\n");
+  refused({"--listen", ":80"}, "--listen: :80 has no host (expected HOST:PORT)\n");
+  refused({"--listen", "127.0.0.1:"},
+          "--listen: the port of 127.0.0.1: must be a number from 0 to 65535 (expected "
+          "HOST:PORT)\n");
   refused({"--delivery-lease", "1s"},
           "--delivery-lease: 1s must be longer than --timeout (15s) times the 4 round(s) a batch "
           "may need");

@@ -58,7 +58,9 @@ std::chrono::milliseconds seconds_to_millis(double seconds);
 CLI::Validator accepted_by(const std::string& tag, std::function<void(const std::string&)> parse);
 
 // --listen: HOST:PORT or [IPv6]:PORT with a port from 0 to 65535 (parse_listen, server.h), e.g.
-// "--listen: the port of 127.0.0.1:99999 must be a number from 0 to 65535 (expected HOST:PORT)".
+// "--listen: the port of 127.0.0.1:99999 must be a number from 0 to 65535 (expected HOST:PORT)",
+// "--listen: 127.0.0.1:0:0 has more than one ':'; write an IPv6 host in brackets, e.g.
+// [::1]:8080 (expected HOST:PORT)".
 CLI::Validator listen_address();
 
 // --secret: a Standard Webhooks secret that Secret::parse accepts. The message says what is wrong
