@@ -181,7 +181,8 @@ void add_admin(CLI::App& app, Action& action) {
                      "delivery was accepted, 1 when one was not, 2 (FILE:LINE: the problem, "
                      "nothing sent) when a line is malformed");
   replay->add_option("--url", a->url, "with --capture: where to send");
-  replay->add_option("--secret", a->secret, "with --capture: the secret to re-sign with");
+  replay->add_option("--secret", a->secret, "with --capture: the secret to re-sign with")
+      ->check(examples::signing_secret());
   replay->callback([a, &action] {
     action = [a] {
       if (!a->capture.empty()) {

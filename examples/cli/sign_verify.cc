@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "webhooks/clock.h"
+#include "webhooks/ed25519.h"
 #include "webhooks/examples/flags.h"
 #include "webhooks/signer.h"
 #include "webhooks/verifier.h"
@@ -19,7 +20,9 @@ void add_sign(CLI::App& app, Action& action) {
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
       "sign", "Print the three Standard Webhooks headers for a body, one 'name: value' per line");
-  cmd->add_option("--secret", args->secret, "whsec_… secret (or its bare base64)")->required();
+  cmd->add_option("--secret", args->secret, "whsec_… secret (or its bare base64)")
+      ->check(examples::signing_secret())
+      ->required();
   cmd->add_option("--id", args->id, "webhook-id (the event id)")->required();
   cmd->add_option("--timestamp", args->timestamp, "webhook-timestamp, Unix seconds")
       ->required()
@@ -53,8 +56,11 @@ void add_verify(CLI::App& app, Action& action) {
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
       "verify", "Check a delivery's signature and timestamp; say valid, or exactly why not");
-  cmd->add_option("--secret", args->secrets, "whsec_… secret; repeat for rotation");
-  cmd->add_option("--public-key", args->public_keys, "whpk_… Ed25519 key for v1a; repeatable");
+  cmd->add_option("--secret", args->secrets, "whsec_… secret; repeat for rotation")
+      ->check(examples::signing_secret());
+  cmd->add_option("--public-key", args->public_keys, "whpk_… Ed25519 key for v1a; repeatable")
+      ->check(examples::accepted_by(
+          "whpk_...", [](const std::string& text) { Ed25519PublicKey::parse(text); }));
   cmd->add_option("--headers-file", args->headers_file, "file of 'name: value' lines")->required();
   cmd->add_option("--body-file", args->body_file, "file with the raw body ('-' for stdin)")
       ->required();

@@ -94,7 +94,9 @@ TEST_CASE("verify says valid, or exactly why not") {
 
   run = cli("verify --secret whsec_short --headers-file " + headers + " --body-file " + body);
   CHECK(run.code == 2);
-  CHECK(run.out == "webhooks: secret is not valid base64 (expected 'whsec_' followed by padded base64)\n");
+  CHECK(run.out ==
+        "--secret: secret is not valid base64 (expected 'whsec_' followed by padded base64)\n"
+        "Run with --help for more information.\n");
   CHECK(cli("verify --secret " + kSecret + " --headers-file /nonexistent --body-file " + body).out ==
         "webhooks: cannot read /nonexistent\n");
   CHECK(cli("verify --headers-file " + headers).code == 2);
@@ -160,7 +162,7 @@ TEST_CASE("usage errors exit 2 with a clear message") {
   run = cli("");
   CHECK(run.code == 2);
   CHECK(run.out.find("A subcommand is required") != std::string::npos);
-  run = cli("send --url u --secret s --type t --data d --bogus");
+  run = cli("send --url u --secret " + kSecret + " --type t --data d --bogus");
   CHECK(run.code == 2);
   CHECK(run.out.find("The following argument was not expected: --bogus") != std::string::npos);
   run = cli("send --bogus");
@@ -204,13 +206,42 @@ TEST_CASE("usage errors exit 2 with a clear message") {
         std::string::npos);
   CHECK(cli("events --limit 0").code == 2);
   for (const char* value : {"-5", "0", "1e300", "0.5", "315360000001"}) {
-    run = cli(std::string("send --url u --secret s --type t --data d --timeout-ms ") + value);
+    run = cli("send --url u --secret " + kSecret + " --type t --data d --timeout-ms " + value);
     CHECK(run.code == 2);
     CHECK(run.out.find("--timeout-ms: must be a whole number of milliseconds from 1 to "
                        "315360000000 (10 years), not " +
                        std::string(value)) != std::string::npos);
   }
   CHECK(cli("--version").code == 0);
+}
+
+TEST_CASE("a bad --secret or --public-key is refused while parsing: exit 2, the flag named") {
+  // Before, every command said "webhooks: secret is not valid base64 (...)" without the flag.
+  const std::string base64 =
+      "--secret: secret is not valid base64 (expected 'whsec_' followed by padded base64)\n"
+      "Run with --help for more information.\n";
+  for (const std::string& command :
+       {std::string("sign --id msg_1 --timestamp 1614265330 --body-file /dev/null"),
+        std::string("verify --headers-file /dev/null --body-file /dev/null"),
+        "verify --secret " + kSecret + " --headers-file /dev/null --body-file /dev/null",
+        std::string("send --url http://127.0.0.1:1/x --type t --data '{}'"),
+        std::string("listen --listen 127.0.0.1:0"),
+        std::string("replay --capture /dev/null --url http://127.0.0.1:1/x")}) {
+    INFO(command);
+    Run run = cli(command + " --secret notasecret");
+    CHECK(run.code == 2);
+    CHECK(run.out == base64);
+  }
+  Run run = cli("sign --id msg_1 --timestamp 1 --body-file /dev/null --secret whsec_c2hvcnQ=");
+  CHECK(run.code == 2);
+  CHECK(run.out ==
+        "--secret: secret decodes to 5 bytes; expected 24 to 64\n"
+        "Run with --help for more information.\n");
+  run = cli("verify --public-key whsec_c2hvcnQ= --headers-file /dev/null --body-file /dev/null");
+  CHECK(run.code == 2);
+  CHECK(run.out ==
+        "--public-key: Ed25519 public key must start with 'whpk_'\n"
+        "Run with --help for more information.\n");
 }
 
 TEST_CASE("listen stops cleanly on SIGTERM and SIGINT: exit 0") {
