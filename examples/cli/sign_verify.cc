@@ -26,7 +26,7 @@ void add_sign(CLI::App& app, Action& action) {
   cmd->add_option("--id", args->id, "webhook-id (the event id)")->required();
   cmd->add_option("--timestamp", args->timestamp, "webhook-timestamp, Unix seconds")
       ->required()
-      ->check(CLI::Range(std::int64_t{0}, std::int64_t{9'999'999'999}));
+      ->check(examples::unix_seconds(9'999'999'999));  // webhook-timestamp: at most 10 digits
   cmd->add_option("--body-file", args->body_file, "file with the raw body ('-' for stdin)")
       ->required();
   cmd->callback([args, &action] {
@@ -72,7 +72,8 @@ void add_verify(CLI::App& app, Action& action) {
   cmd->add_flag("--no-tolerance", args->no_tolerance,
                 "skip the timestamp window (replaying old captures)")
       ->excludes(tolerance);
-  cmd->add_option("--now", args->now, "verify as of this Unix time in seconds (default: now)");
+  cmd->add_option("--now", args->now, "verify as of this Unix time in seconds (default: now)")
+      ->check(examples::unix_seconds());
   cmd->callback([args, &action] {
     action = [args] {
       if (args->secrets.empty() && args->public_keys.empty()) {

@@ -8,6 +8,7 @@
 #include "webhooks/db.h"
 #include "webhooks/error.h"
 #include "webhooks/examples/server.h"
+#include "webhooks/rfc3339.h"
 #include "webhooks/secret.h"
 
 namespace webhooks::examples {
@@ -90,6 +91,12 @@ CLI::Validator duration(DurationUnit unit, Zero zero) {
 
 CLI::Validator count(int min, int max) {
   return whole_number(min > 0 ? "POSITIVE" : "NONNEGATIVE", "", min, max);
+}
+
+CLI::Validator unix_seconds(std::int64_t max) {
+  std::string latest = format_rfc3339(max * 1000);  // "9999-12-31T23:59:59.000Z"
+  latest.erase(latest.size() - 5, 4);                 // without the milliseconds
+  return whole_number("UNIX_SECONDS", "of Unix seconds ", 0, max, " (" + latest + ")");
 }
 
 std::chrono::milliseconds seconds_to_millis(double seconds) {

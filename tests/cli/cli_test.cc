@@ -82,6 +82,15 @@ TEST_CASE("verify says valid, or exactly why not") {
   run = cli(base + " --body-file " + body + " --now 1614265029");
   CHECK(run.out == "invalid: timestamp_too_new: webhook-timestamp is 301 s in the future; the tolerance is 300 s\n");
   CHECK(cli(base + " --body-file " + body + " --now 1914265330 --no-tolerance").out == "valid\n");
+  // --now's bounds: 0 and 9999-12-31T23:59:59Z.
+  run = cli(base + " --body-file " + body + " --now 0");
+  CHECK(run.code == 1);
+  CHECK(run.out == "invalid: timestamp_too_new: webhook-timestamp is 1614265330 s in the future; "
+                   "the tolerance is 300 s\n");
+  run = cli(base + " --body-file " + body + " --now 253402300799");
+  CHECK(run.code == 1);
+  CHECK(run.out == "invalid: timestamp_too_old: webhook-timestamp is 251788035469 s old; the "
+                   "tolerance is 300 s\n");
 
   const std::string no_sig = write(dir, "no-sig", kHeaders.substr(0, kHeaders.find("webhook-signature")));
   run = cli("verify --secret " + kSecret + " --headers-file " + no_sig + " --body-file " + body);
@@ -199,6 +208,23 @@ TEST_CASE("usage errors exit 2 with a clear message") {
     run = cli("listen --secret " + kSecret + " --listen '" + value + "'");
     CHECK(run.code == 2);
     CHECK(run.out.find("--listen: " + message + " (expected HOST:PORT)\n") != std::string::npos);
+  }
+  // --now had no check at all: -1 and 1e30-ish values went straight into the verifier.
+  for (const char* value : {"-1", "253402300800", "9223372036854775807", "1e10", "1.5", "abc",
+                            "010", "0x10", "+5"}) {
+    run = cli("verify --secret " + kSecret + " --headers-file h --body-file b --now " + value);
+    CHECK(run.code == 2);
+    CHECK(run.out == "--now: must be a whole number of Unix seconds from 0 to 253402300799 "
+                     "(9999-12-31T23:59:59Z), not " +
+                         std::string(value) + "\nRun with --help for more information.\n");
+  }
+  // CLI::Range read 010 as octal 8 and signed with webhook-timestamp 8.
+  for (const char* value : {"-1", "10000000000", "010", "0x10"}) {
+    run = cli("sign --secret " + kSecret + " --id msg_1 --body-file /dev/null --timestamp " + value);
+    CHECK(run.code == 2);
+    CHECK(run.out == "--timestamp: must be a whole number of Unix seconds from 0 to 9999999999 "
+                     "(2286-11-20T17:46:39Z), not " +
+                         std::string(value) + "\nRun with --help for more information.\n");
   }
   run = cli("events --limit 1001");
   CHECK(run.code == 2);

@@ -50,6 +50,15 @@ CLI::Validator duration(DurationUnit unit, Zero zero = Zero::refused);
 // "--partner-attempts: must be a whole number from 1 to 2147483647, not 0".
 CLI::Validator count(int min, int max = std::numeric_limits<int>::max());
 
+// The latest Unix time in whole seconds a flag takes: 9999-12-31T23:59:59Z, the last second an
+// RFC 3339 timestamp can write. Later is surely a mistake, and far from overflowing anything.
+inline constexpr std::int64_t kMaxUnixSeconds = 253'402'300'799;
+
+// A Unix time in whole seconds from 0 to `max`, in decimal digits, e.g.
+// "--now: must be a whole number of Unix seconds from 0 to 253402300799 (9999-12-31T23:59:59Z),
+// not -1".
+CLI::Validator unix_seconds(std::int64_t max = kMaxUnixSeconds);
+
 // A flag checked by duration(DurationUnit::seconds), in milliseconds (rounded to the nearest).
 std::chrono::milliseconds seconds_to_millis(double seconds);
 
