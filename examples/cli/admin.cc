@@ -24,7 +24,9 @@ struct Publisher {
 };
 
 void add_publisher_options(CLI::App* cmd, Publisher& p) {
-  cmd->add_option("--publisher-url", p.url, "the publisher's base URL")->capture_default_str();
+  cmd->add_option("--publisher-url", p.url, "the publisher's base URL, http(s)://HOST:PORT")
+      ->check(examples::server_url(true))
+      ->capture_default_str();
   cmd->add_option("--admin-token", p.token, "admin bearer token")->envname("WEBHOOKS_ADMIN_TOKEN");
 }
 

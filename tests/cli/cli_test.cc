@@ -226,6 +226,12 @@ TEST_CASE("usage errors exit 2 with a clear message") {
                      "(2286-11-20T17:46:39Z), not " +
                          std::string(value) + "\nRun with --help for more information.\n");
   }
+  // Before: exit 1 after trying to connect ("http://h/x" was read as the host name "http://h/x").
+  run = cli("events --publisher-url http://127.0.0.1:8780/v1");
+  CHECK(run.code == 2);
+  CHECK(run.out == "--publisher-url: http://127.0.0.1:8780/v1 has a path; give the scheme, host and "
+                   "port only (expected http://HOST:PORT or https://HOST:PORT)\nRun with --help "
+                   "for more information.\n");
   run = cli("events --limit 1001");
   CHECK(run.code == 2);
   CHECK(run.out.find("--limit: must be a whole number from 1 to 1000, not 1001") !=

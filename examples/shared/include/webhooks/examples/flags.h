@@ -72,6 +72,13 @@ CLI::Validator accepted_by(const std::string& tag, std::function<void(const std:
 // [::1]:8080 (expected HOST:PORT)".
 CLI::Validator listen_address();
 
+// A server's base URL for an HTTP client (orders-api's --partner-url and --publisher-url):
+// http://HOST[:PORT], or also https://HOST[:PORT] when `https` is true; HOST a name, an IPv4
+// address or a bracketed IPv6 address, PORT from 1 to 65535, no path, query or user. The message
+// quotes the value and says what is wrong, e.g. "--publisher-url: 127.0.0.1:8780 does not start
+// with http:// or https:// (expected http://HOST:PORT or https://HOST:PORT)".
+CLI::Validator server_url(bool https);
+
 // --secret: a Standard Webhooks secret that Secret::parse accepts. The message says what is wrong
 // without repeating the value, e.g. "--secret: secret is not valid base64 (...)".
 CLI::Validator signing_secret();
