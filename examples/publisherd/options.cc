@@ -24,6 +24,28 @@ CLI::Validator duration_text(Zero zero = Zero::refused) {
   });
 }
 
+// --permanent-status, after examples::count(400, 499): a status that classify_attempt would make
+// permanent. It ignores the list for 408, 425 and 429 (always retried) and 410 (always disables
+// the endpoint), so listing them would silently change nothing; they are refused, saying why.
+CLI::Validator permanent_status() {
+  return examples::accepted_by("STATUS", [](const std::string& text) {
+    const int status = std::stoi(text);
+    const publisher::OutcomeRules rules{{status}};
+    switch (publisher::classify_attempt(status, rules)) {
+      case publisher::AttemptOutcome::permanent:
+        return;
+      case publisher::AttemptOutcome::gone:
+        throw Error(ErrorCode::invalid_argument,
+                    text + " cannot be permanent: a 410 always disables the endpoint (its tasks "
+                           "wait until it is enabled again)");
+      default:
+        throw Error(ErrorCode::invalid_argument,
+                    text + " cannot be permanent: 408, 425 and 429 mean \"try later\" and are "
+                           "always retried");
+    }
+  });
+}
+
 // The checks that need several flags, after parsing: the retry schedule as a whole (with
 // --max-age), and the delivery lease: a batch larger than the in-flight window is sent in rounds
 // (all of it may go to one endpoint), and the lease must outlast them all.
@@ -97,9 +119,10 @@ Parsed parse_options(int argc, char** argv) {
       ->type_name("TEXT");
   opt("--permanent-status", o.permanent_statuses, "WEBHOOKS_PERMANENT_STATUSES",
       "4xx answers that make a task dead at once instead of retried, comma-separated (e.g. "
-      "400,401,403,404,422); 408, 425, 429 are always retried, 410 always disables")
+      "400,401,403,404,422); not 408, 425, 429 (always retried) or 410 (always disables)")
       ->delimiter(',')
-      ->check(examples::count(400, 499));
+      ->check(examples::count(400, 499))
+      ->check(permanent_status());
   opt("--max-age", o.max_age, "WEBHOOKS_MAX_AGE", "a task is dead once this old")
       ->check(duration_text());
   opt("--replay-max-age", o.replay_max_age, "WEBHOOKS_REPLAY_MAX_AGE",

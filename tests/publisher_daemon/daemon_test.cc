@@ -319,12 +319,28 @@ TEST_CASE("bad flags exit 2 with CLI11's message on stderr", "[daemon]") {
   refused({"--timeout", "0s"}, "--timeout: must be greater than 0, e.g. \"5s\"\n");
   refused({"--max-age", "3x"},
           "--max-age: duration \"3x\" has unknown unit \"x\"; use ms, s, m, h or d\n");
+  // Accepted silently before, though classify_attempt ignores the list for them.
+  for (const char* status : {"408", "425", "429"}) {
+    refused({"--permanent-status", std::string("400,") + status},
+            std::string("--permanent-status: ") + status +
+                " cannot be permanent: 408, 425 and 429 mean \"try later\" and are always "
+                "retried\n");
+  }
+  refused({"--permanent-status", "410"},
+          "--permanent-status: 410 cannot be permanent: a 410 always disables the endpoint (its "
+          "tasks wait until it is enabled again)\n");
+  refused({"--permanent-status", "499,500"},
+          "--permanent-status: must be a whole number from 400 to 499, not 500\n");
   refused({"--body-limit", "-1"},
           "--body-limit: must be a whole number from 1 to 2147483647, not -1\n");
   refused({"--no-such-flag"}, "--no-such-flag");
   const std::string config = dir + "/publisherd.toml";
   std::ofstream(config) << "listen = \"127.0.0.1:0\"\nadmin-tokn = \"x\"\n";
   refused({"--config", config}, "admin-tokn");
+  std::ofstream(config) << "permanent-status = [404, 410]\n";
+  refused({"--config", config},
+          "--permanent-status: 410 cannot be permanent: a 410 always disables the endpoint (its "
+          "tasks wait until it is enabled again)\n");
   CHECK(run_to_end("webhooks-publisherd", {"--help"}, dir).exit_code == 0);
 }
 
