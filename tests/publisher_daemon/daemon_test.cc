@@ -390,5 +390,34 @@ TEST_CASE("a --config file's retry-schedule: a,b, [a, b] and \"a,b\" (docs/opera
   CHECK(gap.err.find("--retry-schedule: retry schedule entry 2 is empty") != std::string::npos);
 }
 
+TEST_CASE("--retry-schedule given twice is refused; the command line replaces --config's",
+          "[daemon]") {
+  const std::string dir = temp_dir("publisherd-schedule-twice");
+  // CLI11 appended the second to the first: 1s then 5s ran as 1s,5s without a word.
+  const std::string twice =
+      "--retry-schedule: given twice; write the whole schedule once, comma-separated, e.g. "
+      "--retry-schedule 5s,5m,30m\n";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--retry-schedule", "1s", "--retry-schedule", "5s"},
+        std::vector<std::string>{"--retry-schedule=1s,5m", "--retry-schedule", "1s,5m"}}) {
+    const Finished run = run_to_end("webhooks-publisherd", args, dir);
+    CHECK(run.exit_code == 2);
+    CHECK(run.err == twice + "Run with --help for more information.\n");
+    CHECK(run.out.empty());
+  }
+  // docs/operations.md: the command line wins over the file (and the file over the environment).
+  const std::string config = dir + "/publisherd.toml";
+  std::ofstream(config) << "listen = 127.0.0.1:0\ndb = \"" + database_target("schedule_twice") +
+                               "\"\nretry-schedule = [1s, 5m, 2h]\n";
+  Daemon daemon({"--config", config, "--retry-schedule", "2s,3m"}, dir);
+  daemon.wait_listening();
+  CHECK(WEXITSTATUS(daemon.kill_and_wait(SIGTERM)) == 0);
+  CHECK(daemon.err().find("\"retry_schedule\":\"2s,3m\"") != std::string::npos);
+  Daemon from_file({"--config", config}, dir);
+  from_file.wait_listening();
+  CHECK(WEXITSTATUS(from_file.kill_and_wait(SIGTERM)) == 0);
+  CHECK(from_file.err().find("\"retry_schedule\":\"1s,5m,2h\"") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace webhooks::test
