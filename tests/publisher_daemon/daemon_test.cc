@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
+#include <ctime>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -171,6 +172,47 @@ TEST_CASE("replay is refused past --replay-max-age", "[daemon]") {
       json::object());
   CHECK(refused->status == 422);
   CHECK(error_code(refused) == "replay_too_old");
+}
+
+TEST_CASE("rotate-secret: grace_seconds from 0 to 315360000 (10 years), else 400 invalid_request",
+          "[daemon]") {
+  Receiver receiver;
+  Daemon daemon(daemon_args(database_target("grace")), temp_dir("publisherd-grace"));
+  Client client(daemon.wait_listening());
+  auto created = client.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", receiver.url()}});
+  REQUIRE(created->status == 201);
+  const std::string rotate =
+      "/v1/endpoints/" + json::parse(created->body)["id"].get<std::string>() + "/rotate-secret";
+  // Unbounded before: 9223372036854775807 s overflowed now + grace in milliseconds.
+  const json refused = {
+      {"error",
+       {{"code", "invalid_request"},
+        {"message", "grace_seconds must be a whole number from 0 to 315360000 (10 years)"}}}};
+  for (const char* grace : {"315360001", "9223372036854775807", "18446744073709551615", "-1",
+                            "1.5", "\"60\""}) {
+    INFO(grace);
+    const auto res = client.http.Post(
+        rotate.c_str(), {{"Authorization", std::string("Bearer ") + kToken}},
+        std::string(R"({"grace_seconds":)") + grace + "}", "application/json");
+    REQUIRE(res);
+    CHECK(res->status == 400);
+    CHECK(json::parse(res->body) == refused);
+  }
+  const auto expires_in = [&](std::int64_t grace) {
+    const auto before = std::chrono::system_clock::now();
+    const auto res = client.post(rotate, {{"grace_seconds", grace}});
+    REQUIRE(res->status == 200);
+    const std::string at = json::parse(res->body)["old_secrets_expire_at"];
+    std::tm tm{};
+    REQUIRE(strptime(at.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) != nullptr);
+    return std::chrono::system_clock::from_time_t(timegm(&tm)) - before;
+  };
+  const auto zero = expires_in(0);
+  CHECK(zero > -std::chrono::seconds(2));
+  CHECK(zero < std::chrono::seconds(2));
+  const auto ten_years = expires_in(315360000) - std::chrono::seconds(315360000);
+  CHECK(ten_years > -std::chrono::seconds(2));
+  CHECK(ten_years < std::chrono::seconds(2));
 }
 
 TEST_CASE("a SIGKILLed daemon restarted on the same database delivers every accepted event",
