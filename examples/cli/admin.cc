@@ -24,7 +24,9 @@ struct Publisher {
 };
 
 void add_publisher_options(CLI::App* cmd, Publisher& p) {
-  cmd->add_option("--publisher-url", p.url, "the publisher's base URL")->capture_default_str();
+  cmd->add_option("--publisher-url", p.url, "the publisher's base URL, http(s)://HOST:PORT")
+      ->check(examples::server_url(true))
+      ->capture_default_str();
   cmd->add_option("--admin-token", p.token, "admin bearer token")->envname("WEBHOOKS_ADMIN_TOKEN");
 }
 
@@ -181,7 +183,8 @@ void add_admin(CLI::App& app, Action& action) {
                      "delivery was accepted, 1 when one was not, 2 (FILE:LINE: the problem, "
                      "nothing sent) when a line is malformed");
   replay->add_option("--url", a->url, "with --capture: where to send");
-  replay->add_option("--secret", a->secret, "with --capture: the secret to re-sign with");
+  replay->add_option("--secret", a->secret, "with --capture: the secret to re-sign with")
+      ->check(examples::signing_secret());
   replay->callback([a, &action] {
     action = [a] {
       if (!a->capture.empty()) {

@@ -35,7 +35,9 @@ void add_listen(CLI::App& app, Action& action) {
   cmd->add_option("--listen", a->listen, "HOST:PORT (port 0 picks a free one)")
       ->check(examples::listen_address())
       ->capture_default_str();
-  cmd->add_option("--secret", a->secrets, "whsec_… secret; repeat for rotation")->required();
+  cmd->add_option("--secret", a->secrets, "whsec_… secret; repeat for rotation")
+      ->check(examples::signing_secret())
+      ->required();
   cmd->add_option("--db", a->db, "SQLite file (or postgres:// URL) for dedup records")->capture_default_str();
   cmd->add_option("--consumer", a->consumer, "dedup scope")->capture_default_str();
   cmd->add_option("--tolerance", a->tolerance, "timestamp tolerance, whole seconds")

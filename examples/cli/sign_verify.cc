@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "webhooks/clock.h"
+#include "webhooks/ed25519.h"
 #include "webhooks/examples/flags.h"
 #include "webhooks/signer.h"
 #include "webhooks/verifier.h"
@@ -19,11 +20,13 @@ void add_sign(CLI::App& app, Action& action) {
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
       "sign", "Print the three Standard Webhooks headers for a body, one 'name: value' per line");
-  cmd->add_option("--secret", args->secret, "whsec_… secret (or its bare base64)")->required();
+  cmd->add_option("--secret", args->secret, "whsec_… secret (or its bare base64)")
+      ->check(examples::signing_secret())
+      ->required();
   cmd->add_option("--id", args->id, "webhook-id (the event id)")->required();
   cmd->add_option("--timestamp", args->timestamp, "webhook-timestamp, Unix seconds")
       ->required()
-      ->check(CLI::Range(std::int64_t{0}, std::int64_t{9'999'999'999}));
+      ->check(examples::unix_seconds(9'999'999'999));  // webhook-timestamp: at most 10 digits
   cmd->add_option("--body-file", args->body_file, "file with the raw body ('-' for stdin)")
       ->required();
   cmd->callback([args, &action] {
@@ -53,8 +56,11 @@ void add_verify(CLI::App& app, Action& action) {
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
       "verify", "Check a delivery's signature and timestamp; say valid, or exactly why not");
-  cmd->add_option("--secret", args->secrets, "whsec_… secret; repeat for rotation");
-  cmd->add_option("--public-key", args->public_keys, "whpk_… Ed25519 key for v1a; repeatable");
+  cmd->add_option("--secret", args->secrets, "whsec_… secret; repeat for rotation")
+      ->check(examples::signing_secret());
+  cmd->add_option("--public-key", args->public_keys, "whpk_… Ed25519 key for v1a; repeatable")
+      ->check(examples::accepted_by(
+          "whpk_...", [](const std::string& text) { Ed25519PublicKey::parse(text); }));
   cmd->add_option("--headers-file", args->headers_file, "file of 'name: value' lines")->required();
   cmd->add_option("--body-file", args->body_file, "file with the raw body ('-' for stdin)")
       ->required();
@@ -66,7 +72,8 @@ void add_verify(CLI::App& app, Action& action) {
   cmd->add_flag("--no-tolerance", args->no_tolerance,
                 "skip the timestamp window (replaying old captures)")
       ->excludes(tolerance);
-  cmd->add_option("--now", args->now, "verify as of this Unix time in seconds (default: now)");
+  cmd->add_option("--now", args->now, "verify as of this Unix time in seconds (default: now)")
+      ->check(examples::unix_seconds());
   cmd->callback([args, &action] {
     action = [args] {
       if (args->secrets.empty() && args->public_keys.empty()) {

@@ -140,6 +140,15 @@ long metric(const std::map<std::string, double>& m, const std::string& name) {
   return it == m.end() ? 0 : static_cast<long>(it->second);
 }
 
+// The publisher's GET /metrics, parsed; throws Failure when it does not answer 200.
+std::map<std::string, double> publisher_metrics(httplib::Client& publisher) {
+  const auto res = publisher.Get("/metrics");
+  if (!res || res->status != 200) throw Failure("GET /metrics of the publisher failed");
+  return parse_metrics(res->body);
+}
+
+constexpr const char* kSucceededAttempts = "webhooks_attempts_total{outcome=\"succeeded\"}";
+
 bool ours(const std::string& type) {
   return type.starts_with("order.") || type.starts_with("payout.");
 }
@@ -192,7 +201,7 @@ class Demo {
   void register_endpoint();
   void supervise();
   void drive_load();
-  void wait_for_deliveries(const std::string& label, long min_succeeded);
+  void wait_for_deliveries(const std::string& label, long succeeded_before = 0, int replays = 0);
   void operator_replay();
   void collect();
   std::vector<std::string> verify();
@@ -413,9 +422,10 @@ void Demo::drive_load() {
   bar.finish(note.str());
 }
 
-// Polls until the publisher has nothing left to deliver and the merchant has handled every event
-// (and at least `min_succeeded` attempts succeeded overall).
-void Demo::wait_for_deliveries(const std::string& label, long min_succeeded) {
+// Polls until the publisher has nothing left to deliver and the merchant has handled every event,
+// and, after `replays` operator replays, until that many more attempts than `succeeded_before`
+// have succeeded. The bar counts events handled, or with replays the replays delivered.
+void Demo::wait_for_deliveries(const std::string& label, long succeeded_before, int replays) {
   const int expected = o_.orders + o_.payouts;
   auto pub = client_for(publisher_port_);
   Progress bar(label, o_.progress);
@@ -423,14 +433,11 @@ void Demo::wait_for_deliveries(const std::string& label, long min_succeeded) {
   while (true) {
     supervise();
     check();
-    const auto metrics_res = pub->Get("/metrics");
-    if (!metrics_res || metrics_res->status != 200)
-      throw Failure("GET /metrics of the publisher failed");
-    const auto m = parse_metrics(metrics_res->body);
+    const auto m = publisher_metrics(*pub);
     const long pending = metric(m, "webhooks_tasks{state=\"pending\"}");
     const long delivering = metric(m, "webhooks_tasks{state=\"delivering\"}");
     const long dead = metric(m, "webhooks_tasks{state=\"dead\"}");
-    const long succeeded = metric(m, "webhooks_attempts_total{outcome=\"succeeded\"}");
+    const long succeeded = metric(m, kSucceededAttempts);
     if (dead > 0) {
       throw Failure(std::to_string(dead) + " deliveries gave up (dead); see " +
                     publisher_->log_path().string());
@@ -447,11 +454,17 @@ void Demo::wait_for_deliveries(const std::string& label, long min_succeeded) {
         }
       }
     }
-    bar.update(handled, expected,
-               "queued at the publisher: " + std::to_string(pending + delivering));
-    if (handled >= expected && pending == 0 && delivering == 0 && succeeded >= min_succeeded) {
-      break;
+    // Every event was handled before the replays, so counting events would show the bar full
+    // (1100/1100 by default) from the start; a replay is delivered when its attempt succeeds.
+    const long replayed = std::min<long>(succeeded - succeeded_before, replays);
+    if (replays > 0) {
+      bar.update(static_cast<int>(replayed), replays,
+                 "queued at the publisher: " + std::to_string(pending + delivering));
+    } else {
+      bar.update(handled, expected,
+                 "queued at the publisher: " + std::to_string(pending + delivering));
     }
+    if (handled >= expected && pending == 0 && delivering == 0 && replayed >= replays) break;
     std::this_thread::sleep_for(kPoll);
   }
   const double took = seconds_since(t0);
@@ -474,7 +487,7 @@ void Demo::operator_replay() {
   if (ids.empty()) return;
   const int n = std::min<int>(o_.operator_replays, static_cast<int>(ids.size()));
   auto pub = client_for(publisher_port_, admin_token_);
-  const auto before = parse_metrics(pub->Get("/metrics")->body);
+  const long succeeded_before = metric(publisher_metrics(*pub), kSucceededAttempts);
   for (int i = 0; i < n; ++i) {
     const std::string& id = ids[static_cast<std::size_t>(i) * ids.size() / n];
     auto res = pub->Post("/v1/events/" + id + "/replay", "{}", "application/json");
@@ -485,8 +498,7 @@ void Demo::operator_replay() {
     }
   }
   f_.operator_replays = n;
-  wait_for_deliveries("operator replays",
-                      metric(before, "webhooks_attempts_total{outcome=\"succeeded\"}") + n);
+  wait_for_deliveries("operator replays", succeeded_before, n);
 }
 
 void Demo::collect() {
@@ -553,10 +565,7 @@ void Demo::collect() {
   check();
 
   auto pub = client_for(publisher_port_);
-  const auto metrics_res = pub->Get("/metrics");
-  if (!metrics_res || metrics_res->status != 200)
-    throw Failure("GET /metrics of the publisher failed");
-  const auto m = parse_metrics(metrics_res->body);
+  const auto m = publisher_metrics(*pub);
   f_.events_accepted = metric(m, "webhooks_events_accepted_total");
 
   // Figures.
@@ -820,7 +829,7 @@ int Demo::run() {
   try {
     start_servers();
     drive_load();
-    wait_for_deliveries("deliveries", 0);
+    wait_for_deliveries("deliveries");
     operator_replay();
     collect();
     failures = verify();

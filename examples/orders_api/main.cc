@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   app.add_option("--api-key", config.api_keys,
                  "KEY:MERCHANT_ID, repeatable: bearer API key and the merchant it acts for");
   app.add_option("--partner-url", config.partner_url, "the payout partner, http://HOST:PORT")
+      ->check(webhooks::examples::server_url(false))
       ->capture_default_str();
   app.add_option("--partner-timeout-ms", config.partner_timeout_ms,
                  "connect/read/write timeout of one call to the partner")
@@ -41,7 +42,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--publisher-url", config.publisher_url,
                  "the publisher, http://HOST:PORT: relay every outbox event to its POST /v1/events "
-                 "(none: events stay in the outbox table)");
+                 "(none: events stay in the outbox table)")
+      ->check(webhooks::examples::server_url(true));
   app.add_option("--publisher-token", config.publisher_token,
                  "bearer token for --publisher-url (the publisher's --admin-token)");
   app.add_option("--relay-poll-ms", config.relay_poll_ms,
@@ -72,6 +74,7 @@ int main(int argc, char** argv) {
   reconcile->add_option("--db", reconcile_db, "SQLite path or postgres:// URL")
       ->capture_default_str();
   reconcile->add_option("--partner-url", reconcile_partner, "the payout partner, http://HOST:PORT")
+      ->check(webhooks::examples::server_url(false))
       ->capture_default_str();
   reconcile->add_option("--partner-timeout-ms", reconcile_timeout_ms, "timeout of the partner call")
       ->check(duration(DurationUnit::milliseconds))

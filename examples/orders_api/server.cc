@@ -152,6 +152,18 @@ int serve(const Config& config) {
                                     {"message", "no --api-key given: every request gets 401"}});
   }
   Api api(config, db, clock);
+  // Built before the port is announced, as the partner client is in `api`: --publisher-url was
+  // checked while parsing (examples::server_url), and anything the relay still refused would
+  // stop the start here, before `listening on`.
+  SecureRandom random;
+  std::unique_ptr<publisher::OutboxRelay> relay;
+  if (!config.publisher_url.empty()) {
+    publisher::OutboxRelayOptions options;
+    options.publisher_url = config.publisher_url;
+    options.publisher_token = config.publisher_token;
+    options.poll_interval = milliseconds(config.relay_poll_ms);
+    relay = std::make_unique<publisher::OutboxRelay>(db, clock, random, options);
+  }
   httplib::Server server;
   http::limit_request_bodies(server, http::kDefaultBodyLimit);
   api.routes(server);
@@ -163,16 +175,7 @@ int serve(const Config& config) {
       {{"event", "started"},
        {"db", db->describe()},
        {"lease_ms", examples::seconds_to_millis(config.lease_seconds).count()}});
-  SecureRandom random;
-  std::unique_ptr<publisher::OutboxRelay> relay;
-  if (!config.publisher_url.empty()) {
-    publisher::OutboxRelayOptions options;
-    options.publisher_url = config.publisher_url;
-    options.publisher_token = config.publisher_token;
-    options.poll_interval = milliseconds(config.relay_poll_ms);
-    relay = std::make_unique<publisher::OutboxRelay>(db, clock, random, options);
-    relay->start();
-  }
+  if (relay) relay->start();
   examples::StopOnSignal stop(server, port);
   server.listen_after_bind();
   if (relay) relay->stop();  // finishes the post under way; unsent rows wait for the next start

@@ -24,6 +24,28 @@ CLI::Validator duration_text(Zero zero = Zero::refused) {
   });
 }
 
+// --permanent-status, after examples::count(400, 499): a status that classify_attempt would make
+// permanent. It ignores the list for 408, 425 and 429 (always retried) and 410 (always disables
+// the endpoint), so listing them would silently change nothing; they are refused, saying why.
+CLI::Validator permanent_status() {
+  return examples::accepted_by("STATUS", [](const std::string& text) {
+    const int status = std::stoi(text);
+    const publisher::OutcomeRules rules{{status}};
+    switch (publisher::classify_attempt(status, rules)) {
+      case publisher::AttemptOutcome::permanent:
+        return;
+      case publisher::AttemptOutcome::gone:
+        throw Error(ErrorCode::invalid_argument,
+                    text + " cannot be permanent: a 410 always disables the endpoint (its tasks "
+                           "wait until it is enabled again)");
+      default:
+        throw Error(ErrorCode::invalid_argument,
+                    text + " cannot be permanent: 408, 425 and 429 mean \"try later\" and are "
+                           "always retried");
+    }
+  });
+}
+
 // The checks that need several flags, after parsing: the retry schedule as a whole (with
 // --max-age), and the delivery lease: a batch larger than the in-flight window is sent in rounds
 // (all of it may go to one endpoint), and the lease must outlast them all.
@@ -83,9 +105,20 @@ Parsed parse_options(int argc, char** argv) {
       ->envname("WEBHOOKS_ALLOW_PRIVATE_NETWORKS");
   // Entries come as one value (1s,5m) or, from a --config list ([1s, 5m]), several; they are
   // joined back so that RetryPolicy::parse judges every form alike ([] or 1s,,5m: exit 2).
+  // CLI11 would append a second --retry-schedule to the first (1s then 5s: [1s, 5s]), so the
+  // callback runs once per occurrence (trigger_on_parse) and a second one is refused. The command
+  // line still replaces the file's and the environment's schedule: CLI11 reads those only for
+  // flags the command line did not give.
+  int schedules_given = 0;
   app.add_option_function<std::vector<std::string>>(
          "--retry-schedule",
-         [&o](const std::vector<std::string>& entries) {
+         [&o, &schedules_given](const std::vector<std::string>& entries) {
+           if (++schedules_given > 1) {
+             throw CLI::ValidationError(
+                 "--retry-schedule",
+                 "given twice; write the whole schedule once, comma-separated, e.g. "
+                 "--retry-schedule 5s,5m,30m");
+           }
            o.retry_schedule.clear();
            for (std::size_t i = 0; i < entries.size(); ++i) {
              o.retry_schedule += (i ? "," : "") + entries[i];
@@ -94,12 +127,14 @@ Parsed parse_options(int argc, char** argv) {
          "waits between attempts (n entries: n+1 attempts), jittered by +-20%")
       ->envname("WEBHOOKS_RETRY_SCHEDULE")
       ->default_str(o.retry_schedule)
-      ->type_name("TEXT");
+      ->type_name("TEXT")
+      ->trigger_on_parse();
   opt("--permanent-status", o.permanent_statuses, "WEBHOOKS_PERMANENT_STATUSES",
       "4xx answers that make a task dead at once instead of retried, comma-separated (e.g. "
-      "400,401,403,404,422); 408, 425, 429 are always retried, 410 always disables")
+      "400,401,403,404,422); not 408, 425, 429 (always retried) or 410 (always disables)")
       ->delimiter(',')
-      ->check(examples::count(400, 499));
+      ->check(examples::count(400, 499))
+      ->check(permanent_status());
   opt("--max-age", o.max_age, "WEBHOOKS_MAX_AGE", "a task is dead once this old")
       ->check(duration_text());
   opt("--replay-max-age", o.replay_max_age, "WEBHOOKS_REPLAY_MAX_AGE",

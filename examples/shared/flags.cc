@@ -1,5 +1,8 @@
 #include "webhooks/examples/flags.h"
 
+#include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -8,6 +11,7 @@
 #include "webhooks/db.h"
 #include "webhooks/error.h"
 #include "webhooks/examples/server.h"
+#include "webhooks/rfc3339.h"
 #include "webhooks/secret.h"
 
 namespace webhooks::examples {
@@ -43,6 +47,74 @@ CLI::Validator whole_number(const std::string& tag, const std::string& of, std::
                 return decimal && CLI::detail::lexical_cast(text, value) && value >= min &&
                        value <= max;
               });
+}
+
+bool is_host_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '.' || c == '_';
+}
+
+bool is_ipv6_char(char c) {
+  return std::isxdigit(static_cast<unsigned char>(c)) != 0 || c == ':';
+}
+
+// Throws Error(invalid_argument) unless `text` is http://HOST[:PORT] (or https:// when `https`):
+// what httplib::Client reads as a base URL (a path, or a dotted IPv6 form, would be taken for a
+// host name and never connect).
+void check_server_url(const std::string& text, bool https) {
+  const std::string expected =
+      https ? "http://HOST:PORT or https://HOST:PORT" : "http://HOST:PORT";
+  const auto bad = [&](const std::string& why) {
+    return Error(ErrorCode::invalid_argument, text + " " + why + " (expected " + expected + ")");
+  };
+  std::string_view rest = text;
+  if (rest.starts_with("http://")) {
+    rest.remove_prefix(7);
+  } else if (https && rest.starts_with("https://")) {
+    rest.remove_prefix(8);
+  } else {
+    throw bad(https ? "does not start with http:// or https://" : "does not start with http://");
+  }
+  if (rest.find_first_of("/?#") != std::string_view::npos) {
+    throw bad("has a path; give the scheme, host and port only");
+  }
+  if (rest.find('@') != std::string_view::npos) {
+    throw bad("has a user name; give the scheme, host and port only");
+  }
+  std::string_view host = rest, port;
+  bool has_port = false;
+  if (rest.starts_with('[')) {
+    const std::size_t close = rest.find(']');
+    if (close == std::string_view::npos) throw bad("has no ']' after its IPv6 address");
+    host = rest.substr(1, close - 1);
+    const std::string_view after = rest.substr(close + 1);
+    if (!after.empty() && !after.starts_with(':')) {
+      throw bad("needs a ':' between ']' and the port");
+    }
+    has_port = !after.empty();
+    if (has_port) port = after.substr(1);
+    if (host.empty() || !std::all_of(host.begin(), host.end(), is_ipv6_char)) {
+      throw bad("has an invalid IPv6 address (hexadecimal digits and ':' only)");
+    }
+  } else {
+    const std::size_t colon = rest.find(':');
+    has_port = colon != std::string_view::npos;
+    if (has_port) {
+      host = rest.substr(0, colon);
+      port = rest.substr(colon + 1);
+    }
+    if (host.empty()) throw bad("has no host");
+    if (!std::all_of(host.begin(), host.end(), is_host_char)) {
+      throw bad("has a host with characters other than letters, digits, '-', '_' and '.'");
+    }
+  }
+  if (has_port) {
+    int number = 0;
+    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), number);
+    if (port.empty() || port.find_first_not_of("0123456789") != std::string_view::npos ||
+        ec != std::errc() || end != port.data() + port.size() || number < 1 || number > 65535) {
+      throw bad("has a port that is not a number from 1 to 65535");
+    }
+  }
 }
 
 }  // namespace
@@ -92,6 +164,12 @@ CLI::Validator count(int min, int max) {
   return whole_number(min > 0 ? "POSITIVE" : "NONNEGATIVE", "", min, max);
 }
 
+CLI::Validator unix_seconds(std::int64_t max) {
+  std::string latest = format_rfc3339(max * 1000);  // "9999-12-31T23:59:59.000Z"
+  latest.erase(latest.size() - 5, 4);                 // without the milliseconds
+  return whole_number("UNIX_SECONDS", "of Unix seconds ", 0, max, " (" + latest + ")");
+}
+
 std::chrono::milliseconds seconds_to_millis(double seconds) {
   return std::chrono::milliseconds(std::llround(seconds * 1000));
 }
@@ -111,6 +189,10 @@ CLI::Validator accepted_by(const std::string& tag, std::function<void(const std:
 
 CLI::Validator listen_address() {
   return accepted_by("HOST:PORT", [](const std::string& text) { parse_listen(text); });
+}
+
+CLI::Validator server_url(bool https) {
+  return accepted_by("URL", [https](const std::string& text) { check_server_url(text, https); });
 }
 
 CLI::Validator signing_secret() {

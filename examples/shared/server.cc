@@ -30,25 +30,36 @@ sigset_t stop_signals() {
 
 ListenAddress parse_listen(std::string_view text) {
   const std::string value(text);
-  const auto bad = [](const std::string& why) {
-    return Error(ErrorCode::invalid_argument, why + " (expected HOST:PORT)");
+  const auto bad = [&value](const std::string& why) {
+    return Error(ErrorCode::invalid_argument, value + " " + why + " (expected HOST:PORT)");
   };
-  const std::size_t colon = text.rfind(':');
-  if (colon == std::string_view::npos) throw bad(value + " has no port");
-  if (colon == 0) throw bad(value + " has no host");
-  std::string host(text.substr(0, colon));
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
+  std::string_view host, port_text;
+  if (text.starts_with('[')) {  // [IPv6]:PORT
+    const std::size_t close = text.find(']');
+    if (close == std::string_view::npos) throw bad("has no ']' after its IPv6 address");
+    if (close + 1 == text.size()) throw bad("has no port");
+    if (text[close + 1] != ':') throw bad("needs a ':' between ']' and the port");
+    host = text.substr(1, close - 1);
+    port_text = text.substr(close + 2);
+  } else {
+    const std::size_t colon = text.find(':');
+    if (colon == std::string_view::npos) throw bad("has no port");
+    if (text.find(':', colon + 1) != std::string_view::npos) {
+      throw bad("has more than one ':'; write an IPv6 host in brackets, e.g. [::1]:8080");
+    }
+    host = text.substr(0, colon);
+    port_text = text.substr(colon + 1);
   }
-  const std::string_view port_text = text.substr(colon + 1);
+  if (host.empty()) throw bad("has no host");
   int port = -1;
   const auto [end, ec] =
       std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
   if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() ||
       port < 0 || port > 65535) {
-    throw bad("the port of " + value + " must be a number from 0 to 65535");
+    throw Error(ErrorCode::invalid_argument,
+                "the port of " + value + " must be a number from 0 to 65535 (expected HOST:PORT)");
   }
-  return {host, port};
+  return {std::string(host), port};
 }
 
 int bind_and_announce(httplib::Server& server, const ListenAddress& address,

@@ -162,9 +162,18 @@ void AdminApi::mount_endpoints(httplib::Server& server) {
     if (!secret) return;
     std::chrono::milliseconds grace = options_.rotation_grace;
     if (body->contains("grace_seconds")) {
+      // Unbounded, a huge grace overflowed now + grace (in ms). Parsed JSON holds 0 and up as
+      // unsigned: compared as such, no value wraps.
       const json& g = body->at("grace_seconds");
-      if (!g.is_number_integer() || g.get<std::int64_t>() < 0) {
-        return fail(res, 400, "invalid_request", "grace_seconds must be a whole number >= 0");
+      const bool in_range =
+          g.is_number_unsigned()
+              ? g.get<std::uint64_t>() <= static_cast<std::uint64_t>(kMaxGraceSeconds)
+              : g.is_number_integer() && g.get<std::int64_t>() >= 0 &&
+                    g.get<std::int64_t>() <= kMaxGraceSeconds;
+      if (!in_range) {
+        return fail(res, 400, "invalid_request",
+                    "grace_seconds must be a whole number from 0 to " +
+                        std::to_string(kMaxGraceSeconds) + " (10 years)");
       }
       grace = std::chrono::seconds(g.get<std::int64_t>());
     }

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <thread>
 
 #include "harness.h"
@@ -270,6 +271,66 @@ TEST_CASE("orders-api and payout-partner: bad flags exit 2 with CLI11's message 
   refused("payout-partner", {"--drop-after-commit", "1e9"},
           "--drop-after-commit: must be a whole number from 0 to 2147483647, not 1e9\n");
   refused("payout-partner", {"--listen", ":8782"}, "--listen: :8782 has no host (expected HOST:PORT)\n");
+  for (const char* executable : {"orders-api", "payout-partner"}) {
+    refused(executable, {"--listen", "127.0.0.1:0:0"},  // bound 127.0.0.1:0 and exited 1 before
+            "--listen: 127.0.0.1:0:0 has more than one ':'; write an IPv6 host in brackets, e.g. "
+            "[::1]:8080 (expected HOST:PORT)\n");
+    refused(executable, {"--listen", "[::1]:80:80"},
+            "--listen: the port of [::1]:80:80 must be a number from 0 to 65535 (expected "
+            "HOST:PORT)\n");
+    refused(executable, {"--listen", ":80"}, "--listen: :80 has no host (expected HOST:PORT)\n");
+    refused(executable, {"--listen", "127.0.0.1:"},
+            "--listen: the port of 127.0.0.1: must be a number from 0 to 65535 (expected "
+            "HOST:PORT)\n");
+  }
   CHECK(webhooks::test::run_to_end("orders-api", {"--help"}, dir).exit_code == 0);
   CHECK(webhooks::test::run_to_end("payout-partner", {"--help"}, dir).exit_code == 0);
+}
+
+TEST_CASE("orders-api: --partner-url and --publisher-url are checked while parsing") {
+  // --publisher-url was checked only after `listening on` (exit 2 then), --partner-url after the
+  // database was opened and migrated. Now both exit 2 before either: no port, no database file.
+  const std::string dir = webhooks::test::temp_dir("orders_urls");
+  const std::string db = dir + "/never.db";
+  const std::string either = " (expected http://HOST:PORT or https://HOST:PORT)\n";
+  const std::string http = " (expected http://HOST:PORT)\n";
+  const auto refused = [&](std::vector<std::string> args, const std::string& message) {
+    INFO(args.back());
+    args.insert(args.end(), {"--listen", "127.0.0.1:0", "--db", db});
+    const webhooks::test::Finished run = webhooks::test::run_to_end("orders-api", args, dir);
+    CHECK(run.exit_code == 2);
+    CHECK(run.out.empty());  // no `listening on`
+    CHECK(run.err == message + "Run with --help for more information.\n");
+    CHECK_FALSE(std::filesystem::exists(db));
+  };
+  refused({"--publisher-url", "127.0.0.1:8780"},
+          "--publisher-url: 127.0.0.1:8780 does not start with http:// or https://" + either);
+  refused({"--publisher-url", "ftp://127.0.0.1:8780"},
+          "--publisher-url: ftp://127.0.0.1:8780 does not start with http:// or https://" + either);
+  refused({"--publisher-url", "http://127.0.0.1:8780/"},
+          "--publisher-url: http://127.0.0.1:8780/ has a path; give the scheme, host and port "
+          "only" + either);
+  refused({"--publisher-url", "http://"}, "--publisher-url: http:// has no host" + either);
+  refused({"--publisher-url", "http://127.0.0.1:0"},
+          "--publisher-url: http://127.0.0.1:0 has a port that is not a number from 1 to 65535" +
+              either);
+  refused({"--publisher-url", "http://127.0.0.1:"},
+          "--publisher-url: http://127.0.0.1: has a port that is not a number from 1 to 65535" +
+              either);
+  refused({"--publisher-url", "http://[::1:8780"},
+          "--publisher-url: http://[::1:8780 has no ']' after its IPv6 address" + either);
+  refused({"--publisher-url", "http://user@127.0.0.1:8780"},
+          "--publisher-url: http://user@127.0.0.1:8780 has a user name; give the scheme, host and "
+          "port only" + either);
+  refused({"--partner-url", "https://127.0.0.1:8782"},
+          "--partner-url: https://127.0.0.1:8782 does not start with http://" + http);
+  refused({"--partner-url", "http://partner host:8782"},
+          "--partner-url: http://partner host:8782 has a host with characters other than letters, "
+          "digits, '-', '_' and '.'" + http);
+  const webhooks::test::Finished run = webhooks::test::run_to_end(
+      "orders-api", {"reconcile", "--db", db, "--partner-url", "localhost:8782"}, dir);
+  CHECK(run.exit_code == 2);
+  CHECK(run.err == "--partner-url: localhost:8782 does not start with http://" + http +
+                       "Run with --help for more information.\n");
+  CHECK_FALSE(std::filesystem::exists(db));
 }

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
+#include <ctime>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -173,6 +174,47 @@ TEST_CASE("replay is refused past --replay-max-age", "[daemon]") {
   CHECK(error_code(refused) == "replay_too_old");
 }
 
+TEST_CASE("rotate-secret: grace_seconds from 0 to 315360000 (10 years), else 400 invalid_request",
+          "[daemon]") {
+  Receiver receiver;
+  Daemon daemon(daemon_args(database_target("grace")), temp_dir("publisherd-grace"));
+  Client client(daemon.wait_listening());
+  auto created = client.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", receiver.url()}});
+  REQUIRE(created->status == 201);
+  const std::string rotate =
+      "/v1/endpoints/" + json::parse(created->body)["id"].get<std::string>() + "/rotate-secret";
+  // Unbounded before: 9223372036854775807 s overflowed now + grace in milliseconds.
+  const json refused = {
+      {"error",
+       {{"code", "invalid_request"},
+        {"message", "grace_seconds must be a whole number from 0 to 315360000 (10 years)"}}}};
+  for (const char* grace : {"315360001", "9223372036854775807", "18446744073709551615", "-1",
+                            "1.5", "\"60\""}) {
+    INFO(grace);
+    const auto res = client.http.Post(
+        rotate.c_str(), {{"Authorization", std::string("Bearer ") + kToken}},
+        std::string(R"({"grace_seconds":)") + grace + "}", "application/json");
+    REQUIRE(res);
+    CHECK(res->status == 400);
+    CHECK(json::parse(res->body) == refused);
+  }
+  const auto expires_in = [&](std::int64_t grace) {
+    const auto before = std::chrono::system_clock::now();
+    const auto res = client.post(rotate, {{"grace_seconds", grace}});
+    REQUIRE(res->status == 200);
+    const std::string at = json::parse(res->body)["old_secrets_expire_at"];
+    std::tm tm{};
+    REQUIRE(strptime(at.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) != nullptr);
+    return std::chrono::system_clock::from_time_t(timegm(&tm)) - before;
+  };
+  const auto zero = expires_in(0);
+  CHECK(zero > -std::chrono::seconds(2));
+  CHECK(zero < std::chrono::seconds(2));
+  const auto ten_years = expires_in(315360000) - std::chrono::seconds(315360000);
+  CHECK(ten_years > -std::chrono::seconds(2));
+  CHECK(ten_years < std::chrono::seconds(2));
+}
+
 TEST_CASE("a SIGKILLed daemon restarted on the same database delivers every accepted event",
           "[daemon][crash]") {
   const std::string dir = temp_dir("publisherd-crash");
@@ -303,18 +345,44 @@ TEST_CASE("bad flags exit 2 with CLI11's message on stderr", "[daemon]") {
           "--listen: the port of 127.0.0.1:99999 must be a number from 0 to 65535 (expected "
           "HOST:PORT)\n");
   refused({"--listen", "nonsense"}, "--listen: nonsense has no port (expected HOST:PORT)\n");
+  refused({"--listen", "127.0.0.1:0:0"},  // bound 127.0.0.1:0 and exited 1 before
+          "--listen: 127.0.0.1:0:0 has more than one ':'; write an IPv6 host in brackets, e.g. "
+          "[::1]:8080 (expected HOST:PORT)\n");
+  refused({"--listen", "[::1]:80:80"},
+          "--listen: the port of [::1]:80:80 must be a number from 0 to 65535 (expected "
+          "HOST:PORT)\n");
+  refused({"--listen", ":80"}, "--listen: :80 has no host (expected HOST:PORT)\n");
+  refused({"--listen", "127.0.0.1:"},
+          "--listen: the port of 127.0.0.1: must be a number from 0 to 65535 (expected "
+          "HOST:PORT)\n");
   refused({"--delivery-lease", "1s"},
           "--delivery-lease: 1s must be longer than --timeout (15s) times the 4 round(s) a batch "
           "may need");
   refused({"--timeout", "0s"}, "--timeout: must be greater than 0, e.g. \"5s\"\n");
   refused({"--max-age", "3x"},
           "--max-age: duration \"3x\" has unknown unit \"x\"; use ms, s, m, h or d\n");
+  // Accepted silently before, though classify_attempt ignores the list for them.
+  for (const char* status : {"408", "425", "429"}) {
+    refused({"--permanent-status", std::string("400,") + status},
+            std::string("--permanent-status: ") + status +
+                " cannot be permanent: 408, 425 and 429 mean \"try later\" and are always "
+                "retried\n");
+  }
+  refused({"--permanent-status", "410"},
+          "--permanent-status: 410 cannot be permanent: a 410 always disables the endpoint (its "
+          "tasks wait until it is enabled again)\n");
+  refused({"--permanent-status", "499,500"},
+          "--permanent-status: must be a whole number from 400 to 499, not 500\n");
   refused({"--body-limit", "-1"},
           "--body-limit: must be a whole number from 1 to 2147483647, not -1\n");
   refused({"--no-such-flag"}, "--no-such-flag");
   const std::string config = dir + "/publisherd.toml";
   std::ofstream(config) << "listen = \"127.0.0.1:0\"\nadmin-tokn = \"x\"\n";
   refused({"--config", config}, "admin-tokn");
+  std::ofstream(config) << "permanent-status = [404, 410]\n";
+  refused({"--config", config},
+          "--permanent-status: 410 cannot be permanent: a 410 always disables the endpoint (its "
+          "tasks wait until it is enabled again)\n");
   CHECK(run_to_end("webhooks-publisherd", {"--help"}, dir).exit_code == 0);
 }
 
@@ -362,6 +430,35 @@ TEST_CASE("a --config file's retry-schedule: a,b, [a, b] and \"a,b\" (docs/opera
       run_to_end("webhooks-publisherd", {"--retry-schedule", "1s,,5m"}, dir);
   CHECK(gap.exit_code == 2);
   CHECK(gap.err.find("--retry-schedule: retry schedule entry 2 is empty") != std::string::npos);
+}
+
+TEST_CASE("--retry-schedule given twice is refused; the command line replaces --config's",
+          "[daemon]") {
+  const std::string dir = temp_dir("publisherd-schedule-twice");
+  // CLI11 appended the second to the first: 1s then 5s ran as 1s,5s without a word.
+  const std::string twice =
+      "--retry-schedule: given twice; write the whole schedule once, comma-separated, e.g. "
+      "--retry-schedule 5s,5m,30m\n";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--retry-schedule", "1s", "--retry-schedule", "5s"},
+        std::vector<std::string>{"--retry-schedule=1s,5m", "--retry-schedule", "1s,5m"}}) {
+    const Finished run = run_to_end("webhooks-publisherd", args, dir);
+    CHECK(run.exit_code == 2);
+    CHECK(run.err == twice + "Run with --help for more information.\n");
+    CHECK(run.out.empty());
+  }
+  // docs/operations.md: the command line wins over the file (and the file over the environment).
+  const std::string config = dir + "/publisherd.toml";
+  std::ofstream(config) << "listen = 127.0.0.1:0\ndb = \"" + database_target("schedule_twice") +
+                               "\"\nretry-schedule = [1s, 5m, 2h]\n";
+  Daemon daemon({"--config", config, "--retry-schedule", "2s,3m"}, dir);
+  daemon.wait_listening();
+  CHECK(WEXITSTATUS(daemon.kill_and_wait(SIGTERM)) == 0);
+  CHECK(daemon.err().find("\"retry_schedule\":\"2s,3m\"") != std::string::npos);
+  Daemon from_file({"--config", config}, dir);
+  from_file.wait_listening();
+  CHECK(WEXITSTATUS(from_file.kill_and_wait(SIGTERM)) == 0);
+  CHECK(from_file.err().find("\"retry_schedule\":\"1s,5m,2h\"") != std::string::npos);
 }
 
 }  // namespace

@@ -189,6 +189,17 @@ TEST_CASE("merchant-receiver: bad flags exit 2 with CLI11's message on stderr") 
           "HOST:PORT)\n");
   refused({"--secret", kSecret, "--listen", "nonsense"},
           "--listen: nonsense has no port (expected HOST:PORT)\n");
+  refused({"--secret", kSecret, "--listen", "127.0.0.1:0:0"},  // bound 127.0.0.1:0, exit 1 before
+          "--listen: 127.0.0.1:0:0 has more than one ':'; write an IPv6 host in brackets, e.g. "
+          "[::1]:8080 (expected HOST:PORT)\n");
+  refused({"--secret", kSecret, "--listen", "[::1]:80:80"},
+          "--listen: the port of [::1]:80:80 must be a number from 0 to 65535 (expected "
+          "HOST:PORT)\n");
+  refused({"--secret", kSecret, "--listen", ":80"},
+          "--listen: :80 has no host (expected HOST:PORT)\n");
+  refused({"--secret", kSecret, "--listen", "127.0.0.1:"},
+          "--listen: the port of 127.0.0.1: must be a number from 0 to 65535 (expected "
+          "HOST:PORT)\n");
   refused({"--secret", "notasecret"},
           "--secret: secret is not valid base64 (expected 'whsec_' followed by padded base64)\n");
   refused({"--secret", kSecret, "--no-such-flag"}, "--no-such-flag");

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -29,6 +30,11 @@ class Server;
 }
 
 namespace webhooks::publisher {
+
+// The longest grace `POST /v1/endpoints/{id}/rotate-secret` takes in "grace_seconds": 10 years,
+// the bound of the daemon's number flags (examples::kMaxFlagDuration). Longer is surely a mistake,
+// and the bound keeps now + grace, in milliseconds, far from overflowing.
+inline constexpr std::int64_t kMaxGraceSeconds = std::int64_t{10} * 365 * 24 * 3600;
 
 struct AdminOptions {
   std::string admin_token;  // required for every route but /healthz and /metrics

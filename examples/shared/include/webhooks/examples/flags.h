@@ -50,6 +50,15 @@ CLI::Validator duration(DurationUnit unit, Zero zero = Zero::refused);
 // "--partner-attempts: must be a whole number from 1 to 2147483647, not 0".
 CLI::Validator count(int min, int max = std::numeric_limits<int>::max());
 
+// The latest Unix time in whole seconds a flag takes: 9999-12-31T23:59:59Z, the last second an
+// RFC 3339 timestamp can write. Later is surely a mistake, and far from overflowing anything.
+inline constexpr std::int64_t kMaxUnixSeconds = 253'402'300'799;
+
+// A Unix time in whole seconds from 0 to `max`, in decimal digits, e.g.
+// "--now: must be a whole number of Unix seconds from 0 to 253402300799 (9999-12-31T23:59:59Z),
+// not -1".
+CLI::Validator unix_seconds(std::int64_t max = kMaxUnixSeconds);
+
 // A flag checked by duration(DurationUnit::seconds), in milliseconds (rounded to the nearest).
 std::chrono::milliseconds seconds_to_millis(double seconds);
 
@@ -58,8 +67,17 @@ std::chrono::milliseconds seconds_to_millis(double seconds);
 CLI::Validator accepted_by(const std::string& tag, std::function<void(const std::string&)> parse);
 
 // --listen: HOST:PORT or [IPv6]:PORT with a port from 0 to 65535 (parse_listen, server.h), e.g.
-// "--listen: the port of 127.0.0.1:99999 must be a number from 0 to 65535 (expected HOST:PORT)".
+// "--listen: the port of 127.0.0.1:99999 must be a number from 0 to 65535 (expected HOST:PORT)",
+// "--listen: 127.0.0.1:0:0 has more than one ':'; write an IPv6 host in brackets, e.g.
+// [::1]:8080 (expected HOST:PORT)".
 CLI::Validator listen_address();
+
+// A server's base URL for an HTTP client (orders-api's --partner-url and --publisher-url):
+// http://HOST[:PORT], or also https://HOST[:PORT] when `https` is true; HOST a name, an IPv4
+// address or a bracketed IPv6 address, PORT from 1 to 65535, no path, query or user. The message
+// quotes the value and says what is wrong, e.g. "--publisher-url: 127.0.0.1:8780 does not start
+// with http:// or https:// (expected http://HOST:PORT or https://HOST:PORT)".
+CLI::Validator server_url(bool https);
 
 // --secret: a Standard Webhooks secret that Secret::parse accepts. The message says what is wrong
 // without repeating the value, e.g. "--secret: secret is not valid base64 (...)".

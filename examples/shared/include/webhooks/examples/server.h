@@ -21,9 +21,11 @@ struct ListenAddress {
   int port = 0;
 };
 
-// Throws webhooks::Error(invalid_argument) when `text` is not HOST:PORT with a port in 0..65535;
-// its message quotes `text` and says what is wrong. Flags check it while parsing with
-// listen_address() (flags.h), which puts the flag's name first.
+// Throws webhooks::Error(invalid_argument) when `text` is not HOST:PORT or [IPv6]:PORT with a
+// non-empty host and a port in 0..65535; its message quotes `text` and says what is wrong. A host
+// with a ':' must be in brackets: "127.0.0.1:0:0" and "::1:80" are refused, not split at their
+// last ':'. Flags check it while parsing with listen_address() (flags.h), which puts the flag's
+// name first.
 ListenAddress parse_listen(std::string_view text);
 
 using ServerTuning = http::ServerTuning;
