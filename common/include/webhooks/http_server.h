@@ -43,9 +43,11 @@ int bind_server(httplib::Server& server, const std::string& host, int port,
                 const ServerTuning& tuning = {});
 
 // Bounds every request body to `limit` bytes without buffering more than that, by setting the
-// server's payload limit, pre-routing handler and error handler (so call it once per server, and
-// pass your own pre-routing check, e.g. authentication, as `then`: it runs for the requests let
-// through; a later set_error_handler replaces the JSON error bodies). cpp-httplib 0.11 applies its payload
+// server's payload limit, pre-routing handler, error handler and logger (so call it once per
+// server, and pass your own pre-routing check, e.g. authentication, as `then`: it runs for the
+// requests let through; a later set_error_handler replaces the JSON error bodies; the logger
+// counts written answers for stop_server, and after a later set_logger stop_server waits 5 s for
+// requests in flight). cpp-httplib 0.11 applies its payload
 // limit to Content-Length bodies only: it reads a chunked body, or a POST body without
 // Content-Length, to its end with no limit. Answers, as {"error":{"code","message"}}:
 //   - 413 payload_too_large: Content-Length is over `limit` (httplib discards the body unstored);
