@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <array>
 #include <chrono>
@@ -91,6 +92,15 @@ int connection_socket(const httplib::Request& req) {
 }
 
 namespace detail {
+
+void abandon_connection(const httplib::Request& req) {
+  const int fd = socket_between({req.local_addr, req.local_port}, {req.remote_addr, req.remote_port});
+  int dead[2];
+  if (fd < 0 || ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, dead) != 0) return;
+  ::close(dead[1]);
+  ::dup2(dead[0], fd);  // closes the TCP connection; fd now reads end-of-stream, writes fail
+  ::close(dead[0]);
+}
 
 void half_close_connections(int port) {
   find_socket([port](int fd) {

@@ -79,6 +79,10 @@ HandlerResponse close_after(const httplib::Request& req, httplib::Response& res)
 HandlerResponse refuse(const httplib::Request& req, httplib::Response& res, int status,
                        std::string_view code, const std::string& message) {
   write_error(res, status, code, message);
+  if (req.method == "HEAD") {  // answered without a body, so close_after cannot close it
+    detail::abandon_connection(req);
+    return HandlerResponse::Handled;
+  }
   return close_after(req, res);
 }
 
@@ -98,6 +102,13 @@ bool body_is_read(const std::string& method) {
 }
 
 HandlerResponse guard_body(const httplib::Request& req, httplib::Response& res) {
+  for (const auto& [name, value] : req.headers) {
+    // RFC 9112, section 5.1: whitespace before the colon is refused with 400 (cpp-httplib would
+    // take "Content-Length :" for another header and the body for the next request).
+    if (name.find_first_of(" \t") != std::string::npos) {
+      return refuse(req, res, 400, "bad_request", "a header name has whitespace before its ':'");
+    }
+  }
   if (req.has_header("Transfer-Encoding")) {
     return refuse(req, res, 411, "length_required",
                   "send the body with a Content-Length header; Transfer-Encoding (chunked) "
@@ -178,9 +189,11 @@ void limit_request_bodies(httplib::Server& server, std::size_t limit,
   server.set_pre_routing_handler(
       [then = std::move(then), traffic](const httplib::Request& req, httplib::Response& res) {
         if (!admit(*traffic)) {
+          // A plain answer: once stopped, cpp-httplib skips content providers (close_after's), and
+          // closes the connection after this answer; a request still read from it meets this.
           write_error(res, 503, "server_stopping", "the server is stopping; retry");
           res.set_header("Retry-After", "1");
-          return has_unread_body(req) ? close_after(req, res) : HandlerResponse::Handled;
+          return HandlerResponse::Handled;
         }
         if (guard_body(req, res) == HandlerResponse::Handled) return HandlerResponse::Handled;
         if (!then || then(req, res) == HandlerResponse::Unhandled) return HandlerResponse::Unhandled;
@@ -190,12 +203,22 @@ void limit_request_bodies(httplib::Server& server, std::size_t limit,
   // through a fixed buffer (so the client, still sending, reads the answer); it answers an
   // unknown route 404 and a malformed request 400, all empty. Each gets a JSON error body; an
   // answer with a body (set_content or refuse()'s content provider) is left as it is.
-  server.set_error_handler([limit](const httplib::Request&, httplib::Response& res) {
+  server.set_error_handler([limit](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty() || res.content_provider_) return;
     write_error(res, res.status, error_code_for(res.status),
                 res.status == 413   ? "the body is larger than " + std::to_string(limit) + " bytes"
                 : res.status == 404 ? std::string("no such route")
                                     : std::string("the request could not be served"));
+    if (req.remote_addr.empty()) {
+      // cpp-httplib could not parse the request (it fills the addresses only once it has) (an unknown or lower-case method, another HTTP
+      // version, a header line over 8 KiB, bare LF line ends, a request line over 8 KiB: 414):
+      // where its body ends is unknown, so the connection ends after this answer.
+      std::string body = std::move(res.body);
+      res.body.clear();
+      res.headers.erase("Content-Type");
+      res.set_header("Connection", "close");
+      detail::answer_and_close(req, res, std::move(body), "application/json");
+    }
   });
   server.set_logger([](const httplib::Request&, const httplib::Response&) { answered(); });
 }

@@ -165,7 +165,9 @@ int replay_capture(const std::string& file, const std::string& url, const std::s
 
 void add_admin(CLI::App& app, Action& action) {
   struct Args {
-    Publisher publisher;
+    // One per subcommand: CLI11 reads WEBHOOKS_ADMIN_TOKEN for every subcommand's --admin-token,
+    // used or not, so a shared one let the environment override the used subcommand's flag.
+    Publisher replay_to, events_from, attempts_from;
     std::string event, endpoint, since, capture, url, secret, merchant, type;
     int limit = 50;
     bool json = false;
@@ -174,7 +176,7 @@ void add_admin(CLI::App& app, Action& action) {
 
   CLI::App* replay = app.add_subcommand(
       "replay", "Replay an event, recover an endpoint's dead tasks, or re-send captured deliveries");
-  add_publisher_options(replay, a->publisher);
+  add_publisher_options(replay, a->replay_to);
   replay->add_option("--event", a->event, "event id to replay");
   replay->add_option("--endpoint", a->endpoint, "endpoint id (with --event: only that endpoint)");
   replay->add_option("--since", a->since, "with --endpoint: recover dead tasks since this RFC 3339 time");
@@ -197,13 +199,13 @@ void add_admin(CLI::App& app, Action& action) {
       if (!a->event.empty()) {
         const nlohmann::json body =
             a->endpoint.empty() ? nlohmann::json::object() : nlohmann::json{{"endpoint_id", a->endpoint}};
-        const auto res = call(a->publisher, "POST", "/v1/events/" + a->event + "/replay", body.dump());
+        const auto res = call(a->replay_to, "POST", "/v1/events/" + a->event + "/replay", body.dump());
         if (!res) return kFailed;
         std::cout << res->dump(2) << "\n";
         return kOk;
       }
       if (!a->endpoint.empty() && !a->since.empty()) {
-        const auto res = call(a->publisher, "POST", "/v1/endpoints/" + a->endpoint + "/recover",
+        const auto res = call(a->replay_to, "POST", "/v1/endpoints/" + a->endpoint + "/recover",
                               nlohmann::json{{"since", a->since}}.dump());
         if (!res) return kFailed;
         std::cout << res->dump(2) << "\n";
@@ -214,7 +216,7 @@ void add_admin(CLI::App& app, Action& action) {
   });
 
   CLI::App* events = app.add_subcommand("events", "List events from the publisher");
-  add_publisher_options(events, a->publisher);
+  add_publisher_options(events, a->events_from);
   events->add_option("--merchant", a->merchant, "only this merchant_id");
   events->add_option("--type", a->type, "only this event type");
   events->add_option("--since", a->since, "only events created since this RFC 3339 time");
@@ -228,7 +230,7 @@ void add_admin(CLI::App& app, Action& action) {
       if (!a->merchant.empty()) path += "&merchant_id=" + httplib::detail::encode_query_param(a->merchant);
       if (!a->type.empty()) path += "&type=" + httplib::detail::encode_query_param(a->type);
       if (!a->since.empty()) path += "&since=" + httplib::detail::encode_query_param(a->since);
-      const auto res = call(a->publisher, "GET", path);
+      const auto res = call(a->events_from, "GET", path);
       if (!res) return kFailed;
       print_list(*res, "events", {"event_id", "merchant_id", "type", "created_at"}, a->json);
       return kOk;
@@ -236,12 +238,12 @@ void add_admin(CLI::App& app, Action& action) {
   });
 
   CLI::App* attempts = app.add_subcommand("attempts", "List an event's delivery attempts");
-  add_publisher_options(attempts, a->publisher);
+  add_publisher_options(attempts, a->attempts_from);
   attempts->add_option("--event", a->event, "event id")->required();
   attempts->add_flag("--json", a->json, "print the API's JSON instead of a table");
   attempts->callback([a, &action] {
     action = [a] {
-      const auto res = call(a->publisher, "GET", "/v1/events/" + a->event + "/attempts");
+      const auto res = call(a->attempts_from, "GET", "/v1/events/" + a->event + "/attempts");
       if (!res) return kFailed;
       print_list(*res, "attempts",
                  {"delivery_id", "endpoint_id", "started_at", "trigger", "status", "latency_ms", "error"},

@@ -5,12 +5,16 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
+#include <httplib.h>
+#include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 #include <nlohmann/json.hpp>
 
 #include "support/process.h"
 #include "support/test_env.h"
+#include "webhooks/http_server.h"
 
 using namespace webhooks;
 
@@ -288,4 +292,30 @@ TEST_CASE("listen stops cleanly on SIGTERM and SIGINT: exit 0") {
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
   }
+}
+
+TEST_CASE("--admin-token on the command line wins over WEBHOOKS_ADMIN_TOKEN for every admin command") {
+  httplib::Server publisher;
+  std::mutex mutex;
+  std::vector<std::string> tokens;
+  const auto record = [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard lock(mutex);
+    tokens.push_back(req.get_header_value("Authorization"));
+    res.status = 401;
+  };
+  publisher.Get(R"(/v1/.*)", record);
+  publisher.Post(R"(/v1/.*)", record);
+  const int port = webhooks::http::bind_server(publisher, "127.0.0.1", 0);
+  std::thread serving([&] { publisher.listen_after_bind(); });
+  const std::string url = " --publisher-url http://127.0.0.1:" + std::to_string(port);
+  ::setenv("WEBHOOKS_ADMIN_TOKEN", "from-env", 1);
+  CHECK(cli("events --admin-token from-flag" + url).code == 1);
+  CHECK(cli("attempts --event evt_1 --admin-token from-flag" + url).code == 1);
+  CHECK(cli("replay --event evt_1 --admin-token from-flag" + url).code == 1);
+  CHECK(cli("events" + url).code == 1);
+  ::unsetenv("WEBHOOKS_ADMIN_TOKEN");
+  publisher.stop();
+  serving.join();
+  CHECK(tokens == std::vector<std::string>{"Bearer from-flag", "Bearer from-flag",
+                                           "Bearer from-flag", "Bearer from-env"});
 }

@@ -57,11 +57,13 @@ int bind_server(httplib::Server& server, const std::string& host, int port,
 // After a 411 or that 400 the answer says Connection: close and the connection is closed: it is
 // half-closed after the answer, what the client still sends is discarded for up to 1 second or
 // 8 MiB (so a client still sending reads the answer rather than a reset), then it is closed. The
-// unread body is never parsed as a request. The same close follows a 400 for a GET, HEAD or
-// OPTIONS (any method httplib reads no body for) with a non-zero Content-Length, a 400 for two
-// Content-Length headers, and any answer `then` gives to a request with a non-zero
-// Content-Length (its body is unread; an empty answer gets a JSON error body). cpp-httplib's own
-// 414 (request line over 8 KiB) and 416 (bad Range) come before this and keep the connection.
+// unread body is never parsed as a request. The same close follows a 400 for a GET or OPTIONS
+// (any method httplib reads no body for) with a non-zero Content-Length, a 400 for two
+// Content-Length headers or for whitespace before a header name's colon (RFC 9112, section 5.1),
+// any answer `then` gives to a request with a non-zero Content-Length (its body is unread; an
+// empty answer gets a JSON error body), and cpp-httplib's own 400 or 414 for a request it cannot
+// parse. A HEAD with a non-zero Content-Length is dropped unanswered (httplib writes a HEAD's
+// answer without the means to close). cpp-httplib's own 416 (bad Range) keeps the connection.
 // Every other error answer left without a body (httplib's 404 for an unknown route, a 400 for a
 // malformed request, a handler's bare res.status = 401) gets one: not_found, bad_request,
 // unauthorized, method_not_allowed, uri_too_long, internal_error for 5xx, else error.

@@ -17,6 +17,12 @@ namespace webhooks::http::detail {
 void answer_and_close(const httplib::Request& req, httplib::Response& res, std::string body,
                       const std::string& content_type);
 
+// Ends the connection that carries `req` at once, without an answer, for a request whose answer
+// cpp-httplib would write without closing (a HEAD: it never calls a content provider for one):
+// the socket's descriptor is replaced by one that reads end-of-stream, so cpp-httplib's write
+// fails and it closes the connection without reading what follows on it.
+void abandon_connection(const httplib::Request& req);
+
 // Half-closes (shutdown SHUT_RD) every connected socket of the process whose local port is
 // `port`: a cpp-httplib server thread waiting for the connection's next request then sees the end
 // of the stream within ~10 ms and closes it. Scans /proc/self/fd.
