@@ -336,14 +336,18 @@ TEST_CASE("stop_server lets a running handler answer, refuses new requests, ends
     std::this_thread::yield();
   }
   REQUIRE_FALSE(listening);
-  // A request on the idle connection now is refused before any handler.
-  REQUIRE(::send(idle, get_fast.data(), get_fast.size(), MSG_NOSIGNAL) ==
-          static_cast<ssize_t>(get_fast.size()));
+  // A request on the idle connection now is refused before any handler, body and all (a POST
+  // with a body: the common case of a delivery or an ingest).
+  const std::string post_slow_with_body =
+      "POST /slow HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}";
+  REQUIRE(::send(idle, post_slow_with_body.data(), post_slow_with_body.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(post_slow_with_body.size()));
   std::string refused;
   webhooks::test::read_answer(idle, refused);
   CHECK(refused.rfind("HTTP/1.1 503 Service Unavailable\r\n", 0) == 0);
   CHECK(refused.find("Retry-After: 1\r\n") != std::string::npos);
-  CHECK(code_of(body_of(refused)) == "server_stopping");
+  CHECK(body_of(refused) ==
+        R"({"error":{"code":"server_stopping","message":"the server is stopping; retry"}})");
 
   release.release();
   std::string answer;
