@@ -185,7 +185,7 @@ class SqliteDatabase final : public Database {
         start_checkpointer(options, synchronous);
       }
     } catch (...) {
-      sqlite3_close(checkpoint_db_);
+      checkpoint_.close();
       writer_.close();
       throw;
     }
@@ -200,7 +200,7 @@ class SqliteDatabase final : public Database {
       checkpoint_wake_.notify_all();
       checkpointer_.join();
     }
-    sqlite3_close(checkpoint_db_);
+    checkpoint_.close();
     for (Reader& reader : readers_) reader.connection.close();
     writer_.close();
   }
@@ -281,17 +281,10 @@ class SqliteDatabase final : public Database {
   }
 
   void start_checkpointer(const Options& options, const std::string& synchronous) {
-    if (sqlite3_open_v2(path_.c_str(), &checkpoint_db_,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
-      const std::string message =
-          checkpoint_db_ ? sqlite3_errmsg(checkpoint_db_) : "out of memory";
-      throw Error(ErrorCode::storage, "cannot open the checkpoint connection to " + path_ + ": " +
-                                          message);
-    }
-    sqlite3_busy_timeout(checkpoint_db_, options.sqlite_busy_timeout_ms);
+    checkpoint_.open(path_, false, options.sqlite_busy_timeout_ms, "the checkpoint connection to");
     // The checkpointing connection's own setting decides the checkpoint's fsyncs.
     const std::string pragma = "PRAGMA synchronous=" + synchronous;
-    if (sqlite3_exec(checkpoint_db_, pragma.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
+    if (sqlite3_exec(checkpoint_.db, pragma.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
       throw Error(ErrorCode::storage, "sqlite: " + pragma + " failed on the checkpoint connection");
     }
     sqlite3_wal_hook(writer_.db, &SqliteDatabase::on_commit, this);  // replaces wal_autocheckpoint
@@ -318,7 +311,7 @@ class SqliteDatabase final : public Database {
       if (stopping_) return;
       lock.unlock();
       checkpoint_wanted_.store(false);
-      sqlite3_wal_checkpoint_v2(checkpoint_db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr,
+      sqlite3_wal_checkpoint_v2(checkpoint_.db, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr,
                                 nullptr);
       lock.lock();
     }
@@ -327,7 +320,7 @@ class SqliteDatabase final : public Database {
   std::string path_;
   int busy_timeout_ms_;
   Connection writer_;  // under mutex_: every write, every transaction
-  sqlite3* checkpoint_db_ = nullptr;  // Options::sqlite_background_checkpoint only
+  Connection checkpoint_;  // Options::sqlite_background_checkpoint only
   std::thread checkpointer_;
   std::mutex checkpoint_mutex_;
   std::condition_variable checkpoint_wake_;

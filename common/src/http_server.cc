@@ -59,7 +59,7 @@ std::string_view error_code_for(int status) {
 // unread body is never parsed as a request. The answer says "Connection: close" (httplib copies
 // it from the request).
 HandlerResponse close_after(const httplib::Request& req, httplib::Response& res) {
-  // routing() hands the pre-routing handler its own, non-const Request.
+  // cpp-httplib hands the pre-routing and error handlers its own, non-const Request.
   auto& mutable_req = const_cast<httplib::Request&>(req);
   mutable_req.headers.erase("Connection");
   mutable_req.set_header("Connection", "close");
@@ -101,6 +101,12 @@ bool body_is_read(const std::string& method) {
          method == "PRI";
 }
 
+// A request whose body is still unread on the connection (it has one and was answered before
+// routing read it).
+bool has_unread_body(const httplib::Request& req) {
+  return req.get_header_value("Content-Length").find_first_not_of('0') != std::string::npos;
+}
+
 HandlerResponse guard_body(const httplib::Request& req, httplib::Response& res) {
   for (const auto& [name, value] : req.headers) {
     // RFC 9112, section 5.1: whitespace before the colon is refused with 400 (cpp-httplib would
@@ -122,7 +128,7 @@ HandlerResponse guard_body(const httplib::Request& req, httplib::Response& res) 
     if (!all_digits(text)) {
       return refuse(req, res, 400, "bad_request", "Content-Length must be a decimal number of bytes");
     }
-    if (!body_is_read(req.method) && text.find_first_not_of('0') != std::string::npos) {
+    if (!body_is_read(req.method) && has_unread_body(req)) {
       return refuse(req, res, 400, "bad_request", req.method + " requests take no body");
     }
   } else if (req.method == "POST" || req.method == "PUT" || req.method == "PATCH") {
@@ -130,13 +136,6 @@ HandlerResponse guard_body(const httplib::Request& req, httplib::Response& res) 
   }
   return HandlerResponse::Unhandled;
 }
-
-// A request whose body is still unread on the connection (it has one and was answered before
-// routing read it).
-bool has_unread_body(const httplib::Request& req) {
-  return req.get_header_value("Content-Length").find_first_not_of('0') != std::string::npos;
-}
-
 
 // cpp-httplib 0.11's keep-alive timeout, which tune_server leaves as it is: how long an idle
 // connection waits for its next request.
@@ -209,16 +208,10 @@ void limit_request_bodies(httplib::Server& server, std::size_t limit,
                 res.status == 413   ? "the body is larger than " + std::to_string(limit) + " bytes"
                 : res.status == 404 ? std::string("no such route")
                                     : std::string("the request could not be served"));
-    if (req.remote_addr.empty()) {
-      // cpp-httplib could not parse the request (it fills the addresses only once it has) (an unknown or lower-case method, another HTTP
-      // version, a header line over 8 KiB, bare LF line ends, a request line over 8 KiB: 414):
-      // where its body ends is unknown, so the connection ends after this answer.
-      std::string body = std::move(res.body);
-      res.body.clear();
-      res.headers.erase("Content-Type");
-      res.set_header("Connection", "close");
-      detail::answer_and_close(req, res, std::move(body), "application/json");
-    }
+    // cpp-httplib fills the addresses only once it has parsed the request. It could not (an
+    // unknown or lower-case method, another HTTP version, a header line over 8 KiB, bare LF line
+    // ends, a request line over 8 KiB: 414), so where its body ends is unknown: close after this.
+    if (req.remote_addr.empty()) close_after(req, res);
   });
   server.set_logger([](const httplib::Request&, const httplib::Response&) { answered(); });
 }
