@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "detail/json_number.h"
 #include "webhooks/error.h"
+#include "webhooks/json_parse.h"
 
 namespace webhooks {
 namespace {
@@ -78,27 +80,33 @@ std::string format_double(double value) {
   int exponent = 0;
   std::from_chars(sci.data() + e_pos + 1 + (sci[e_pos + 1] == '+'), sci.data() + sci.size(),
                   exponent);
-  const int k = static_cast<int>(digits.size());
-  const int n = exponent + 1;
-  if (k <= n && n <= 21) {
-    out += digits;
-    out.append(static_cast<std::size_t>(n - k), '0');
-  } else if (0 < n && n <= 21) {
-    out += digits.substr(0, static_cast<std::size_t>(n));
-    out += '.';
-    out += digits.substr(static_cast<std::size_t>(n));
-  } else if (-6 < n && n <= 0) {
-    out += "0.";
-    out.append(static_cast<std::size_t>(-n), '0');
-    out += digits;
-  } else {
-    out += digits.substr(0, 1);
-    if (k > 1) out += '.' + digits.substr(1);
-    out += 'e';
-    out += n - 1 >= 0 ? '+' : '-';
-    out += std::to_string(std::abs(n - 1));
+  return detail::ecmascript_layout(!out.empty(), digits, exponent + 1);
+}
+
+// The canonical form of a number token that nlohmann read as a double (it has a fraction or an
+// exponent, or is an integer beyond 64 bits). docs/idempotency.md, "Numbers":
+// - an integer value within the 64-bit range (1000.0, 1e3, 9007199254740993.0) is written exactly,
+//   as the integer tokens are, so equal values in any spelling agree;
+// - a value with at most 17 significant digits is the double RFC 8785 writes (4.50 -> 4.5,
+//   333333333.33333329 -> 333333333.3333333): 17 digits are what a double carries;
+// - any other value (more significant digits than a double carries: 36893488147419103233,
+//   1000.00000000000001) is written exactly, in the same ECMAScript layout, so tokens that one
+//   double would merge stay distinct. Such output has 18 or more significant digits and so can
+//   never equal the form of a double.
+std::string format_number(double value, std::string_view token) {
+  const detail::Decimal d = detail::parse_decimal(token);
+  if (d.is_zero()) return "0";
+  std::uint64_t magnitude = 0;
+  if (detail::integer_magnitude(d, magnitude)) {
+    if (!d.negative) return std::to_string(magnitude);
+    if (magnitude <= static_cast<std::uint64_t>(INT64_MAX) + 1) return "-" + std::to_string(magnitude);
   }
-  return out;
+  if (d.digits.size() <= 17) return format_double(value);
+  if (d.exponent_saturated) {
+    throw Error(ErrorCode::invalid_json, "invalid JSON: a number's exponent has over 15 digits");
+  }
+  return detail::ecmascript_layout(d.negative, d.digits,
+                                   d.exponent + static_cast<std::int64_t>(d.digits.size()));
 }
 
 class CanonicalWriter : public nlohmann::json_sax<nlohmann::json> {
@@ -109,7 +117,9 @@ class CanonicalWriter : public nlohmann::json_sax<nlohmann::json> {
   bool boolean(bool v) override { return emit(v ? "true" : "false"); }
   bool number_integer(number_integer_t v) override { return emit(std::to_string(v)); }
   bool number_unsigned(number_unsigned_t v) override { return emit(std::to_string(v)); }
-  bool number_float(number_float_t v, const string_t&) override { return emit(format_double(v)); }
+  bool number_float(number_float_t v, const string_t& raw) override {
+    return emit(format_number(v, raw));
+  }
   bool string(string_t& v) override {
     std::string s;
     append_string(s, v);
@@ -117,6 +127,7 @@ class CanonicalWriter : public nlohmann::json_sax<nlohmann::json> {
   }
   bool binary(binary_t&) override { return false; }
   bool start_object(std::size_t) override {
+    if (!enter()) return false;
     stack_.push_back(Frame{true, {}, {}, {}, {}});
     return true;
   }
@@ -144,6 +155,7 @@ class CanonicalWriter : public nlohmann::json_sax<nlohmann::json> {
     return emit(std::move(out));
   }
   bool start_array(std::size_t) override {
+    if (!enter()) return false;
     stack_.push_back(Frame{false, "[", {}, {}, {}});
     return true;
   }
@@ -153,13 +165,14 @@ class CanonicalWriter : public nlohmann::json_sax<nlohmann::json> {
     out.push_back(']');
     return emit(std::move(out));
   }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) override {
-    error_ = ex.what();
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& ex) override {
+    error_ = json_parse_error_message(position, ex);
     return false;
   }
 
   std::string error() const {
-    return duplicate_ ? std::string("duplicate object member name") : error_;
+    return duplicate_ ? std::string("invalid JSON: duplicate object member name") : error_;
   }
 
  private:
@@ -170,6 +183,14 @@ class CanonicalWriter : public nlohmann::json_sax<nlohmann::json> {
     std::u16string key16;
     std::string key_text;
   };
+
+  // The depth limit (json_parse.h): with it each byte is copied into at most kMaxJsonDepth
+  // enclosing texts, so the work stays linear in the input.
+  bool enter() {
+    if (stack_.size() < kMaxJsonDepth) return true;
+    error_ = json_depth_message(kMaxJsonDepth);
+    return false;
+  }
 
   bool emit(std::string value) {
     if (stack_.empty()) {
@@ -196,7 +217,7 @@ class CanonicalWriter : public nlohmann::json_sax<nlohmann::json> {
 std::string canonicalize_json(std::string_view json) {
   CanonicalWriter writer;
   const bool ok = nlohmann::json::sax_parse(json.begin(), json.end(), &writer);
-  if (!ok) throw Error(ErrorCode::invalid_json, "invalid JSON: " + writer.error());
+  if (!ok) throw Error(ErrorCode::invalid_json, writer.error());
   return std::move(writer.result);
 }
 

@@ -11,6 +11,8 @@
 
 #include "cli.h"
 #include "webhooks/clock.h"
+#include "webhooks/error.h"
+#include "webhooks/json_parse.h"
 #include "webhooks/signer.h"
 #include "webhooks/uuid.h"
 #include "webhooks/wire.h"
@@ -48,8 +50,8 @@ std::optional<nlohmann::json> call(const Publisher& p, const std::string& method
     return std::nullopt;
   }
   try {
-    return nlohmann::json::parse(res->body.empty() ? "{}" : res->body);
-  } catch (const nlohmann::json::exception&) {
+    return parse_json(res->body.empty() ? "{}" : res->body);
+  } catch (const Error&) {
     std::cerr << "webhooks: the publisher's answer is not JSON\n";
     return std::nullopt;
   }
@@ -110,7 +112,7 @@ std::vector<Captured> read_capture(const std::string& file) {
     const auto bad = [&](const std::string& why) {
       return UsageError(file + ":" + std::to_string(number) + ": " + why);
     };
-    const auto capture = nlohmann::json::parse(line, nullptr, false);
+    const auto capture = parse_json_or_discarded(line);
     if (!capture.is_object()) throw bad("not a JSON object");
     const auto headers = capture.find("headers");
     if (headers == capture.end() || !headers->is_object()) throw bad("no \"headers\" object");

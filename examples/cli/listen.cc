@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "webhooks/examples/server.h"
+#include "webhooks/json_parse.h"
 #include "webhooks/receiver/http_server.h"
 #include "webhooks/wire.h"
 
@@ -14,9 +15,9 @@ namespace {
 
 std::string error_code_of(const receiver::Answer& answer) {
   try {
-    const auto body = nlohmann::json::parse(answer.body);
+    const auto body = parse_json(answer.body);
     if (body.contains("error")) return body["error"].value("code", "");
-  } catch (const nlohmann::json::exception&) {
+  } catch (const std::exception&) {
   }
   return "";
 }
@@ -110,7 +111,9 @@ void add_listen(CLI::App& app, Action& action) {
                                           kHeaderDeliveryId, kHeaderEventType}) {
               if (auto v = headers.get(name)) h[std::string(name)] = std::string(*v);
             }
-            capture << nlohmann::json{{"headers", h}, {"body", req.body}}.dump() << "\n";
+            capture << nlohmann::json{{"headers", h}, {"body", req.body}}.dump(
+                           -1, ' ', false, nlohmann::json::error_handler_t::replace)
+                    << "\n";
             capture.flush();
           }
         }

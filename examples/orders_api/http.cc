@@ -4,7 +4,9 @@
 #include <ctime>
 #include <limits>
 
+#include "webhooks/error.h"
 #include "webhooks/idempotency/guard.h"
+#include "webhooks/json_parse.h"
 
 namespace webhooks::orders {
 
@@ -33,7 +35,9 @@ std::string rfc3339(UnixMillis ms) {
 }
 
 std::optional<std::int64_t> read_amount(const nlohmann::json& body, std::string& error) {
-  error = "amount must be an integer number of minor units greater than 0";
+  error =
+      "amount must be an exact integer number of minor units from 1 to 9223372036854775807 "
+      "(written with a fraction or an exponent, at most 9007199254740992)";
   const auto it = body.find("amount");
   if (it == body.end()) return std::nullopt;
   if (it->is_number_unsigned()) {
@@ -48,12 +52,9 @@ std::optional<std::int64_t> read_amount(const nlohmann::json& body, std::string&
     const auto value = it->get<std::int64_t>();
     return value > 0 ? std::optional(value) : std::nullopt;
   }
-  if (it->is_number_float()) {
-    const double value = it->get<double>();
-    constexpr double kExact = 9007199254740992.0;  // 2^53: larger floats are not exact integers
-    if (!(value > 0) || value > kExact || std::floor(value) != value) return std::nullopt;
-    return static_cast<std::int64_t>(value);
-  }
+  // A float here is a number that is not exactly an integer of at most 2^53 (parse_object reads
+  // 1000.0 and 1e3 as integers): 1000.00000000000001 or 9007199254740993.0, which a double would
+  // silently turn into another amount. Refused, never rounded.
   return std::nullopt;
 }
 
@@ -80,9 +81,11 @@ std::optional<std::string> read_text(const nlohmann::json& body, const char* fie
 }
 
 std::optional<nlohmann::json> parse_object(std::string_view body, Response& error) {
-  nlohmann::json parsed = nlohmann::json::parse(body, nullptr, false);
-  if (parsed.is_discarded()) {
-    error = error_response(400, "invalid_json", "the body is not valid JSON");
+  nlohmann::json parsed;
+  try {
+    parsed = parse_json(body, JsonParseOptions{.integral_floats_as_integers = true});
+  } catch (const Error& e) {
+    error = error_response(400, "invalid_json", e.what());
     return std::nullopt;
   }
   if (!parsed.is_object()) {

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "webhooks/error.h"
+#include "webhooks/json_parse.h"
 #include "webhooks/log.h"
 
 namespace webhooks::orders {
@@ -24,7 +25,7 @@ bool retryable(int status) {
 }
 
 std::string error_message(const std::string& body) {
-  const nlohmann::json parsed = nlohmann::json::parse(body, nullptr, false);
+  const nlohmann::json parsed = parse_json_or_discarded(body);
   if (parsed.is_object() && parsed.contains("error") && parsed["error"].is_object()) {
     return parsed["error"].value("message", body);
   }
@@ -64,7 +65,7 @@ TransferResult PartnerClient::create_transfer(const std::string& key, std::int64
     } else {
       result.status = answer->status;
       if (answer->status >= 200 && answer->status < 300) {
-        const nlohmann::json parsed = nlohmann::json::parse(answer->body, nullptr, false);
+        const nlohmann::json parsed = parse_json_or_discarded(answer->body);
         if (parsed.is_object() && parsed.contains("id") && parsed["id"].is_string()) {
           result.kind = TransferResult::Kind::accepted;
           result.transfer_id = parsed["id"].get<std::string>();
@@ -100,7 +101,7 @@ std::vector<PartnerTransfer> PartnerClient::list_transfers() {
     throw Error(ErrorCode::io,
                 "GET " + options_.url + "/transfers: HTTP " + std::to_string(answer->status));
   }
-  const nlohmann::json parsed = nlohmann::json::parse(answer->body, nullptr, false);
+  const nlohmann::json parsed = parse_json_or_discarded(answer->body);
   if (!parsed.is_object() || !parsed.contains("transfers") || !parsed["transfers"].is_array()) {
     throw Error(ErrorCode::io, "GET " + options_.url + "/transfers: not {\"transfers\": [...]}");
   }

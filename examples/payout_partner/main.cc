@@ -13,6 +13,7 @@
 #include "webhooks/error.h"
 #include "webhooks/examples/flags.h"
 #include "webhooks/examples/server.h"
+#include "webhooks/json_parse.h"
 #include "webhooks/log.h"
 #include "webhooks/uuid.h"
 
@@ -75,9 +76,10 @@ class Partner {
   void create(const httplib::Request& req, httplib::Response& res) {
     if (config_.delay_ms > 0)
       std::this_thread::sleep_for(std::chrono::milliseconds(config_.delay_ms));
-    const nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
+    const nlohmann::json body = webhooks::parse_json_or_discarded(req.body);
     if (body.is_discarded())
-      return examples::json_error(res, 400, "invalid_json", "the body is not JSON");
+      return examples::json_error(res, 400, "invalid_json",
+                                  "the body is not JSON, or nests deeper than 128 levels");
     std::string error;
     const auto request = parse_transfer_request(body, error);
     if (!request) return examples::json_error(res, 422, "invalid_transfer", error);

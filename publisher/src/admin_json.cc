@@ -1,6 +1,7 @@
 #include "admin_json.h"
 
 #include "webhooks/idempotency/guard.h"
+#include "webhooks/json_parse.h"
 #include "webhooks/rfc3339.h"
 
 namespace webhooks::publisher::detail {
@@ -31,7 +32,7 @@ nlohmann::json event_json(const Event& e) {
           {"merchant_id", e.merchant_id},
           {"type", e.type},
           {"created_at", format_rfc3339(e.created_at)},
-          {"data", nlohmann::json::parse(e.payload, nullptr, false)}};
+          {"data", parse_json_or_discarded(e.payload)}};
 }
 
 nlohmann::json task_json(const Task& t) {
@@ -75,7 +76,7 @@ void fail(httplib::Response& res, int status, std::string_view code, std::string
 
 std::optional<nlohmann::json> json_body(const httplib::Request& req, httplib::Response& res) {
   if (req.body.empty()) return nlohmann::json::object();
-  auto doc = nlohmann::json::parse(req.body, nullptr, false);
+  auto doc = parse_json_or_discarded(req.body);
   if (doc.is_discarded() || !doc.is_object()) {
     fail(res, 400, "invalid_json", "the body must be a JSON object");
     return std::nullopt;

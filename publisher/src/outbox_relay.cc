@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "webhooks/error.h"
+#include "webhooks/json_compact.h"
 #include "webhooks/log.h"
 
 namespace webhooks::publisher {
@@ -68,16 +69,18 @@ struct OutboxRelay::Impl {
 
   // Posts one row; returns an empty string on success, else the reason.
   std::string post(const db::Rows& rows, std::size_t i) {
-    nlohmann::json body;
-    body["merchant_id"] = rows.text(i, 1);
-    body["type"] = rows.text(i, 2);
+    // The payload goes out as stored, number tokens byte for byte (no tree in between).
+    std::string data;
     try {
-      body["data"] = nlohmann::json::parse(rows.text(i, 3));
-    } catch (const nlohmann::json::exception&) {
+      data = compact_json(rows.text(i, 3));
+    } catch (const Error&) {
       return "payload is not JSON";
     }
+    const std::string body = "{\"merchant_id\":" + nlohmann::json(rows.text(i, 1)).dump() +
+                             ",\"type\":" + nlohmann::json(rows.text(i, 2)).dump() +
+                             ",\"data\":" + data + "}";
     const httplib::Headers headers = {{"Idempotency-Key", rows.text(i, 0)}};
-    const auto res = client.Post("/v1/events", headers, body.dump(), "application/json");
+    const auto res = client.Post("/v1/events", headers, body, "application/json");
     if (!res) return "no answer from the publisher: " + httplib::to_string(res.error());
     if (res->status >= 200 && res->status < 300) return {};
     return "publisher answered " + std::to_string(res->status) + ": " + res->body.substr(0, 200);

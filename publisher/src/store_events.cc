@@ -1,6 +1,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store_sql.h"
+#include "webhooks/json_parse.h"
 #include "webhooks/publisher/store.h"
 
 namespace webhooks::publisher {
@@ -14,7 +15,7 @@ Event event_from(const db::Rows& rows, std::size_t r) {
 
 std::vector<std::string> parse_types(const std::string& text) {
   std::vector<std::string> types;
-  const auto parsed = nlohmann::json::parse(text, nullptr, false);
+  const auto parsed = parse_json_or_discarded(text);
   if (!parsed.is_array()) return types;
   for (const auto& entry : parsed) {
     if (entry.is_string()) types.push_back(entry.get<std::string>());

@@ -10,6 +10,7 @@
 #include "webhooks/idempotency/guard.h"
 #include "webhooks/idempotency/lease_keeper.h"
 #include "webhooks/idempotency/maintenance.h"
+#include "webhooks/json_parse.h"
 #include "webhooks/log.h"
 #include "webhooks/secret.h"
 #include "webhooks/verifier.h"
@@ -159,8 +160,13 @@ std::optional<Answer> Receiver::Impl::admit(const Headers& headers, std::string_
   event.id = *signed_headers.id;
   event.timestamp = verified.timestamp;
   event.body = body;
-  payload = nlohmann::json::parse(body, nullptr, false);
-  if (payload.is_discarded() || !payload.is_object()) {
+  try {
+    payload = parse_json(body);
+  } catch (const Error& e) {
+    log(event, "invalid_json", 400);
+    return error_answer(400, "invalid_json", e.what());
+  }
+  if (!payload.is_object()) {
     log(event, "invalid_json", 400);
     return error_answer(400, "invalid_json", "the body is not a JSON object");
   }

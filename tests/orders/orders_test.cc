@@ -161,7 +161,8 @@ TEST_CASE("a validation error (422) is final: the retry gets it replayed") {
   CHECK(first.status == 422);
   CHECK(first.error_code() == "validation_failed");
   CHECK(first.json()["error"]["message"] ==
-        "amount must be an integer number of minor units greater than 0");
+        "amount must be an exact integer number of minor units from 1 to 9223372036854775807 "
+        "(written with a fraction or an exponent, at most 9007199254740992)");
   const Answer retry = s.post("/orders", "order-6", body);
   CHECK(retry.status == 422);
   CHECK(retry.header("Idempotent-Replayed") == "true");

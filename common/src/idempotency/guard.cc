@@ -92,7 +92,10 @@ KeyCheck parse_idempotency_key(std::optional<std::string_view> header) {
 }
 
 std::string error_body(std::string_view code, std::string_view message) {
-  return nlohmann::json{{"error", {{"code", code}, {"message", message}}}}.dump();
+  // A message may quote a client's bytes; invalid UTF-8 becomes U+FFFD instead of a type_error 316
+  // that would turn a client error into a 503 storage_unavailable.
+  return nlohmann::json{{"error", {{"code", code}, {"message", message}}}}.dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 Guard::Guard(Store& store, LeaseKeeper& keeper, const Clock& clock, GuardOptions options)

@@ -5,6 +5,7 @@
 #include "idempotency/statements.h"
 #include "webhooks/base64.h"
 #include "webhooks/error.h"
+#include "webhooks/json_parse.h"
 #include "webhooks/random.h"
 
 namespace webhooks::idempotency {
@@ -31,7 +32,7 @@ State parse_state(const std::string& text) {
 std::string encode_headers(const Response& response) {
   nlohmann::json headers = nlohmann::json::array();
   for (const auto& [name, value] : response.headers) headers.push_back({name, value});
-  return headers.dump();
+  return headers.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 Response decode_response(const db::Rows& rows) {
@@ -39,7 +40,7 @@ Response decode_response(const db::Rows& rows) {
   response.status = static_cast<int>(rows.integer(0, kStatus));
   response.body = rows.text(0, kBody);
   if (!rows.is_null(0, kHeaders)) {
-    for (const auto& pair : nlohmann::json::parse(rows.text(0, kHeaders))) {
+    for (const auto& pair : parse_json(rows.text(0, kHeaders))) {
       response.headers.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
     }
   }

@@ -1,0 +1,163 @@
+// The bounded parser (json_parse.h), the raw-number compact writer (json_compact.h) and how
+// canonical JSON treats nesting and numbers a double cannot hold (docs/idempotency.md).
+#include <catch2/catch.hpp>
+
+#include "webhooks/canonical_json.h"
+#include "webhooks/error.h"
+#include "webhooks/fingerprint.h"
+#include "webhooks/json_compact.h"
+#include "webhooks/json_parse.h"
+
+using namespace webhooks;
+
+namespace {
+
+std::string nested_arrays(std::size_t depth) {
+  return std::string(depth, '[') + std::string(depth, ']');
+}
+
+std::string nested_objects(std::size_t depth) {
+  std::string text;
+  for (std::size_t i = 0; i < depth; ++i) text += "{\"a\":";
+  text += "1";
+  text.append(depth, '}');
+  return text;
+}
+
+const char* const kDepthMessage =
+    "invalid JSON: nested deeper than the limit of 128 arrays and objects";
+
+// The message of the invalid_json Error `f` throws.
+template <typename F>
+std::string refusal(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::invalid_json);
+    return e.what();
+  }
+  FAIL("accepted");
+  return {};
+}
+
+bool printable_ascii(const std::string& s) {
+  for (char c : s) {
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("128 levels of nesting parse; 129 and 100,000 are refused naming the limit") {
+  CHECK(kMaxJsonDepth == 128);
+  CHECK(parse_json(nested_arrays(128)).is_array());
+  CHECK(parse_json(nested_objects(128)).is_object());
+  CHECK(parse_ordered_json(nested_objects(128)).is_object());
+  CHECK(canonicalize_json(nested_arrays(128)) == nested_arrays(128));
+  CHECK(compact_json(nested_arrays(128)) == nested_arrays(128));
+  for (const std::string& text :
+       {nested_arrays(129), nested_objects(129), nested_arrays(100'000), nested_objects(100'000),
+        std::string(100'000, '[')}) {
+    CHECK(refusal([&] { parse_json(text); }) == kDepthMessage);
+    CHECK(refusal([&] { parse_ordered_json(text); }) == kDepthMessage);
+    CHECK(parse_json_or_discarded(text).is_discarded());
+    CHECK(refusal([&] { canonicalize_json(text); }) == kDepthMessage);
+    CHECK(refusal([&] { request_fingerprint("POST", "/orders", text); }) == kDepthMessage);
+    CHECK(refusal([&] { compact_json(text); }) == kDepthMessage);
+  }
+  CHECK(refusal([&] { parse_json(nested_arrays(3), JsonParseOptions{.max_depth = 2}); }) ==
+        "invalid JSON: nested deeper than the limit of 2 arrays and objects");
+}
+
+TEST_CASE("1 MiB of nested arrays is refused after its first 129 bytes") {
+  // Before the limit, canonical JSON copied each level's text into its parent: ~19 s of CPU for
+  // this body on orders-api. Now every reader stops at byte 129; bench/json_bench.cc measures it.
+  const std::string body = nested_arrays(512 * 1024);
+  REQUIRE(body.size() == 1024 * 1024);
+  CHECK(refusal([&] { canonicalize_json(body); }) == kDepthMessage);
+  CHECK(refusal([&] { parse_json(body); }) == kDepthMessage);
+  CHECK(refusal([&] { compact_json(body); }) == kDepthMessage);
+}
+
+TEST_CASE("invalid UTF-8 in a string is invalid_json with a printable message") {
+  for (const std::string bad : {"\xff", "\xc0\xaf", "\xed\xa0\x80"}) {
+    const std::string text = "{\"reference\":\"a" + bad + "b\"}";
+    INFO(text);
+    for (const std::string& message :
+         {refusal([&] { parse_json(text); }), refusal([&] { canonicalize_json(text); }),
+          refusal([&] { compact_json(text); })}) {
+      CHECK(message.starts_with("invalid JSON at byte "));
+      CHECK(message.find("ill-formed UTF-8 byte") != std::string::npos);
+      CHECK(printable_ascii(message));
+    }
+  }
+}
+
+TEST_CASE("integral_floats_as_integers: exact integers up to 2^53 in any spelling") {
+  const JsonParseOptions exact{.integral_floats_as_integers = true};
+  const auto doc = parse_json(
+      R"([1000.0, 1e3, -2.5e1, 9007199254740992.0, 9007199254740993.0, 9.007199254740993e15,
+          1000.00000000000001, 0.5, 36893488147419103233, 12])",
+      exact);
+  CHECK(doc[0].is_number_unsigned());
+  CHECK(doc[0].get<std::int64_t>() == 1000);
+  CHECK(doc[1].is_number_unsigned());
+  CHECK(doc[2].is_number_integer());
+  CHECK(doc[2].get<std::int64_t>() == -25);
+  CHECK(doc[3].is_number_unsigned());
+  CHECK(doc[3].get<std::uint64_t>() == 9007199254740992ULL);
+  CHECK(doc[4].is_number_float());
+  CHECK(doc[5].is_number_float());
+  CHECK(doc[6].is_number_float());
+  CHECK(doc[7].is_number_float());
+  CHECK(doc[8].is_number_float());
+  CHECK(doc[9].is_number_unsigned());
+  // Without the option nlohmann's own types stay.
+  CHECK(parse_json("1000.0").is_number_float());
+}
+
+TEST_CASE("compact_json keeps every number token byte for byte") {
+  CHECK(compact_json(" { \"amount\" : 36893488147419103233 ,\n \"list\":[ 1e3, 1.50, -0, 1E+2 ],"
+                     "\"s\":\"\\u00e9\\n\\\"\", \"o\" : { } } ") ==
+        "{\"amount\":36893488147419103233,\"list\":[1e3,1.50,-0,1E+2],\"s\":\"\xc3\xa9\\n\\\"\","
+        "\"o\":{}}");
+  const std::string body =
+      R"({"merchant_id":"m1","data":{"n":36893488147419103233,"x":[{"data":1}]},"type":"t"})";
+  CHECK(compact_json_member(body, "data") == R"({"n":36893488147419103233,"x":[{"data":1}]})");
+  CHECK(compact_json_member(body, "type") == "\"t\"");
+  CHECK(compact_json_member(body, "missing") == std::nullopt);
+  CHECK(compact_json_member("[{\"data\":1}]", "data") == std::nullopt);
+  CHECK(compact_json_member(R"({"data":1,"data":[2]})", "data") == "[2]");
+}
+
+TEST_CASE("canonical numbers: beyond a double's digits, values stay exact") {
+  // Integers beyond 64 bits: distinct tokens, distinct canonical forms and fingerprints.
+  CHECK(canonicalize_json("36893488147419103233") == "36893488147419103233");
+  CHECK(canonicalize_json("36893488147419103234") == "36893488147419103234");
+  CHECK(request_fingerprint("POST", "/v1/events", R"({"data":{"n":36893488147419103233}})") !=
+        request_fingerprint("POST", "/v1/events", R"({"data":{"n":36893488147419103234}})"));
+  // Equal values agree whatever their spelling.
+  CHECK(canonicalize_json("[36893488147419103233.0,3.6893488147419103233e19]") ==
+        "[36893488147419103233,36893488147419103233]");
+  CHECK(canonicalize_json("[9007199254740993.0,9.007199254740993e15,9007199254740993]") ==
+        "[9007199254740993,9007199254740993,9007199254740993]");
+  CHECK(canonicalize_json("[1000.00000000000001,1000]") == "[1000.00000000000001,1000]");
+  CHECK(canonicalize_json("[-1.000000000000000000001e-30,1.0000000000000000000010e40]") ==
+        "[-1.000000000000000000001e-30,1.000000000000000000001e+40]");
+  // 17 significant digits or fewer: the double, as RFC 8785 writes it (the published vector).
+  CHECK(canonicalize_json("[333333333.33333329,4.50,2e-3,1E30,100000000000000000000]") ==
+        "[333333333.3333333,4.5,0.002,1e+30,100000000000000000000]");
+  CHECK(refusal([] { canonicalize_json("1.00000000000000000001e-1234567890123456"); }) ==
+        "invalid JSON: a number's exponent has over 15 digits");
+}
+
+TEST_CASE("Unicode policy: canonical JSON does not normalise (NFC and NFD differ)") {
+  const std::string nfc = "{\"reference\":\"caf\xc3\xa9\"}";    // U+00E9
+  const std::string nfd = "{\"reference\":\"cafe\xcc\x81\"}";   // e + U+0301
+  const std::string nfd_escaped = "{\"reference\":\"cafe\\u0301\"}";
+  CHECK(canonicalize_json(nfc) == nfc);
+  CHECK(canonicalize_json(nfd) == nfd);
+  CHECK(canonicalize_json(nfd_escaped) == nfd);
+  CHECK(request_fingerprint("POST", "/orders", nfc) != request_fingerprint("POST", "/orders", nfd));
+}

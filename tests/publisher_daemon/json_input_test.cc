@@ -1,0 +1,112 @@
+// webhooks-publisherd and JSON a client controls (issue 12, items 1 and 3): nesting, and number
+// tokens that a double cannot hold, end to end from POST /v1/events to the merchant's endpoint.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "process.h"
+#include "receiver.h"
+#include "support/test_env.h"
+
+namespace webhooks::test {
+namespace {
+
+constexpr const char* kToken = "json-token";
+const char* const kDepthMessage =
+    "invalid JSON: nested deeper than the limit of 128 arrays and objects";
+
+struct Publisher {
+  explicit Publisher(const std::string& name)
+      : daemon({"--listen", "127.0.0.1:0", "--db", database_target(name), "--admin-token", kToken,
+                "--allow-private-networks", "--poll-interval", "20ms", "--log-level", "warn"},
+               temp_dir(name)),
+        http("127.0.0.1", daemon.wait_listening()) {
+    http.set_read_timeout(std::chrono::seconds(10));
+  }
+  httplib::Result post(const std::string& path, const std::string& body,
+                       const std::string& key = "") {
+    httplib::Headers headers{{"Authorization", std::string("Bearer ") + kToken}};
+    if (!key.empty()) headers.emplace("Idempotency-Key", key);
+    return http.Post(path.c_str(), headers, body, "application/json");
+  }
+  Daemon daemon;
+  httplib::Client http;
+};
+
+std::string event(const std::string& data) {
+  return R"({"merchant_id":"m1","type":"order.created","data":)" + data + "}";
+}
+
+std::string nested_arrays(std::size_t depth) {
+  return std::string(depth, '[') + std::string(depth, ']');
+}
+
+nlohmann::json body_json(const httplib::Result& res) { return nlohmann::json::parse(res->body); }
+
+}  // namespace
+
+TEST_CASE("data nested 100,000 levels deep is 400 invalid_json; the daemon stays up", "[daemon]") {
+  Publisher p("publisherd-deep");
+  const std::string arrays = event(R"({"a":)" + nested_arrays(100'000) + "}");
+  std::string objects;
+  for (int i = 0; i < 100'000; ++i) objects += R"({"a":)";
+  objects += "1" + std::string(100'000, '}');
+  int n = 0;
+  for (const std::string& body : {arrays, event(objects), nested_arrays(100'000)}) {
+    const auto res = p.post("/v1/events", body, "deep-" + std::to_string(n++));
+    REQUIRE(res);
+    CHECK(res->status == 400);
+    CHECK(body_json(res)["error"]["code"] == "invalid_json");
+    CHECK(body_json(res)["error"]["message"] == kDepthMessage);
+  }
+  // 128 levels in all (the event object is the first) are accepted.
+  const auto deepest = p.post("/v1/events", event("{\"a\":" + nested_arrays(126) + "}"), "deep-ok");
+  REQUIRE(deepest);
+  CHECK(deepest->status == 202);
+  const auto over = p.post("/v1/events", event("{\"a\":" + nested_arrays(127) + "}"), "deep-129");
+  REQUIRE(over);
+  CHECK(over->status == 400);
+  CHECK(p.http.Get("/healthz")->status == 200);
+  CHECK_FALSE(p.daemon.wait_exit(std::chrono::milliseconds(0)));
+}
+
+TEST_CASE("event data is delivered with its number tokens byte for byte", "[daemon]") {
+  Receiver receiver;
+  Publisher p("publisherd-numbers");
+  REQUIRE(p.post("/v1/endpoints",
+                 nlohmann::json{{"merchant_id", "m1"}, {"url", receiver.url()}}.dump())
+              ->status == 201);
+  const std::string data =
+      R"({"big":36893488147419103233,"exp":1E3,"price":1.50,"neg":-0.0,"list":[1e-7, 2]})";
+  const auto accepted = p.post("/v1/events", event(data), "big-1");
+  REQUIRE(accepted);
+  REQUIRE(accepted->status == 202);
+
+  // Another big integer under the same key is another request: refused, not replayed.
+  const auto other = p.post(
+      "/v1/events",
+      event(R"({"big":36893488147419103234,"exp":1E3,"price":1.50,"neg":-0.0,"list":[1e-7, 2]})"),
+      "big-1");
+  REQUIRE(other);
+  CHECK(other->status == 422);
+  CHECK(body_json(other)["error"]["code"] == "idempotency_key_reused");
+  // The same request again is replayed.
+  const auto again = p.post("/v1/events", event(data), "big-1");
+  REQUIRE(again);
+  CHECK(again->status == 202);
+  CHECK(again->get_header_value("Idempotent-Replayed") == "true");
+  CHECK(again->body == accepted->body);
+
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (receiver.count() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // bounded: 20 s
+  }
+  REQUIRE(receiver.count() == 1);
+  const std::string delivered = receiver.received()[0].body;
+  INFO(delivered);
+  CHECK(delivered.ends_with(
+      R"(,"data":{"big":36893488147419103233,"exp":1E3,"price":1.50,"neg":-0.0,"list":[1e-7,2]}})"));
+  CHECK(delivered.find("3.6893488147419103e+19") == std::string::npos);
+}
+
+}  // namespace webhooks::test
