@@ -319,3 +319,46 @@ TEST_CASE("--admin-token on the command line wins over WEBHOOKS_ADMIN_TOKEN for 
   CHECK(tokens == std::vector<std::string>{"Bearer from-flag", "Bearer from-flag",
                                            "Bearer from-flag", "Bearer from-env"});
 }
+
+TEST_CASE("send --data @FILE: 100,000 levels of nesting are refused before sending; numbers go out as written") {
+  const std::string dir = test::temp_dir("cli-send-json");
+  std::string deep;
+  for (int i = 0; i < 100'000; ++i) deep += "{\"a\":";
+  deep += "1" + std::string(100'000, '}');
+  const std::string file = write(dir, "deep.json", deep);
+  // Port 1: a delivery sent would fail (exit 1); the file must be refused first (exit 2).
+  Run run = cli("send --url http://127.0.0.1:1/x --secret " + kSecret + " --type t --data @" + file);
+  CHECK(run.code == 2);
+  CHECK(run.out ==
+        "webhooks: --data is not JSON: invalid JSON: nested deeper than the limit of 127 arrays "
+        "and objects\n");
+  // 127 levels are sent (the delivered body adds one); 128 are refused.
+  const auto nested = [](std::size_t depth) {  // an object holding depth - 1 nested arrays
+    return "{\"a\":" + std::string(depth - 1, '[') + std::string(depth - 1, ']') + "}";
+  };
+  CHECK(cli("send --url http://127.0.0.1:1/x --secret " + kSecret + " --type t --data @" +
+            write(dir, "127.json", nested(127)))
+            .code == 1);
+  CHECK(cli("send --url http://127.0.0.1:1/x --secret " + kSecret + " --type t --data @" +
+            write(dir, "128.json", nested(128)))
+            .code == 2);
+
+  // What reaches the endpoint: the data compact, its number tokens byte for byte.
+  std::mutex mutex;
+  std::string received;
+  httplib::Server server;
+  server.Post("/hook", [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard lock(mutex);
+    received = req.body;
+    res.set_content("{}", "application/json");
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { server.listen_after_bind(); });
+  run = cli("send --url http://127.0.0.1:" + std::to_string(port) + "/hook --secret " + kSecret +
+            " --type t --data '{ \"big\": 36893488147419103233, \"p\": 1.50 }'");
+  server.stop();
+  serving.join();
+  CHECK(run.code == 0);
+  std::lock_guard lock(mutex);
+  CHECK(received.ends_with(R"(,"data":{"big":36893488147419103233,"p":1.50}})"));
+}

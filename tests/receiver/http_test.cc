@@ -134,6 +134,31 @@ TEST_CASE("merchant-receiver SIGKILLed inside its handler: 409, then one effect 
                                   "calls":2,"effects":1}]})"));
 }
 
+TEST_CASE("merchant-receiver: 100,000 levels of nesting are 400 invalid_json; it stays up") {
+  const std::string dir = test::temp_dir("merchant_deep");
+  Process server("merchant-receiver",
+                 {"--listen", "127.0.0.1:0", "--db", test::database_target("merchant_deep"),
+                  "--secret", kSecret},
+                 dir);
+  httplib::Client client("127.0.0.1", server.wait_listening());
+  std::string deep = R"({"type":"order.created","data":)";
+  for (int i = 0; i < 100'000; ++i) deep += "[";
+  deep += std::string(100'000, ']') + "}";
+  auto refused =
+      client.Post("/webhooks", http_headers("evt_deep", deep, "d1"), deep, "application/json");
+  REQUIRE(refused);
+  CHECK(refused->status == 400);
+  CHECK(code_of(refused->body) == "invalid_json");
+  CHECK(nlohmann::json::parse(refused->body)["error"]["message"] ==
+        "invalid JSON: nested deeper than the limit of 128 arrays and objects");
+  const std::string body = event_body("evt_after_deep", "order.captured");
+  auto ok = client.Post("/webhooks", http_headers("evt_after_deep", body, "d2"), body,
+                        "application/json");
+  REQUIRE(ok);
+  CHECK(ok->status == 200);
+  CHECK_FALSE(server.wait_exit(std::chrono::milliseconds(0)));
+}
+
 TEST_CASE("merchant-receiver --fail-first-attempts 100: the first call fails, the retry commits") {
   Process server(
       "merchant-receiver",
