@@ -67,7 +67,8 @@ std::string Merchant::handled_json() {
                       {"calls", rows.integer(i, 2)},
                       {"effects", rows.integer(i, 3)}});
   }
-  return nlohmann::json{{"events", events}}.dump();
+  return nlohmann::json{{"events", events}}.dump(  // types may come from a header
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace merchant

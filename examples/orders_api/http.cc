@@ -11,7 +11,7 @@
 namespace webhooks::orders {
 
 Response json_response(int status, const nlohmann::json& body) {
-  return Response{status, {}, body.dump()};
+  return Response{status, {}, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
 }
 
 Response error_response(int status, std::string_view code, std::string_view message) {

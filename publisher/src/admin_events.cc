@@ -49,19 +49,21 @@ void AdminApi::mount_events(httplib::Server& server) {
       }
     }
     json list = json::array();
-    for (const Event& e : store_.list_events(query)) list.push_back(detail::event_json(e));
-    answer(res, 200, {{"events", list}});
+    detail::RawJson raw;
+    for (const Event& e : store_.list_events(query)) list.push_back(detail::event_json(e, raw));
+    answer(res, 200, {{"events", list}}, &raw);
   });
 
   server.Get(R"(/v1/events/([^/]+))", [this](const httplib::Request& req,
                                              httplib::Response& res) {
     const auto event = store_.find_event(req.matches[1]);
     if (!event) return fail(res, 404, "not_found", "no such event");
-    json out = detail::event_json(*event);
+    detail::RawJson raw;
+    json out = detail::event_json(*event, raw);
     json tasks = json::array();
     for (const Task& t : store_.tasks_of_event(event->event_id)) tasks.push_back(detail::task_json(t));
     out["tasks"] = tasks;
-    answer(res, 200, out);
+    answer(res, 200, out, &raw);
   });
 
   server.Get(R"(/v1/events/([^/]+)/attempts)", [this](const httplib::Request& req,

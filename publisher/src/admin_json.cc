@@ -2,6 +2,7 @@
 
 #include "webhooks/idempotency/guard.h"
 #include "webhooks/json_parse.h"
+#include "webhooks/random.h"
 #include "webhooks/rfc3339.h"
 
 namespace webhooks::publisher::detail {
@@ -27,12 +28,49 @@ nlohmann::json endpoint_json(const Endpoint& e) {
           {"updated_at", format_rfc3339(e.updated_at)}};
 }
 
-nlohmann::json event_json(const Event& e) {
+RawJson::RawJson() {
+  std::uint8_t tag[16];
+  secure_random_bytes(tag);
+  static constexpr char kHex[] = "0123456789abcdef";
+  marker_ = "\"\\u0001";
+  for (std::uint8_t b : tag) {
+    marker_.push_back(kHex[b >> 4]);
+    marker_.push_back(kHex[b & 0xF]);
+  }
+  marker_.push_back(':');
+}
+
+nlohmann::json RawJson::hold(std::string text) {
+  // "\u0001" is how dump() writes the placeholder's first character.
+  std::string placeholder = "\x01" + marker_.substr(7) + std::to_string(texts_.size());
+  texts_.push_back(std::move(text));
+  return placeholder;
+}
+
+std::string RawJson::splice(const std::string& dumped) const {
+  std::string out;
+  out.reserve(dumped.size());
+  std::size_t from = 0;
+  for (std::size_t at; (at = dumped.find(marker_, from)) != std::string::npos;) {
+    std::size_t end = at + marker_.size();
+    std::size_t index = 0;
+    while (end < dumped.size() && dumped[end] >= '0' && dumped[end] <= '9') {
+      index = index * 10 + static_cast<std::size_t>(dumped[end++] - '0');
+    }
+    out.append(dumped, from, at - from);
+    out += index < texts_.size() ? texts_[index] : "null";
+    from = end + 1;  // past the closing quote
+  }
+  out.append(dumped, from, std::string::npos);
+  return out;
+}
+
+nlohmann::json event_json(const Event& e, RawJson& raw) {
   return {{"event_id", e.event_id},
           {"merchant_id", e.merchant_id},
           {"type", e.type},
           {"created_at", format_rfc3339(e.created_at)},
-          {"data", parse_json_or_discarded(e.payload)}};
+          {"data", raw.hold(e.payload.empty() ? std::string("{}") : e.payload)}};
 }
 
 nlohmann::json task_json(const Task& t) {
@@ -63,10 +101,11 @@ nlohmann::json attempt_json(const DeliveryAttempt& a) {
           {"response_snippet", a.response_snippet}};
 }
 
-void answer(httplib::Response& res, int status, const nlohmann::json& body) {
+void answer(httplib::Response& res, int status, const nlohmann::json& body, const RawJson* raw) {
   res.status = status;
-  res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                  "application/json");
+  std::string text = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (raw) text = raw->splice(text);
+  res.set_content(text, "application/json");
 }
 
 void fail(httplib::Response& res, int status, std::string_view code, std::string_view message) {

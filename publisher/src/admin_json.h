@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "webhooks/publisher/model.h"
 
@@ -14,12 +15,28 @@ namespace webhooks::publisher::detail {
 
 // The endpoint without its secrets' values (each secret as {"created_at","expires_at"}).
 nlohmann::json endpoint_json(const Endpoint& endpoint);
-// {"event_id","merchant_id","type","created_at","data"}.
-nlohmann::json event_json(const Event& event);
+// Event data inside an admin answer exactly as stored, number tokens byte for byte (a tree would
+// print 36893488147419103233 as 3.6893488147419103e+19): hold() gives a placeholder string with a
+// random 128-bit tag, and splice() swaps each placeholder in the dumped answer for its text.
+class RawJson {
+ public:
+  RawJson();
+  nlohmann::json hold(std::string text);
+  std::string splice(const std::string& dumped) const;
+
+ private:
+  std::string marker_;  // the dumped placeholder's start: "\u0001<tag>:
+  std::vector<std::string> texts_;
+};
+
+// {"event_id","merchant_id","type","created_at","data"}; data held in `raw`.
+nlohmann::json event_json(const Event& event, RawJson& raw);
 nlohmann::json task_json(const Task& task);
 nlohmann::json attempt_json(const DeliveryAttempt& attempt);
 
-void answer(httplib::Response& res, int status, const nlohmann::json& body);
+// Dumps `body` (invalid UTF-8 replaced), splicing in what `raw` holds.
+void answer(httplib::Response& res, int status, const nlohmann::json& body,
+            const RawJson* raw = nullptr);
 void fail(httplib::Response& res, int status, std::string_view code, std::string_view message);
 // The body as a JSON object (an empty body is {}); std::nullopt after answering 400 invalid_json.
 std::optional<nlohmann::json> json_body(const httplib::Request& req, httplib::Response& res);

@@ -107,6 +107,22 @@ TEST_CASE("event data is delivered with its number tokens byte for byte", "[daem
   CHECK(delivered.ends_with(
       R"(,"data":{"big":36893488147419103233,"exp":1E3,"price":1.50,"neg":-0.0,"list":[1e-7,2]}})"));
   CHECK(delivered.find("3.6893488147419103e+19") == std::string::npos);
+
+  // The admin API shows the data as stored too.
+  const std::string event_id = body_json(accepted)["event_id"];
+  const auto shown = p.http.Get(("/v1/events/" + event_id).c_str(),
+                                {{"Authorization", std::string("Bearer ") + kToken}});
+  REQUIRE(shown);
+  CHECK(shown->status == 200);
+  CHECK(shown->body.find(
+            R"("data":{"big":36893488147419103233,"exp":1E3,"price":1.50,"neg":-0.0,"list":[1e-7,2]})") !=
+        std::string::npos);
+  CHECK(body_json(shown)["tasks"].size() == 1);
+  const auto listed = p.http.Get("/v1/events?merchant_id=m1",
+                                 {{"Authorization", std::string("Bearer ") + kToken}});
+  REQUIRE(listed);
+  CHECK(listed->body.find(R"("data":{"big":36893488147419103233,)") != std::string::npos);
+  CHECK(body_json(listed)["events"].size() == 1);
 }
 
 }  // namespace webhooks::test
