@@ -20,6 +20,12 @@
 namespace webhooks::partner {
 namespace {
 
+// The idempotency key comes from a header, any bytes: invalid UTF-8 is written as U+FFFD instead
+// of failing the answer (nlohmann's dump throws type_error 316 on it).
+std::string to_text(const nlohmann::json& body) {
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 struct Config {
   std::string listen = "127.0.0.1:8782";
   std::string db = "./partner.db";
@@ -54,7 +60,7 @@ class Partner {
     server.Get("/transfers", [this](const httplib::Request&, httplib::Response& res) {
       nlohmann::json list = nlohmann::json::array();
       for (const Transfer& t : transfers_.list()) list.push_back(to_json(t));
-      examples::json_answer(res, 200, nlohmann::json{{"transfers", list}}.dump());
+      examples::json_answer(res, 200, to_text(nlohmann::json{{"transfers", list}}));
     });
     server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
       examples::json_answer(res, 200, R"({"status":"ok"})");
@@ -109,7 +115,7 @@ class Partner {
       return;
     }
     if (replayed) res.set_header("Idempotent-Replayed", "true");
-    examples::json_answer(res, replayed ? 200 : 201, to_json(result.transfer).dump());
+    examples::json_answer(res, replayed ? 200 : 201, to_text(to_json(result.transfer)));
   }
 
   const Config& config_;
