@@ -1,8 +1,13 @@
-// PostgreSQL engine: a pool of libpq connections, statements prepared once per connection,
-// broken connections reset on their next use.
+// PostgreSQL engine: a pool of libpq connections, statements prepared once per connection.
+// A connection that broke (the server closed it, e.g. pg_terminate_backend or a restart) is
+// dropped, never handed out again: an idle one is checked when it is taken from the pool (the
+// server's FATAL or end of stream is already waiting on its socket), and one whose statement
+// failed with a connection error is not put back.
 #include <libpq-fe.h>
+#include <poll.h>
 
 #include <condition_variable>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 
@@ -24,8 +29,42 @@ std::string without_password(const std::string& url) {
 struct Connection {
   PGconn* conn = nullptr;
   std::unordered_map<std::string, std::string> prepared;  // SQL -> statement name
+  // The server said it closes the connection (a FATAL message), or a statement failed with a
+  // connection error: never reused.
+  bool broken = false;
   ~Connection() { PQfinish(conn); }
 };
+
+// Messages the server sends outside a statement's result. A FATAL one (57P01 "terminating
+// connection due to administrator command", a shutdown) precedes the end of the connection;
+// others (NOTICEs such as "relation already exists, skipping") are dropped instead of printed.
+void on_notice(void* arg, const PGresult* res) {
+  const char* severity = PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED);
+  if (severity && (std::strcmp(severity, "FATAL") == 0 || std::strcmp(severity, "PANIC") == 0)) {
+    static_cast<Connection*>(arg)->broken = true;
+  }
+}
+
+// SQLSTATEs after which the connection is gone: class 08 (connection exception) and the
+// operator-intervention ones that end the session (57P01 admin shutdown, 57P02 crash shutdown,
+// 57P03 cannot connect now).
+bool ends_connection(const std::string& state) {
+  return state.starts_with("08") || state == "57P01" || state == "57P02" || state == "57P03";
+}
+
+// Whether a connection taken from the pool can still run a statement: not marked broken, and
+// nothing unread on its socket says otherwise (an idle connection is sent nothing but a
+// FATAL before the server closes it, or a notice).
+bool usable(Connection& c) {
+  if (c.broken || PQstatus(c.conn) != CONNECTION_OK) return false;
+  pollfd readable{PQsocket(c.conn), POLLIN, 0};
+  const int ready = ::poll(&readable, 1, 0);
+  if (ready < 0) return false;
+  if (ready == 0) return true;
+  if (PQconsumeInput(c.conn) == 0) return false;  // end of stream: libpq marks it bad
+  while (PGnotify* n = PQnotifies(c.conn)) PQfreemem(n);
+  return !c.broken && PQstatus(c.conn) == CONNECTION_OK;
+}
 
 class PgTransaction final : public Transaction {
  public:
@@ -71,6 +110,7 @@ class PgTransaction final : public Transaction {
       const char* field = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
       const std::string state = field ? field : "";  // copied: PQclear frees it
       PQclear(res);
+      if (ends_connection(state) || PQstatus(c_.conn) != CONNECTION_OK) c_.broken = true;
       throw Error(ErrorCode::storage, "postgres: " + message + (state.empty() ? "" : " (SQLSTATE " + state + ")") +
                                           " in: " + std::string(sql.substr(0, 120)));
     }
@@ -113,21 +153,36 @@ class PgDatabase final : public Database {
     try {
       PgTransaction tx(*c);
       Rows rows = tx.exec(sql, params);
-      release(std::move(c), true);
+      release(std::move(c));
       return rows;
     } catch (...) {
-      const bool healthy = PQstatus(c->conn) == CONNECTION_OK;
-      release(std::move(c), healthy);
+      release(std::move(c));
       throw;
     }
   }
 
+  // A read has no effect, so one that failed because its connection was gone runs again on
+  // another (a fresh one once the pool's idle ones are used up).
+  Rows read(std::string_view sql, std::span<const Param> params) override {
+    for (int tries = 0;; ++tries) {
+      std::unique_ptr<Connection> c = acquire();
+      try {
+        PgTransaction tx(*c);
+        Rows rows = tx.exec(sql, params);
+        release(std::move(c));
+        return rows;
+      } catch (...) {
+        const bool retry = c->broken && tries < pool_size_;
+        release(std::move(c));
+        if (!retry) throw;
+      }
+    }
+  }
+
   void transact(const std::function<void(Transaction&)>& fn) override {
-    std::unique_ptr<Connection> c = acquire();
-    bool healthy = true;
+    std::unique_ptr<Connection> c = begin();
     try {
       PgTransaction tx(*c);
-      tx.exec("BEGIN", {});
       try {
         fn(tx);
       } catch (...) {
@@ -138,14 +193,30 @@ class PgDatabase final : public Database {
       }
       tx.exec("COMMIT", {});
     } catch (...) {
-      healthy = PQstatus(c->conn) == CONNECTION_OK;
-      release(std::move(c), healthy);
+      release(std::move(c));
       throw;
     }
-    release(std::move(c), true);
+    release(std::move(c));
   }
 
  private:
+  // A pooled connection with a transaction begun on it. A BEGIN that failed because the
+  // connection was gone changed nothing, so it is tried again on another (at most the pool's
+  // size of times, the last ones on fresh connections).
+  std::unique_ptr<Connection> begin() {
+    for (int tries = 0;; ++tries) {
+      std::unique_ptr<Connection> c = acquire();
+      try {
+        PgTransaction(*c).exec("BEGIN", {});
+        return c;
+      } catch (...) {
+        const bool retry = c->broken && tries < pool_size_;
+        release(std::move(c));
+        if (!retry) throw;
+      }
+    }
+  }
+
   std::unique_ptr<Connection> connect() {
     const std::string conninfo = url_;
     const char* keys[] = {"dbname", "connect_timeout", "application_name", nullptr};
@@ -158,16 +229,18 @@ class PgDatabase final : public Database {
       while (!message.empty() && message.back() == '\n') message.pop_back();
       throw Error(ErrorCode::storage, "cannot connect to PostgreSQL at " + describe() + ": " + message);
     }
+    PQsetNoticeReceiver(c->conn, on_notice, c.get());
     return c;
   }
 
   std::unique_ptr<Connection> acquire() {
     std::unique_lock lock(mutex_);
     available_.wait(lock, [&] { return !idle_.empty() || open_ < pool_size_; });
-    if (!idle_.empty()) {
+    while (!idle_.empty()) {
       auto c = std::move(idle_.back());
       idle_.pop_back();
-      return c;
+      if (usable(*c)) return c;
+      --open_;  // closed by the server while idle: dropped, a fresh one replaces it
     }
     ++open_;
     lock.unlock();
@@ -181,12 +254,16 @@ class PgDatabase final : public Database {
     }
   }
 
-  void release(std::unique_ptr<Connection> c, bool healthy) {
+  // Puts `c` back in the pool, or drops it (the next acquire opens a fresh one) if it broke.
+  void release(std::unique_ptr<Connection> c) {
+    const bool healthy = !c->broken && PQstatus(c->conn) == CONNECTION_OK &&
+                         PQtransactionStatus(c->conn) == PQTRANS_IDLE;
+    if (!healthy) c.reset();  // closed outside the lock
     std::lock_guard lock(mutex_);
-    if (healthy && PQstatus(c->conn) == CONNECTION_OK) {
+    if (healthy) {
       idle_.push_back(std::move(c));
     } else {
-      --open_;  // a broken connection is dropped; the next acquire opens a fresh one
+      --open_;
     }
     available_.notify_one();
   }

@@ -97,13 +97,22 @@ class Api {
     server.set_exception_handler(
         [](const httplib::Request& req, httplib::Response& res, std::exception_ptr error) {
           std::string what = "unknown error";
+          bool storage = false;
           try {
             std::rethrow_exception(error);
+          } catch (const Error& e) {
+            what = e.what();
+            storage = e.code() == ErrorCode::storage;
           } catch (const std::exception& e) {
             what = e.what();
           }
           log_event(spdlog::level::err,
                     {{"event", "request_failed"}, {"path", req.path}, {"error", what}});
+          if (storage) {  // the database failed or is unreachable: retrying is the right move
+            res.set_header("Retry-After", "1");
+            examples::json_error(res, 503, "storage_unavailable", "the database is unavailable");
+            return;
+          }
           examples::json_error(res, 500, "internal_error", "the request failed; retry later");
         });
   }

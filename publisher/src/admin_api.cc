@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include "admin_json.h"
+#include "webhooks/error.h"
 #include "webhooks/http_server.h"
 #include "webhooks/log.h"
 
@@ -54,17 +55,28 @@ void AdminApi::mount(httplib::Server& server) {
   server.set_exception_handler(
       [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
         std::string what = "unknown";
+        bool storage = false;
         try {
           if (ep) std::rethrow_exception(ep);
+        } catch (const Error& e) {
+          what = e.what();
+          storage = e.code() == ErrorCode::storage;
         } catch (const std::exception& e) {
           what = e.what();
         } catch (...) {
         }
         log_event(spdlog::level::err, {{"event", "request_failed"}, {"path", req.path},
                                        {"error", what}});
+        if (storage) {  // the database failed or is unreachable: worth retrying, not a bug
+          detail::fail(res, 503, "storage_unavailable", "the database is unavailable");
+          res.set_header("Retry-After", "1");
+          return;
+        }
         detail::fail(res, 500, "internal_error", "the request failed; see the daemon's log");
       });
-  server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+  // Healthy when the database answers: 503 storage_unavailable (the exception handler) when not.
+  server.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
+    store_.database().read("SELECT 1");
     detail::answer(res, 200, {{"status", "ok"}});
   });
   server.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {

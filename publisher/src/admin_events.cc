@@ -39,14 +39,16 @@ void AdminApi::mount_events(httplib::Server& server) {
       if (!query.since) return fail(res, 400, "invalid_request", "since must be an RFC 3339 time");
     }
     if (req.has_param("limit")) {
-      try {
-        query.limit = std::stoi(req.get_param_value("limit"));
-      } catch (const std::exception&) {
-        query.limit = 0;
+      // The whole value, decimal digits only: "1e3", "2abc", "+5", " 5" and a second limit= are
+      // refused, not read as 1, 2 or 5.
+      const auto limit = req.get_param_value_count("limit") == 1
+                             ? detail::parse_decimal(req.get_param_value("limit"), 1, 1000)
+                             : std::nullopt;
+      if (!limit) {
+        return fail(res, 400, "invalid_request",
+                    "limit must be one integer from 1 to 1000, in decimal digits");
       }
-      if (query.limit < 1 || query.limit > 1000) {
-        return fail(res, 400, "invalid_request", "limit must be 1 to 1000");
-      }
+      query.limit = static_cast<int>(*limit);
     }
     json list = json::array();
     detail::RawJson raw;

@@ -113,6 +113,18 @@ void fail(httplib::Response& res, int status, std::string_view code, std::string
   res.set_content(idempotency::error_body(code, message), "application/json");
 }
 
+std::optional<std::int64_t> parse_decimal(std::string_view text, std::int64_t min,
+                                          std::int64_t max) {
+  if (text.empty() || text.size() > 18) return std::nullopt;  // 18 digits fit in int64
+  std::int64_t value = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + (c - '0');
+  }
+  if (value < min || value > max) return std::nullopt;
+  return value;
+}
+
 std::optional<nlohmann::json> json_body(const httplib::Request& req, httplib::Response& res) {
   if (req.body.empty()) return nlohmann::json::object();
   auto doc = parse_json_or_discarded(req.body);

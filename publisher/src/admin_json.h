@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,9 @@ nlohmann::json attempt_json(const DeliveryAttempt& attempt);
 void answer(httplib::Response& res, int status, const nlohmann::json& body,
             const RawJson* raw = nullptr);
 void fail(httplib::Response& res, int status, std::string_view code, std::string_view message);
+// `text` as an integer in [min, max] when it is nothing but decimal digits (no sign, space,
+// exponent, fraction or trailing text); std::nullopt otherwise. For numeric query parameters.
+std::optional<std::int64_t> parse_decimal(std::string_view text, std::int64_t min, std::int64_t max);
 // The body as a JSON object (an empty body is {}); std::nullopt after answering 400 invalid_json.
 std::optional<nlohmann::json> json_body(const httplib::Request& req, httplib::Response& res);
 

@@ -1,5 +1,6 @@
 #include "webhooks/publisher/dispatcher.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
@@ -114,20 +115,108 @@ AttemptRecord Dispatcher::settle(const ClaimedTask& task, const DeliveryAttempt&
              {"status", response.status},
              {"error", response.error},
              {"outcome", to_string(outcome)}});
-  if (!record.disable_reason.empty()) {
-    log_event(spdlog::level::warn, {{"event", "endpoint_disabled"},
-                                    {"endpoint_id", task.task.endpoint_id},
-                                    {"reason", record.disable_reason}});
-  }
   return record;
+}
+
+bool Dispatcher::pause(std::chrono::milliseconds delay) {
+  std::unique_lock lock(mutex_);
+  stop_cv_.wait_for(lock, delay, [&] { return stopping_; });
+  return !stopping_;
+}
+
+bool Dispatcher::record_until_stored(const std::vector<AttemptRecord>& records, UnixMillis done,
+                                     UnixMillis disable_before) {
+  using Steady = std::chrono::steady_clock;
+  std::chrono::milliseconds delay = options_.record_retry_first;
+  std::optional<Steady::time_point> give_up_at;  // set once stop() was called
+  for (int tries = 1;; ++tries) {
+    try {
+      // Each endpoint this batch disabled (a 410, or failing for --disable-after), logged once
+      // the disable is committed.
+      for (const DisabledEndpoint& d : store_.record(records, done, disable_before)) {
+        log_event(spdlog::level::warn, {{"event", "endpoint_disabled"},
+                                        {"endpoint_id", d.endpoint_id},
+                                        {"reason", d.reason}});
+      }
+      if (tries > 1) {
+        log_event(spdlog::level::info,
+                  {{"event", "record_stored"}, {"tasks", records.size()}, {"tries", tries}});
+      }
+      return true;
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::storage) throw;
+      bool stopping = false;
+      {
+        std::lock_guard lock(mutex_);
+        stopping = stopping_;
+      }
+      const Steady::time_point now = Steady::now();
+      if (stopping && !give_up_at) give_up_at = now + options_.record_retry_after_stop;
+      if (give_up_at && now + delay > *give_up_at) {
+        nlohmann::json ids = nlohmann::json::array();
+        for (const AttemptRecord& r : records) ids.push_back(r.attempt.delivery_id);
+        log_event(spdlog::level::err, {{"event", "attempt_records_lost"},
+                                       {"tasks", records.size()},
+                                       {"tries", tries},
+                                       {"delivery_ids", ids},
+                                       {"error", e.what()}});
+        return false;
+      }
+      log_event(spdlog::level::warn, {{"event", "record_retry"},
+                                      {"tasks", records.size()},
+                                      {"try", tries},
+                                      {"retry_in_ms", delay.count()},
+                                      {"error", e.what()}});
+      {
+        // Sleeps out the delay; a stop() during it ends the sleep once (then the give-up
+        // deadline starts), later sleeps run to their end.
+        std::unique_lock lock(mutex_);
+        const bool was_stopping = stopping_;
+        stop_cv_.wait_for(lock, delay, [&] { return stopping_ != was_stopping; });
+      }
+      delay = std::min(delay * 2, options_.record_retry_max);
+    }
+  }
+}
+
+void Dispatcher::release_after_failed_claim(const std::string& owner,
+                                            std::chrono::steady_clock::time_point lease_end) {
+  constexpr int kTries = 5;  // then the lease lapses on its own
+  std::chrono::milliseconds delay = options_.record_retry_first;
+  for (int tries = 1;; ++tries) {
+    try {
+      const int released = store_.release(owner, clock_.now_ms());
+      if (released > 0) {
+        log_event(spdlog::level::warn,
+                  {{"event", "claim_released"}, {"lease_owner", owner}, {"tasks", released}});
+      }
+      return;
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::storage) throw;
+      // Past the lease the tasks are claimable again anyway.
+      if (tries == kTries || std::chrono::steady_clock::now() + delay >= lease_end ||
+          !pause(delay)) {
+        return;
+      }
+      delay = std::min(delay * 2, options_.record_retry_max);
+    }
+  }
 }
 
 int Dispatcher::run_once() {
   const UnixMillis now = clock_.now_ms();
   const std::string owner =
       options_.instance_id + "/" + std::to_string(batch_seq_.fetch_add(1) + 1);
-  const std::vector<ClaimedTask> claimed =
-      store_.claim(owner, options_.batch_size, now, now + options_.lease.count());
+  const auto lease_end = std::chrono::steady_clock::now() + options_.lease;
+  std::vector<ClaimedTask> claimed;
+  try {
+    claimed = store_.claim(owner, options_.batch_size, now, now + options_.lease.count());
+  } catch (const Error& e) {
+    // The claim's COMMIT may have been applied with its answer lost (the connection broke):
+    // tasks leased to `owner` would then wait out the whole lease. Put them back.
+    if (e.code() == ErrorCode::storage) release_after_failed_claim(owner, lease_end);
+    throw;
+  }
   if (claimed.empty()) return 0;
 
   std::vector<AttemptRecord> records;
@@ -180,7 +269,10 @@ int Dispatcher::run_once() {
   const UnixMillis done = clock_.now_ms();
   const UnixMillis disable_before =
       options_.disable_after.count() > 0 ? done - options_.disable_after.count() : 0;
-  store_.record(records, done, disable_before);
+  if (!record_until_stored(records, done, disable_before)) {
+    throw Error(ErrorCode::storage, "gave up recording " + std::to_string(records.size()) +
+                                        " attempts while stopping: the database kept failing");
+  }
   return static_cast<int>(records.size());
 }
 
@@ -212,6 +304,7 @@ void Dispatcher::stop() {
     stopping_ = true;
   }
   wake_cv_.notify_all();
+  stop_cv_.notify_all();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
 }

@@ -63,10 +63,12 @@ std::vector<ClaimedTask> Store::claim(const std::string& lease_owner, int limit,
   return claimed;
 }
 
-void Store::record(const std::vector<AttemptRecord>& records, UnixMillis now,
-                   UnixMillis disable_failing_before) {
-  if (records.empty()) return;
+std::vector<DisabledEndpoint> Store::record(const std::vector<AttemptRecord>& records,
+                                            UnixMillis now, UnixMillis disable_failing_before) {
+  std::vector<DisabledEndpoint> disabled_now;
+  if (records.empty()) return disabled_now;
   db_->transact([&](db::Transaction& tx) {
+    disabled_now.clear();
     // Endpoints whose failing streak this transaction already cleared: another success of the
     // same endpoint needs no second UPDATE (a failure in between forgets the endpoint).
     std::unordered_set<std::string_view> healthy;
@@ -91,21 +93,27 @@ void Store::record(const std::vector<AttemptRecord>& records, UnixMillis now,
       healthy.erase(a.endpoint_id);
       tx.exec(sql::kEndpointFailing, {a.endpoint_id, std::int64_t{a.started_at}});
       std::int64_t disabled = 0;
+      std::string_view reason;
       if (!r.disable_reason.empty()) {
-        disabled =
-            tx.exec(sql::kDisableIfEnabled, {a.endpoint_id, r.disable_reason, std::int64_t{now}})
-                .affected();
+        reason = r.disable_reason;
+        disabled = tx.exec(sql::kDisableIfEnabled, {a.endpoint_id, reason, std::int64_t{now}})
+                       .affected();
       } else if (disable_failing_before > 0) {
+        reason = kFailingContinuously;
         disabled = tx.exec(sql::kDisableIfFailing,
-                           {a.endpoint_id, "failing continuously", std::int64_t{now},
+                           {a.endpoint_id, reason, std::int64_t{now},
                             std::int64_t{disable_failing_before}})
                        .affected();
       }
       // Parks this task if it was just scheduled again, and the endpoint's others, those still
       // being delivered included (they stay parked when their attempts are recorded).
-      if (disabled > 0) tx.exec(sql::kParkEndpointTasks, {a.endpoint_id});
+      if (disabled > 0) {
+        tx.exec(sql::kParkEndpointTasks, {a.endpoint_id});
+        disabled_now.push_back({a.endpoint_id, std::string(reason)});
+      }
     }
   });
+  return disabled_now;
 }
 
 int Store::release(const std::string& lease_owner, UnixMillis now) {

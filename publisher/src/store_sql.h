@@ -139,9 +139,11 @@ inline constexpr std::string_view kSelectClaimedSecrets =
     "SELECT s.endpoint_id, s.secret FROM publisher_endpoint_secrets s WHERE s.endpoint_id IN "
     "(SELECT endpoint_id FROM publisher_tasks WHERE lease_owner = $1 AND state = 'delivering') "
     "AND (s.expires_at IS NULL OR s.expires_at > $2) ORDER BY s.endpoint_id, s.created_at DESC";
+// ON CONFLICT: Store::record may run again after a COMMIT whose answer was lost (the connection
+// broke); the attempt row it already wrote stays as it is.
 inline constexpr std::string_view kInsertAttempt =
     "INSERT INTO publisher_attempts (" WEBHOOKS_ATTEMPT_COLUMNS
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (delivery_id) DO NOTHING";
 // $1 id, $2 owner, $3 state, $4 next_attempt_at, $5 status, $6 error, $7 now.
 inline constexpr std::string_view kSettleTask =
     "UPDATE publisher_tasks SET state = $3, attempts = attempts + 1, next_attempt_at = $4, "

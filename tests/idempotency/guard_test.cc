@@ -2,6 +2,7 @@
 // fake clock. (Over real HTTP it is exercised by tests/orders.)
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "support/test_env.h"
 #include "webhooks/error.h"
@@ -154,4 +155,104 @@ TEST_CASE("Attempt::commit stores the record with the operation's writes") {
   });
   CHECK(lost.status == 500);
   CHECK(f.db->exec("SELECT COUNT(*) FROM orders").integer(0, 0) == 1);
+}
+
+namespace {
+
+// Makes the database refuse the writes of an operation, and then every write, the way a full
+// disk does, with a real engine fault: on SQLite `PRAGMA max_page_count` at the database's current
+// size (the next page the operation needs fails with SQLITE_FULL, "database or disk is full"); on
+// PostgreSQL, ALTER DATABASE … ALLOW_CONNECTIONS false and its sessions terminated (the
+// operation's own among them, then no connection at all).
+class WriteFault {
+ public:
+  WriteFault(std::shared_ptr<db::Database> db, std::string target)
+      : db_(std::move(db)), name_(target.substr(target.rfind('/') + 1)) {
+    if (db_->engine() == db::Engine::postgres) ops_ = db::Database::open(test::postgres_url());
+  }
+  // Inside the operation's transaction `tx`.
+  void start(db::Transaction& tx) {
+    if (!ops_) {
+      const std::int64_t pages = tx.exec("PRAGMA page_count").integer(0, 0);
+      tx.exec("PRAGMA max_page_count = " + std::to_string(pages));
+      return;
+    }
+    ops_->exec("ALTER DATABASE " + name_ + " ALLOW_CONNECTIONS false");
+    ops_->exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1",
+               {name_});
+    const auto sessions = [&] {
+      return ops_->exec("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = $1", {name_})
+          .integer(0, 0);
+    };
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (sessions() > 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(5ms);
+    }
+    REQUIRE(sessions() == 0);
+  }
+  void end() {
+    if (!ops_) {
+      db_->exec("PRAGMA max_page_count = 1073741823");
+      return;
+    }
+    ops_->exec("ALTER DATABASE " + name_ + " ALLOW_CONNECTIONS true");
+  }
+
+ private:
+  std::shared_ptr<db::Database> db_;
+  std::string name_;
+  std::unique_ptr<db::Database> ops_;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "a storage failure in the operation's commit is 503 with Retry-After, and the retry runs at "
+    "once, not 409 for the rest of the lease") {
+  FakeClock clock{1'700'000'000'000};
+  const std::string target = test::database_target("guard-full");
+  std::shared_ptr<db::Database> db = db::Database::open(target);
+  db->migrate(clock.now_ms());
+  db->exec("CREATE TABLE orders (id TEXT PRIMARY KEY, filler TEXT NOT NULL)");
+  Store store{db, Settings{30s, 24h}};
+  LeaseKeeper keeper{store, clock, 1h};
+  Guard guard{store, keeper, clock};
+  WriteFault fault(db, target);
+  const std::string filler(64 * 1024, 'x');  // needs pages the database no longer gets
+  int runs = 0;
+  const auto create = [&](bool break_it) {
+    return guard.run("m1", "order-1", "POST", "/orders", R"({"amount":100})", [&](Attempt& a) {
+      ++runs;
+      return a.commit([&](db::Transaction& tx) {
+        if (break_it) fault.start(tx);
+        tx.exec("INSERT INTO orders (id, filler) VALUES ('o1', $1)", {filler});
+        return Response{201, {}, R"({"id":"o1"})"};
+      });
+    });
+  };
+
+  const Response full = create(true);
+  CHECK(full.status == 503);
+  CHECK(error_code(full) == "storage_unavailable");
+  CHECK(nlohmann::json::parse(full.body)["error"]["message"] ==
+        "the database failed; retry with the same key");
+  CHECK(header(full, "Retry-After") == "1");
+  CHECK(runs == 1);
+
+  fault.end();  // space freed, the database back
+  // The same clock: the first attempt's 30 s lease has not lapsed, yet the retry runs.
+  const Response retry = create(false);
+  CHECK(retry.status == 201);
+  CHECK(retry.body == R"({"id":"o1"})");
+  CHECK(header(retry, "Idempotent-Replayed").empty());
+  CHECK(runs == 2);
+  CHECK(db->exec("SELECT COUNT(*) FROM orders").integer(0, 0) == 1);
+  const auto record = store.find("m1", "order-1");
+  REQUIRE(record);
+  CHECK(record->state == State::completed);
+  CHECK(record->attempts == 2);
+  const Response replay = create(false);
+  CHECK(replay.status == 201);
+  CHECK(header(replay, "Idempotent-Replayed") == "true");
+  CHECK(runs == 2);
 }

@@ -147,8 +147,9 @@ TEST_CASE("the connection breaks inside the transaction: all or nothing, and the
   // rows; SQLite: it fails at the same point.
   s.start_api({"--break-transaction-once"});
   const Answer broken = s.post("/orders", "broken-1", kOrder);
-  CHECK(broken.status == 500);
-  CHECK(broken.error_code() == "internal_error");
+  CHECK(broken.status == 503);
+  CHECK(broken.error_code() == "storage_unavailable");
+  CHECK(broken.header("Retry-After") == "1");
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 0);
   CHECK(s.count("SELECT COUNT(*) FROM outbox") == 0);
   auto r = record(s, "broken-1");

@@ -156,6 +156,40 @@ TEST_CASE("the daemon serves the admin API and delivers; SIGTERM exits 0", "[dae
   CHECK(WEXITSTATUS(status) == 0);
 }
 
+TEST_CASE("GET /v1/events?limit= takes only 1 to 1000 in decimal digits, else 400", "[daemon]") {
+  Receiver receiver;
+  Daemon daemon(daemon_args(database_target("limit")), temp_dir("publisherd-limit"));
+  Client client(daemon.wait_listening());
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(client.post("/v1/events",
+                        {{"merchant_id", "m1"}, {"type", "t.x"}, {"data", json::object()}},
+                        "k" + std::to_string(i))
+                ->status == 202);
+  }
+  const json refused = {
+      {"error",
+       {{"code", "invalid_request"},
+        {"message", "limit must be one integer from 1 to 1000, in decimal digits"}}}};
+  // Read as 1 and 2 before (std::stoi stops at the first non-digit).
+  for (const char* query : {"limit=1e3", "limit=2abc", "limit=0", "limit=1001", "limit=",
+                            "limit=%2B2", "limit=%202", "limit=2%20", "limit=-1", "limit=0x10",
+                            "limit=2.0", "limit=99999999999999999999", "limit=2&limit=3"}) {
+    INFO(query);
+    const auto res = client.get(std::string("/v1/events?") + query);
+    REQUIRE(res);
+    CHECK(res->status == 400);
+    CHECK(json::parse(res->body) == refused);
+  }
+  for (const auto& [query, count] : std::vector<std::pair<std::string, std::size_t>>{
+           {"limit=2", 2}, {"limit=1", 1}, {"limit=1000", 3}, {"limit=0002", 2}}) {
+    INFO(query);
+    const auto res = client.get("/v1/events?" + query);
+    REQUIRE(res);
+    CHECK(res->status == 200);
+    CHECK(json::parse(res->body)["events"].size() == count);
+  }
+}
+
 TEST_CASE("replay is refused past --replay-max-age", "[daemon]") {
   Receiver receiver;
   Daemon daemon(daemon_args(database_target("replay-age"), {"--replay-max-age", "1ms"}),

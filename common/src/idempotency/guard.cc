@@ -123,6 +123,7 @@ Response Guard::run(std::string_view scope, std::optional<std::string_view> key_
     return error_response(400, "invalid_json", e.what());
   }
 
+  if (has_unreleased_.load()) release_unreleased();
   const BeginResult begun = store_.begin(scope, check.key, fingerprint, clock_.now_ms());
   const UnixMillis now = clock_.now_ms();
   if (begun.outcome != BeginOutcome::acquired) {
@@ -168,6 +169,17 @@ Response Guard::run(std::string_view scope, std::optional<std::string_view> key_
                                      {"scope", scope},
                                      {"key", check.key},
                                      {"error", fail_error.what()}});
+      std::lock_guard lock(unreleased_mutex_);
+      if (unreleased_.size() >= kMaxUnreleased) unreleased_.erase(unreleased_.begin());
+      unreleased_.push_back(begun.lease);
+      has_unreleased_ = true;
+    }
+    const auto* error = dynamic_cast<const Error*>(&e);
+    if (error && error->code() == ErrorCode::storage) {
+      Response unavailable = error_response(
+          503, "storage_unavailable", "the database failed; retry with the same key");
+      unavailable.headers.emplace_back("Retry-After", "1");
+      return unavailable;
     }
     return error_response(500, "internal_error", "the operation failed; retry with the same key");
   }
@@ -182,6 +194,35 @@ Response Guard::run(std::string_view scope, std::optional<std::string_view> key_
     }
   }
   return response;
+}
+
+void Guard::release_unreleased() {
+  std::vector<Lease> pending;
+  {
+    std::lock_guard lock(unreleased_mutex_);
+    pending.swap(unreleased_);
+    has_unreleased_ = false;
+  }
+  std::vector<Lease> still;
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    try {
+      store_.fail(pending[i], clock_.now_ms());
+      log_event(spdlog::level::info, {{"event", "idempotency_failed_late"},
+                                      {"scope", pending[i].scope},
+                                      {"key", pending[i].key}});
+    } catch (const std::exception&) {
+      still.assign(pending.begin() + static_cast<std::ptrdiff_t>(i), pending.end());
+      break;  // the database still refuses writes: keep the rest for the next request
+    }
+  }
+  if (still.empty()) return;
+  std::lock_guard lock(unreleased_mutex_);
+  still.insert(still.end(), unreleased_.begin(), unreleased_.end());
+  if (still.size() > kMaxUnreleased) {
+    still.erase(still.begin(), still.end() - static_cast<std::ptrdiff_t>(kMaxUnreleased));
+  }
+  unreleased_.swap(still);
+  has_unreleased_ = true;
 }
 
 void Guard::handle(const httplib::Request& req, httplib::Response& res, std::string_view scope,

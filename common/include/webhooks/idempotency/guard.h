@@ -8,14 +8,23 @@
 //   in_progress              409 idempotency_key_in_use, `Retry-After` = seconds left (>= 1)
 //   mismatch                 422 idempotency_key_reused
 //   acquired / reacquired    the operation's answer; stored when final (is_final_status)
-//   operation throws         500 internal_error; the record is failed, a retry runs again
+//   operation throws Error(storage)   503 storage_unavailable, `Retry-After: 1`; the record is
+//                            failed, a retry runs again
+//   operation throws anything else    500 internal_error; the record is failed, a retry runs again
+// When failing the record cannot be written either (the database that failed the operation, e.g.
+// a full disk, refuses that write too), the guard keeps the lease and writes the failure before
+// its next begin, so once the database takes writes again the retry runs at once instead of
+// getting 409 until the lease lapses.
 // Every outcome but `acquired` is logged as one JSON line (scope, key, path, outcome, age_ms).
 #pragma once
 
+#include <atomic>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "webhooks/clock.h"
 #include "webhooks/idempotency/lease_keeper.h"
@@ -86,10 +95,19 @@ class Guard {
   const Clock& clock() const { return clock_; }
 
  private:
+  // Fails the records of unreleased_ that can be written now; keeps the others.
+  void release_unreleased();
+
   Store& store_;
   LeaseKeeper& keeper_;
   const Clock& clock_;
   GuardOptions options_;
+  // Leases of operations that threw whose record could not be failed (at most
+  // kMaxUnreleased, oldest dropped: their lease lapses on its own).
+  static constexpr std::size_t kMaxUnreleased = 1024;
+  std::mutex unreleased_mutex_;
+  std::vector<Lease> unreleased_;
+  std::atomic<bool> has_unreleased_{false};
 };
 
 }  // namespace webhooks::idempotency

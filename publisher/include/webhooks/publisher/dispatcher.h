@@ -85,6 +85,14 @@ struct DispatcherOptions {
   std::chrono::milliseconds disable_after{std::chrono::hours(24 * 5)};
   RetryAfterBounds retry_after;
   OutcomeRules outcome_rules;
+  // Writing a batch's attempts back (Store::record) after they were sent is retried until it is
+  // stored, waiting `record_retry_first`, then twice as long each time up to `record_retry_max`;
+  // each failure is logged (`record_retry`). Once stop() was called it goes on for at most
+  // `record_retry_after_stop` more, then gives up and logs `attempt_records_lost` (the tasks are
+  // delivered again when their lease lapses).
+  std::chrono::milliseconds record_retry_first{std::chrono::milliseconds(50)};
+  std::chrono::milliseconds record_retry_max{std::chrono::seconds(5)};
+  std::chrono::milliseconds record_retry_after_stop{std::chrono::seconds(10)};
 };
 
 class Dispatcher {
@@ -97,7 +105,10 @@ class Dispatcher {
   Dispatcher& operator=(const Dispatcher&) = delete;
 
   // Claims one batch of due tasks, delivers and records it. Returns how many tasks it settled
-  // (0: nothing was due). Throws Error(storage) when the database fails.
+  // (0: nothing was due). Throws Error(storage) when the claim fails (after trying to release
+  // what it may have claimed all the same, its COMMIT's answer lost), or when recording failed
+  // until it gave up (DispatcherOptions::record_retry_after_stop). A database failure while
+  // recording is retried: the attempts were sent, so their records must not be lost.
   int run_once();
   // Runs run_once until nothing is due; returns the total. For tests.
   int run_until_idle();
@@ -113,6 +124,14 @@ class Dispatcher {
 
  private:
   void work();
+  // Store::record, retried as DispatcherOptions describes. False when it gave up.
+  bool record_until_stored(const std::vector<AttemptRecord>& records, UnixMillis done,
+                           UnixMillis disable_before);
+  // After a failed claim: puts back what `owner` may hold, tried up to 5 times with backoff,
+  // never past the lease (then the tasks are claimable anyway) nor after stop().
+  void release_after_failed_claim(const std::string& owner, std::chrono::steady_clock::time_point lease_end);
+  // Waits `delay` or until stop() is called. False when stopping.
+  bool pause(std::chrono::milliseconds delay);
   AttemptRecord settle(const ClaimedTask& task, const DeliveryAttempt& attempt,
                        const DeliveryResponse& response);
 
@@ -127,6 +146,7 @@ class Dispatcher {
   std::atomic<std::uint64_t> batch_seq_{0};
   std::mutex mutex_;
   std::condition_variable wake_cv_;
+  std::condition_variable stop_cv_;  // notified by stop(): cuts short a retry's pause
   std::uint64_t wake_seq_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> threads_;

@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "webhooks/db.h"
@@ -49,6 +50,15 @@ struct AttemptRecord {
   bool endpoint_failed = false;    // not 2xx: the endpoint's failing streak goes on
   std::string disable_reason;      // non-empty: disable the endpoint (410)
 };
+
+// An endpoint Store::record disabled, and why ("410 Gone", kFailingContinuously).
+struct DisabledEndpoint {
+  std::string endpoint_id;
+  std::string reason;
+  bool operator==(const DisabledEndpoint&) const = default;
+};
+// The reason of an endpoint disabled for failing longer than disable_failing_before allows.
+inline constexpr std::string_view kFailingContinuously = "failing continuously";
 
 struct EventQuery {
   std::string merchant_id;          // empty: every merchant
@@ -113,9 +123,12 @@ class Store {
   // Writes the attempts and the tasks' next states in one transaction. A task whose lease moved
   // on keeps its state (its attempt row is still written). `disable_failing_before`: an endpoint
   // whose failing streak started at or before it is disabled (0: never). Disabling an endpoint
-  // (that or a 410) parks its tasks, the ones still being delivered included.
-  void record(const std::vector<AttemptRecord>& records, UnixMillis now,
-              UnixMillis disable_failing_before = 0);
+  // (that or a 410) parks its tasks, the ones still being delivered included. Returns the
+  // endpoints this call disabled (each once; none already disabled). Safe to call again with the
+  // same records after it threw, even if its COMMIT had in fact been applied: attempt rows are
+  // keyed by delivery_id and a settled task no longer holds the lease, so nothing is doubled.
+  std::vector<DisabledEndpoint> record(const std::vector<AttemptRecord>& records, UnixMillis now,
+                                       UnixMillis disable_failing_before = 0);
   // Puts tasks still leased by `lease_owner` back to pending, due at `now`. Returns how many.
   int release(const std::string& lease_owner, UnixMillis now);
 
