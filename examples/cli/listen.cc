@@ -4,6 +4,7 @@
 #include <iostream>
 #include <mutex>
 
+#include "capture.h"
 #include "cli.h"
 #include "webhooks/examples/server.h"
 #include "webhooks/receiver/http_server.h"
@@ -110,7 +111,7 @@ void add_listen(CLI::App& app, Action& action) {
                                           kHeaderDeliveryId, kHeaderEventType}) {
               if (auto v = headers.get(name)) h[std::string(name)] = std::string(*v);
             }
-            capture << nlohmann::json{{"headers", h}, {"body", req.body}}.dump() << "\n";
+            capture << capture_line(h, req.body) << "\n";
             capture.flush();
           }
         }
