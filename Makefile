@@ -1,12 +1,15 @@
 # The README's commands. Each installs what it needs first (scripts/install-deps).
 BUILD_DIR ?= build
 SANITIZE_DIR ?= build-sanitize
+FUZZ_DIR ?= build-fuzz
+# Seconds each libFuzzer harness runs in make fuzz.
+FUZZ_SECONDS ?= 60
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 # Extra flags for build/bin/webhooks-demo, e.g. make demo DEMO_FLAGS="--orders 200 --keep-work-dir"
 DEMO_FLAGS ?=
 
-.PHONY: all deps configure build test bench demo test-sanitize clean help
+.PHONY: all deps configure build test bench demo test-sanitize fuzz clean help
 
 all: build
 
@@ -16,6 +19,7 @@ help:
 	@echo "make build          install dependencies and build into $(BUILD_DIR)/ (binaries in $(BUILD_DIR)/bin)"
 	@echo "make bench          build and print the benchmarks"
 	@echo "make test-sanitize  the test suite built with AddressSanitizer and UBSan in $(SANITIZE_DIR)/"
+	@echo "make fuzz           the libFuzzer harnesses (clang, ASan+UBSan) in $(FUZZ_DIR)/, each run FUZZ_SECONDS=$(FUZZ_SECONDS) s"
 
 deps:
 	@bash scripts/install-deps
@@ -37,6 +41,14 @@ test-sanitize: deps
 	cmake --build $(SANITIZE_DIR) -j $(JOBS)
 	bash scripts/run-tests $(SANITIZE_DIR) $(JOBS)
 
+# libFuzzer harnesses of tests/fuzz built with clang++ and ASan+UBSan (only the libraries they link),
+# each run FUZZ_SECONDS from its seed corpus; fails on a crash, leak, timeout or failed property.
+# docs/development.md, "Fuzzing".
+fuzz: deps
+	cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DWEBHOOKS_FUZZ=ON $(CMAKE_FLAGS)
+	cmake --build $(FUZZ_DIR) -j $(JOBS) --target webhooks_fuzzers
+	bash scripts/fuzz $(FUZZ_DIR) $(FUZZ_SECONDS) $(JOBS)
+
 # Publisher, orders API with its outbox relay, payout partner and merchant receiver on loopback;
 # 1,000 orders and 100 payouts with resends, faults and a crash; a table; exit 1 unless every
 # order and payout had exactly one effect. docs/demo.md.
@@ -44,4 +56,4 @@ demo: build
 	$(BUILD_DIR)/bin/webhooks-demo --bin-dir $(BUILD_DIR)/bin $(DEMO_FLAGS)
 
 clean:
-	rm -rf $(BUILD_DIR) $(SANITIZE_DIR)
+	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(FUZZ_DIR)

@@ -15,16 +15,19 @@ struct Entry {
   std::string_view signature;
 };
 
-// Calls `fn(entry)` for each "<version>,<signature>" token of a space-separated header; tokens
-// without a comma, or with an empty version, are not entries. Returns false when `fn` stops.
+// Calls `fn(entry)` for each "<version>,<signature>" token of the header. Tokens are separated
+// by spaces or tabs; a comma that ends a token is a separator too, so a list joined with ", "
+// reads like one joined with " " (base64 signatures never contain a comma). Tokens without a
+// comma, or with an empty version, are not entries. Returns false when `fn` stops.
 template <typename Fn>
 bool for_each_entry(std::string_view header, Fn&& fn) {
   while (!header.empty()) {
-    const std::size_t space = header.find(' ');
-    const std::string_view token = header.substr(0, space);
-    header = space == std::string_view::npos ? std::string_view{} : header.substr(space + 1);
+    const std::size_t end = header.find_first_of(" \t");
+    std::string_view token = header.substr(0, end);
+    header = end == std::string_view::npos ? std::string_view{} : header.substr(end + 1);
     const std::size_t comma = token.find(',');
     if (comma == std::string_view::npos || comma == 0) continue;
+    if (comma + 1 < token.size() && token.back() == ',') token.remove_suffix(1);
     if (!fn(Entry{token.substr(0, comma), token.substr(comma + 1)})) return false;
   }
   return true;

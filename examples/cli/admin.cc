@@ -9,6 +9,7 @@
 #include <sstream>
 #include <vector>
 
+#include "capture.h"
 #include "cli.h"
 #include "webhooks/clock.h"
 #include "webhooks/error.h"
@@ -89,48 +90,6 @@ void print_list(const nlohmann::json& doc, const std::string& key,
   }
 }
 
-// One delivery of a `webhooks listen --capture` file.
-struct Captured {
-  std::string id, body;
-  std::optional<std::string> type;
-};
-
-// The string member `key` of `object`, or nullptr when it is absent or not a string.
-const std::string* string_member(const nlohmann::json& object, const std::string& key) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get_ptr<const std::string*>() : nullptr;
-}
-
-// The deliveries of the capture file `file`, in order, blank lines skipped. Throws
-// UsageError("FILE:LINE: what is wrong") for the first malformed line, before anything is sent.
-std::vector<Captured> read_capture(const std::string& file) {
-  std::istringstream lines(read_input(file));
-  std::vector<Captured> captured;
-  std::string line;
-  for (int number = 1; std::getline(lines, line); ++number) {
-    if (line.empty()) continue;
-    const auto bad = [&](const std::string& why) {
-      return UsageError(file + ":" + std::to_string(number) + ": " + why);
-    };
-    const auto capture = parse_json_or_discarded(line);
-    if (!capture.is_object()) throw bad("not a JSON object");
-    const auto headers = capture.find("headers");
-    if (headers == capture.end() || !headers->is_object()) throw bad("no \"headers\" object");
-    const std::string* id = string_member(*headers, std::string(kHeaderId));
-    if (!id) throw bad("no \"" + std::string(kHeaderId) + "\" string in \"headers\"");
-    const std::string* body = string_member(capture, "body");
-    if (!body) throw bad("no \"body\" string");
-    Captured delivery{*id, *body, std::nullopt};
-    if (headers->contains(std::string(kHeaderEventType))) {
-      const std::string* type = string_member(*headers, std::string(kHeaderEventType));
-      if (!type) throw bad("\"" + std::string(kHeaderEventType) + "\" is not a string");
-      delivery.type = *type;
-    }
-    captured.push_back(std::move(delivery));
-  }
-  return captured;
-}
-
 // Re-signs each captured delivery with a fresh timestamp, the same webhook-id and a new delivery
 // id, and posts it to `url`. Returns how many were answered 2xx.
 int replay_capture(const std::string& file, const std::string& url, const std::string& secret_text,
@@ -139,7 +98,7 @@ int replay_capture(const std::string& file, const std::string& url, const std::s
   const Signer signer(secret);
   const std::size_t scheme = url.find("://");
   if (scheme == std::string::npos) throw UsageError("--url must start with http:// or https://");
-  const std::vector<Captured> deliveries = read_capture(file);
+  const std::vector<Captured> deliveries = parse_capture(read_input(file), file);
   const std::size_t slash = url.find('/', scheme + 3);
   httplib::Client client(slash == std::string::npos ? url : url.substr(0, slash));
   const std::string path = slash == std::string::npos ? "/" : url.substr(slash);

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <mutex>
 
+#include "capture.h"
 #include "cli.h"
 #include "webhooks/examples/server.h"
 #include "webhooks/json_parse.h"
@@ -111,9 +112,7 @@ void add_listen(CLI::App& app, Action& action) {
                                           kHeaderDeliveryId, kHeaderEventType}) {
               if (auto v = headers.get(name)) h[std::string(name)] = std::string(*v);
             }
-            capture << nlohmann::json{{"headers", h}, {"body", req.body}}.dump(
-                           -1, ' ', false, nlohmann::json::error_handler_t::replace)
-                    << "\n";
+            capture << capture_line(h, req.body) << "\n";
             capture.flush();
           }
         }

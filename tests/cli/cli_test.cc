@@ -116,6 +116,35 @@ TEST_CASE("verify says valid, or exactly why not") {
   CHECK(cli("--help").code == 0);
 }
 
+TEST_CASE("verify: a signature list joined with ', ' or a tab is valid in either order") {
+  // Issue 12: "v1,GOOD, v1,AAAA" was invalid while "v1,AAAA, v1,GOOD" was valid.
+  const std::string dir = test::temp_dir("cli-verify-lists");
+  const std::string body = write(dir, "body", "{\"test\": 2432232314}");
+  const std::string good = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
+  const std::string other = "v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc=";
+  int n = 0;
+  for (const std::string separator : {", ", "\t"}) {
+    for (const std::string& list : {good + separator + other, other + separator + good,
+                                    other + separator + "v1,AAAA"}) {
+      INFO("webhook-signature: " << list);
+      const std::string headers =
+          write(dir, "headers" + std::to_string(n++),
+                "webhook-id: msg_p5jXN8AQM9LWM0D4loKWxJek\nwebhook-timestamp: 1614265330\n"
+                "webhook-signature: " + list + "\n");
+      const Run run = cli("verify --secret " + kSecret + " --headers-file " + headers +
+                          " --body-file " + body + " --now 1614265330");
+      if (list.find(good) != std::string::npos) {
+        CHECK(run.code == 0);
+        CHECK(run.out == "valid\n");
+      } else {
+        CHECK(run.code == 1);
+        CHECK(run.out ==
+              "invalid: no_matching_signature: no signature matches any configured secret or key\n");
+      }
+    }
+  }
+}
+
 TEST_CASE("send to listen, then replay the capture: one new event, one duplicate") {
   const std::string dir = test::temp_dir("cli-listen");
   test::Process listen("webhooks",

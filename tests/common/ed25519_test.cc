@@ -53,6 +53,13 @@ TEST_CASE("v1a signatures round-trip through the verifier") {
   const Verifier mixed({Secret::generate()}, {pub});
   CHECK(mixed.verify({"msg_1", "1700000000", "v1,AAAA " + entry}, "{\"a\":1}", 1700000000).status ==
         VerifyStatus::ok);
+  // Joined with ", " or a tab, first or last (issue 12).
+  for (const std::string sep : {", ", "\t"}) {
+    CHECK(mixed.verify({"msg_1", "1700000000", entry + sep + "v1a,AAAA"}, "{\"a\":1}", 1700000000)
+              .status == VerifyStatus::ok);
+    CHECK(mixed.verify({"msg_1", "1700000000", "v1a,AAAA" + sep + entry}, "{\"a\":1}", 1700000000)
+              .status == VerifyStatus::ok);
+  }
   CHECK(Ed25519SigningKey::parse(key.to_string()).public_key().raw() == pub.raw());
 }
 

@@ -145,6 +145,32 @@ TEST_CASE("rotation: any configured secret matches any entry") {
         VerifyStatus::no_matching_signature);
 }
 
+TEST_CASE("a signature list joined with ', ' or a tab verifies whatever the order of its entries") {
+  // Issue 12: "v1,GOOD, v1,AAAA" was 401 (the entry read as "GOOD,") while "v1,AAAA, v1,GOOD" was 200.
+  const std::string ts = std::to_string(kTs);
+  const std::string good = kSig;
+  const std::string other = "v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc=";
+  for (const std::string separator : {", ", "\t", " ", ",\t", " \t "}) {
+    INFO("separator [" << separator << "]");
+    CHECK(check({kId, ts, good + separator + other}).status == VerifyStatus::ok);
+    CHECK(check({kId, ts, other + separator + good}).status == VerifyStatus::ok);
+    CHECK(check({kId, ts, other + separator + "v1,AAAA" + separator + good}).status ==
+          VerifyStatus::ok);
+    CHECK(check({kId, ts, other + separator + "v1,AAAA"}).status ==
+          VerifyStatus::no_matching_signature);
+  }
+  // A trailing comma or tab after the only entry.
+  CHECK(check({kId, ts, good + ","}).status == VerifyStatus::ok);
+  CHECK(check({kId, ts, good + "\t"}).status == VerifyStatus::ok);
+  // Only one comma ends an entry: "GOOD,," is not GOOD; "v1," alone is still an empty signature.
+  CHECK(check({kId, ts, good + ",,"}).status == VerifyStatus::no_matching_signature);
+  CHECK(check({kId, ts, "v1,"}).status == VerifyStatus::no_matching_signature);
+  CHECK(check({kId, ts, "v1, v1,"}).status == VerifyStatus::no_matching_signature);
+  const auto r = check({kId, ts, ", \t"});
+  CHECK(r.status == VerifyStatus::malformed_header);
+  CHECK(r.header == "webhook-signature");
+}
+
 TEST_CASE("a verifier needs a secret or a key") {
   CHECK_THROWS_MATCHES(Verifier({}), Error,
                        Catch::Matchers::Message("a verifier needs at least one secret or public key"));

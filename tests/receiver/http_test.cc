@@ -84,6 +84,53 @@ TEST_CASE("the cpp-httplib adapter serves a mounted receiver") {
   serving.join();
 }
 
+TEST_CASE("over HTTP, a signature list joined with ', ' or a tab is 200 in either order") {
+  // Issue 12: "v1,GOOD, v1,AAAA" was 401 while "v1,AAAA, v1,GOOD" was 200.
+  Config config;
+  config.secrets = {kSecret};
+  config.consumer = "shop";
+  config.maintenance_interval = std::chrono::milliseconds(0);
+  Receiver receiver(config, test::open_database("receiver_http_lists"));
+  std::atomic<int> calls{0};
+  httplib::Server server;
+  mount(server, "/webhooks", receiver, [&](const Event&) {
+    ++calls;
+    return Reply{};
+  });
+  const int port = bind_server(server, "127.0.0.1", 0);
+  std::thread serving([&] { server.listen_after_bind(); });
+  httplib::Client client("127.0.0.1", port);
+  const auto post = [&](const std::string& id, bool good_first, const std::string& separator,
+                        bool with_good) {
+    const std::string body = event_body(id);
+    const std::int64_t ts = now_s();
+    const std::string good = with_good ? sign(kSecret, id, ts, body) : "v1,bm9wZQ==";
+    const std::string other = sign(kOtherSecret, id, ts, body);
+    const std::string list = good_first ? good + separator + other : other + separator + good;
+    const httplib::Headers headers{{"Webhook-Id", id},
+                                   {"Webhook-Timestamp", std::to_string(ts)},
+                                   {"Webhook-Signature", list}};
+    return client.Post("/webhooks", headers, body, "application/json");
+  };
+  int n = 0;
+  for (const std::string separator : {", ", "\t"}) {
+    for (const bool good_first : {true, false}) {
+      INFO("separator [" << separator << "], good first: " << good_first);
+      auto res = post("list" + std::to_string(n++), good_first, separator, true);
+      REQUIRE(res);
+      CHECK(res->status == 200);
+      CHECK(res->body == "{\"received\":true}");
+      res = post("list" + std::to_string(n++), good_first, separator, false);
+      REQUIRE(res);
+      CHECK(res->status == 401);
+      CHECK(code_of(res->body) == "signature_invalid");
+    }
+  }
+  CHECK(calls == 4);
+  server.stop();
+  serving.join();
+}
+
 TEST_CASE("merchant-receiver SIGKILLed inside its handler: 409, then one effect after restart") {
   const std::string db = test::database_target("merchant_crash");
   const std::string dir = test::temp_dir("merchant_crash");

@@ -63,7 +63,9 @@ class Verifier {
   // secret (HMAC, constant-time) or some "v1a," entry verifies with a public key; then the time
   // window against `now_seconds` (Unix seconds). Entries of other versions are ignored; an entry
   // with an empty or undecodable signature matches nothing. The signature header is malformed
-  // when it has no entry of the form "<version>,<signature>".
+  // when it has no entry of the form "<version>,<signature>". Entries are separated by spaces or
+  // tabs, and a comma ending an entry is also a separator: "a, b", "a\tb" and "a b" verify the
+  // same, in any order of their entries.
   VerifyResult verify(const SignedHeaders& headers, std::string_view body,
                       std::int64_t now_seconds) const;
 

@@ -1,0 +1,71 @@
+// The daemons' --config file, read by CLI11 through webhooks-publisherd's real options parser
+// (examples/publisherd/options.cc, examples/shared/flags.cc).
+// Input: the text of a config file, written to a temporary file and passed as --config FILE.
+// Properties: parse_options never throws (every bad file is a usage error, exit code 2, with
+// CLI11's message), and a file it accepts gives options within their documented ranges.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "fuzz_check.h"
+#include "options.h"
+
+namespace {
+
+// The file every input is written to: one per process, removed at exit.
+const std::string& config_path() {
+  static const std::string path = [] {
+    char name[] = "/tmp/webhooks-fuzz-config-XXXXXX";
+    const int fd = ::mkstemp(name);
+    FUZZ_CHECK(fd >= 0);
+    ::close(fd);
+    std::atexit([] { ::unlink(config_path().c_str()); });
+    return std::string(name);
+  }();
+  return path;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using webhooks::publisherd::parse_options;
+  {
+    std::ofstream out(config_path(), std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+  }
+  std::string arg0 = "webhooks-publisherd", arg1 = "--config", arg2 = config_path();
+  char* argv[] = {arg0.data(), arg1.data(), arg2.data(), nullptr};
+  // CLI11 prints a usage error on stderr and --help on stdout: keep both out of the fuzzer's log.
+  std::ostringstream sink;
+  std::streambuf* const err = std::cerr.rdbuf(sink.rdbuf());
+  std::streambuf* const out = std::cout.rdbuf(sink.rdbuf());
+  webhooks::publisherd::Parsed parsed;
+  try {
+    parsed = parse_options(3, argv);
+  } catch (const std::exception& e) {
+    std::cerr.rdbuf(err);
+    std::cout.rdbuf(out);
+    std::fprintf(stderr, "parse_options threw: %s\n", e.what());
+    FUZZ_CHECK(!"parse_options threw");
+  }
+  std::cerr.rdbuf(err);
+  std::cout.rdbuf(out);
+  FUZZ_CHECK(parsed.exit_code == -1 || parsed.exit_code == 0 || parsed.exit_code == 2);
+  if (parsed.exit_code == -1) {
+    const auto& o = parsed.options;
+    FUZZ_CHECK(o.workers >= 1 && o.workers <= 256);
+    FUZZ_CHECK(o.max_in_flight >= 1 && o.max_in_flight <= 10'000);
+    FUZZ_CHECK(o.batch_size >= 1 && o.batch_size <= 10'000);
+    FUZZ_CHECK(o.http_threads >= 1 && o.http_threads <= 4096);
+    FUZZ_CHECK(o.body_limit >= 1);
+    FUZZ_CHECK(o.lease_seconds > 0 && o.ttl_seconds > 0);
+    FUZZ_CHECK(o.log_level == "debug" || o.log_level == "info" || o.log_level == "warn" ||
+               o.log_level == "error");
+    for (const int status : o.permanent_statuses) FUZZ_CHECK(status >= 400 && status <= 499);
+  }
+  return 0;
+}
