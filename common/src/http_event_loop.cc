@@ -35,6 +35,8 @@ constexpr std::size_t kReadPerEvent = 256 * 1024;
 // After an answer, a worker waits this long for the next request on the same connection before
 // it gives the connection back to the loop (only when no other request waits for a worker).
 constexpr auto kNextRequestWait = microseconds(1000);
+// Accepted connections waiting for room when every open one is with a worker.
+constexpr std::size_t kPendingMax = 1024;
 // Requests one worker serves on one connection before it lets others have a turn.
 constexpr int kRoundsPerTurn = 16;
 // Closing: after the last answer what the client still sends is discarded for this long or this
@@ -249,6 +251,7 @@ EventLoop::EventLoop(Server& server, const ServerTuning& tuning)
       keep_alive_max_(std::max<std::size_t>(1, server.keep_alive_max())) {}
 
 EventLoop::~EventLoop() {
+  for (const int fd : pending_) ::close(fd);
   for (auto& [fd, c] : connections_) {
     ::close(fd);
     delete c;
@@ -340,6 +343,11 @@ void EventLoop::run_loop() {
       returned.swap(returned_);
     }
     for (Connection* c : returned) take_back(*c);
+    while (!pending_.empty() && (connections_.size() < max_connections_ || evict_one())) {
+      const int fd = pending_.front();
+      pending_.pop_front();
+      accept_new(fd);
+    }
     for (const int fd : accepted) accept_new(fd);
     now = LoopClock::now();
     if (!stop_begun_) {
@@ -352,6 +360,11 @@ void EventLoop::run_loop() {
     }
     expire(now);
     finish_stop_if_due(now);
+    if (stop_begun_) {
+      for (const int fd : pending_) ::close(fd);
+      pending_.clear();
+    }
+    idle_count_.store(idle_.size());
     for (Connection* c : graveyard_) delete c;
     graveyard_.clear();
     if (exit_.load() && stop_finished_) {
@@ -371,7 +384,12 @@ void EventLoop::run_loop() {
 
 void EventLoop::accept_new(int fd) {
   if (connections_.size() >= max_connections_ && !evict_one()) {
-    ::close(fd);  // every connection is in a handler: no room
+    // Every connection is with a worker: wait for one to come back (bounded), or close.
+    if (pending_.size() < kPendingMax && !stopping_.load()) {
+      pending_.push_back(fd);
+    } else {
+      ::close(fd);
+    }
     return;
   }
   const int flags = ::fcntl(fd, F_GETFL, 0);
@@ -919,6 +937,11 @@ void Server::set_tuning(const ServerTuning& tuning) { tuning_ = tuning; }
 std::size_t Server::open_connections() const {
   const auto loop = current_loop();
   return loop ? loop->open_connections() : 0;
+}
+
+std::size_t Server::idle_connections() const {
+  const auto loop = current_loop();
+  return loop ? loop->idle_connections() : 0;
 }
 
 bool Server::process_and_close_socket(socket_t sock) {

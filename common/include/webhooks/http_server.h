@@ -43,7 +43,8 @@ struct ServerTuning {
   // The limits below apply to a webhooks::http::Server only (docs/security.md, "Limits").
   // Open client connections at most. A connection accepted beyond it closes the one idle the
   // longest (no request under way), else the one whose request has been arriving the longest,
-  // else (every connection busy in a handler) is itself closed at once. bind_server raises the
+  // else (every connection is with a worker) waits until one comes back (at most 1,024 such
+  // connections wait; more are closed at once). bind_server raises the
   // process's open-file limit (RLIMIT_NOFILE) towards max_connections + 1024 where the hard limit
   // allows, and lowers the cap to the soft limit minus 256 where it does not.
   std::size_t max_connections = 4096;
@@ -107,8 +108,10 @@ class Server : public httplib::Server {
   void set_tuning(const ServerTuning& tuning);
   const ServerTuning& tuning() const { return tuning_; }
 
-  // Client connections open now (0 when not listening), for tests and metrics.
+  // Client connections open now, and of those the ones idle between requests (0 when not
+  // listening), for tests and metrics.
   std::size_t open_connections() const;
+  std::size_t idle_connections() const;
 
  private:
   friend class detail::EventLoop;

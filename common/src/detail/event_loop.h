@@ -89,6 +89,7 @@ class EventLoop : public std::enable_shared_from_this<EventLoop> {
   // stop(0, unbounded), then joins the workers and the loop thread.
   void shutdown();
   std::size_t open_connections() const { return open_.load(); }
+  std::size_t idle_connections() const { return idle_count_.load(); }
   bool stopping() const { return stopping_.load(); }
 
  private:
@@ -144,6 +145,7 @@ class EventLoop : public std::enable_shared_from_this<EventLoop> {
   std::map<int, Connection*> connections_;  // by fd
   std::multimap<LoopClock::time_point, Connection*> idle_, reading_, lingering_;
   std::vector<Connection*> graveyard_;
+  std::deque<int> pending_;  // accepted, waiting for room
   std::size_t in_workers_ = 0;  // queued or busy
   LoopClock::time_point drain_until_{}, answers_until_{};
   bool stop_begun_ = false;
@@ -152,6 +154,7 @@ class EventLoop : public std::enable_shared_from_this<EventLoop> {
   std::atomic<bool> stopping_{false};
   std::atomic<bool> exit_{false};
   std::atomic<std::size_t> open_{0};
+  std::atomic<std::size_t> idle_count_{0};
   std::chrono::milliseconds stop_drain_{0}, stop_answer_wait_{0};
   std::mutex stop_mutex_;
   std::condition_variable stop_done_;
