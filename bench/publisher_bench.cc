@@ -152,7 +152,7 @@ struct Publisher {
   Dispatcher dispatcher;
   Ingest ingest;
   AdminApi api;
-  httplib::Server server;
+  http::Server server;
   int port = 0;
   std::thread thread;
 

@@ -66,11 +66,12 @@ void print(const char* name, const Figures& f, double bare) {
   std::printf("\n");
 }
 
+template <typename S>
 struct Served {
-  httplib::Server server;
+  S server;
   int port = 0;
   std::thread thread;
-  explicit Served(const ServerTuning& tuning, const std::function<void(httplib::Server&)>& setup) {
+  explicit Served(const ServerTuning& tuning, const std::function<void(S&)>& setup) {
     setup(server);
     port = bind_server(server, "127.0.0.1", 0, tuning);
     thread = std::thread([this] { server.listen_after_bind(); });
@@ -150,9 +151,9 @@ int main() {
       config.database.sqlite_synchronous.c_str(), config.group_commits ? "on" : "off");
 
   const auto requests = make_requests("evt_", kConnections * kPerConnection);
-  Figures bare, fresh, dup;
+  Figures bare, loop, fresh, dup;
   {
-    Served plain(tuning, [](httplib::Server& s) {
+    Served<httplib::Server> plain(tuning, [](httplib::Server& s) {
       s.Post("/webhooks", [](const httplib::Request&, httplib::Response& res) {
         res.set_content("{\"received\":true}", "application/json");
       });
@@ -161,7 +162,18 @@ int main() {
     bare = load(plain.port, requests);
   }
   {
-    Served ours(tuning, [&](httplib::Server& s) {
+    // The same route on webhooks::http::Server (event loop + workers), body limit included.
+    Served<http::Server> same(tuning, [](http::Server& s) {
+      http::limit_request_bodies(s, http::kDefaultBodyLimit);
+      s.Post("/webhooks", [](const httplib::Request&, httplib::Response& res) {
+        res.set_content("{\"received\":true}", "application/json");
+      });
+    });
+    load(same.port, make_requests("warm_", kConnections * 20));
+    loop = load(same.port, requests);
+  }
+  {
+    Served<http::Server> ours(tuning, [&](http::Server& s) {
       mount(s, "/webhooks", receiver, [](const Event&) { return Reply{}; });
     });
     load(ours.port, make_requests("warm_", kConnections * 20));
@@ -169,6 +181,7 @@ int main() {
     dup = load(ours.port, requests);
   }
   print("bare cpp-httplib server (baseline)", bare, 0);
+  print("webhooks::http::Server, same route", loop, bare.per_second);
   print("receiver, new events", fresh, bare.per_second);
   print("receiver, duplicates", dup, bare.per_second);
   std::printf("  targets: new events >= 25000/s, duplicates >= 0.5x bare, p99 < 5 ms\n");

@@ -1,5 +1,6 @@
 // The connection under a request: finding its socket, and answers that end it.
 #include "detail/closing_answer.h"
+#include "detail/served_connection.h"
 #include "webhooks/http_server.h"
 
 #include <dirent.h>
@@ -85,15 +86,29 @@ void linger(int fd) {
   }
 }
 
+// The webhooks::http::Server connection this thread serves, when it is the one between these
+// addresses.
+detail::ServedConnection* served(const Address& local, const Address& remote) {
+  detail::ServedConnection* c = detail::served_connection();
+  return c && c->joins(local.host, local.port, remote.host, remote.port) ? c : nullptr;
+}
+
 }  // namespace
 
 int connection_socket(const httplib::Request& req) {
+  if (auto* c = served({req.local_addr, req.local_port}, {req.remote_addr, req.remote_port})) {
+    return c->fd();
+  }
   return socket_between({req.local_addr, req.local_port}, {req.remote_addr, req.remote_port});
 }
 
 namespace detail {
 
 void abandon_connection(const httplib::Request& req) {
+  if (auto* c = served({req.local_addr, req.local_port}, {req.remote_addr, req.remote_port})) {
+    c->abandon();
+    return;
+  }
   const int fd = socket_between({req.local_addr, req.local_port}, {req.remote_addr, req.remote_port});
   int dead[2];
   if (fd < 0 || ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, dead) != 0) return;
@@ -124,7 +139,11 @@ void answer_and_close(const httplib::Request& req, httplib::Response& res, std::
        remote = Address{req.remote_addr, req.remote_port}](std::size_t offset, std::size_t,
                                                           httplib::DataSink& sink) {
         if (offset == 0 && sink.write(body.data(), body.size())) {
-          if (const int fd = socket_between(local, remote); fd >= 0) linger(fd);
+          if (auto* c = served(local, remote)) {
+            c->close_after_answer();  // the event loop lingers; no worker waits
+          } else if (const int fd = socket_between(local, remote); fd >= 0) {
+            linger(fd);
+          }
         }
         return false;
       });

@@ -1,5 +1,6 @@
 #include "webhooks/http_server.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <thread>
 
 #include "detail/closing_answer.h"
+#include "detail/event_loop.h"
 #include "webhooks/error.h"
 #include "webhooks/idempotency/guard.h"
 
@@ -28,11 +30,33 @@ std::shared_ptr<std::atomic<int>> install_socket_options(httplib::Server& server
   return listening;
 }
 
+// Raises the soft open-file limit towards `wanted` (up to the hard limit); returns the soft limit.
+rlim_t raise_open_files(rlim_t wanted) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return wanted;
+  if (limit.rlim_cur < wanted && limit.rlim_cur != RLIM_INFINITY) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, limit.rlim_max);
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  return limit.rlim_cur;
+}
+
 void apply_tuning(httplib::Server& server, const ServerTuning& tuning) {
   server.set_tcp_nodelay(true);
+  server.set_keep_alive_max_count(tuning.keep_alive_max_count);
+  if (auto* ours = dynamic_cast<Server*>(&server)) {
+    ServerTuning applied = tuning;
+    const rlim_t soft = raise_open_files(static_cast<rlim_t>(tuning.max_connections) + 1024);
+    if (soft != RLIM_INFINITY && static_cast<rlim_t>(applied.max_connections) + 256 > soft) {
+      applied.max_connections = soft > 512 ? static_cast<std::size_t>(soft - 256)
+                                           : static_cast<std::size_t>(soft / 2);
+    }
+    ours->set_tuning(applied);
+    return;
+  }
   const std::size_t threads = tuning.threads;
   server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  server.set_keep_alive_max_count(tuning.keep_alive_max_count);
 }
 
 using HandlerResponse = httplib::Server::HandlerResponse;
@@ -49,8 +73,12 @@ std::string_view error_code_for(int status) {
     case 401: return "unauthorized";
     case 404: return "not_found";
     case 405: return "method_not_allowed";
+    case 408: return "request_timeout";
+    case 411: return "length_required";
     case 413: return "payload_too_large";
     case 414: return "uri_too_long";
+    case 415: return "unsupported_media_type";
+    case 431: return "headers_too_large";
     default: return status >= 500 ? "internal_error" : "error";
   }
 }
@@ -181,12 +209,39 @@ std::shared_ptr<Traffic> track(const httplib::Server& server) {
 
 }  // namespace
 
+bool is_json_media_type(std::string_view type) {
+  const std::size_t begin = type.find_first_not_of(" \t");
+  if (begin == std::string_view::npos) return false;
+  type.remove_prefix(begin);
+  type = type.substr(0, type.find(';'));
+  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.remove_suffix(1);
+  std::string lower(type);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "application/json") return true;
+  return lower.starts_with("application/") && lower.ends_with("+json") &&
+         lower.find('/') == lower.rfind('/');
+}
+
+bool refuse_unless_json(const httplib::Request& req, httplib::Response& res) {
+  if (!req.has_header("Content-Type")) return false;
+  std::string type = req.get_header_value("Content-Type");
+  if (is_json_media_type(type)) return false;
+  const std::size_t begin = type.find_first_not_of(" \t");
+  type = begin == std::string::npos ? std::string() : type.substr(begin);
+  if (type.size() > 100) type = type.substr(0, 100) + "...";
+  write_error(res, 415, "unsupported_media_type",
+              "send the body as application/json, not " +
+                  (type.empty() ? std::string("an empty Content-Type") : type));
+  return true;
+}
+
 void limit_request_bodies(httplib::Server& server, std::size_t limit,
-                          httplib::Server::HandlerWithResponse then) {
+                          httplib::Server::HandlerWithResponse then, Bodies bodies) {
   server.set_payload_max_length(limit);
   std::shared_ptr<Traffic> traffic = track(server);
   server.set_pre_routing_handler(
-      [then = std::move(then), traffic](const httplib::Request& req, httplib::Response& res) {
+      [then = std::move(then), traffic, bodies](const httplib::Request& req,
+                                                httplib::Response& res) {
         if (!admit(*traffic)) {
           // A plain answer: once stopped, cpp-httplib skips content providers (close_after's), and
           // closes the connection after this answer; a request still read from it meets this.
@@ -195,8 +250,15 @@ void limit_request_bodies(httplib::Server& server, std::size_t limit,
           return HandlerResponse::Handled;
         }
         if (guard_body(req, res) == HandlerResponse::Handled) return HandlerResponse::Handled;
-        if (!then || then(req, res) == HandlerResponse::Unhandled) return HandlerResponse::Unhandled;
-        return has_unread_body(req) ? close_after(req, res) : HandlerResponse::Handled;
+        if (then && then(req, res) == HandlerResponse::Handled) {
+          return has_unread_body(req) ? close_after(req, res) : HandlerResponse::Handled;
+        }
+        if (bodies == Bodies::json &&
+            (req.method == "POST" || req.method == "PUT" || req.method == "PATCH") &&
+            refuse_unless_json(req, res)) {
+          return has_unread_body(req) ? close_after(req, res) : HandlerResponse::Handled;
+        }
+        return HandlerResponse::Unhandled;
       });
   // httplib answers a Content-Length over the limit with an empty 413 after discarding the body
   // through a fixed buffer (so the client, still sending, reads the answer); it answers an
@@ -217,6 +279,23 @@ void limit_request_bodies(httplib::Server& server, std::size_t limit,
 }
 
 void stop_server(httplib::Server& server, int port) {
+  if (auto* ours = dynamic_cast<Server*>(&server)) {
+    // The loop knows every connection: it refuses what comes from now on, waits for the answers
+    // under way (at most kKeepAliveTimeout), keeps the rest open for the drain, then closes them.
+    const std::shared_ptr<detail::EventLoop> loop = ours->current_loop();
+    if (!loop) {
+      server.stop();
+      return;
+    }
+    std::thread stopping([&] {
+      loop->stop(ours->tuning().stop_drain,
+                 std::chrono::duration_cast<std::chrono::milliseconds>(kKeepAliveTimeout));
+    });
+    while (!loop->stopping()) std::this_thread::yield();
+    server.stop();  // closes the listening socket, after the loop started refusing
+    stopping.join();
+    return;
+  }
   std::shared_ptr<Traffic> traffic;
   {
     std::lock_guard lock(traffic_mutex);

@@ -78,8 +78,9 @@ void add_listen(CLI::App& app, Action& action) {
       }
       std::mutex out;
 
-      httplib::Server server;
-      receiver::limit_request_bodies(server, rx.config().max_body_bytes);
+      http::Server server;
+      receiver::limit_request_bodies(server, rx.config().max_body_bytes, nullptr,
+                                     http::Bodies::json);
       server.Post(".*", [&](const httplib::Request& req, httplib::Response& res) {
         const receiver::Headers headers = receiver::headers_of(req);
         bool is_new = false;

@@ -37,8 +37,9 @@ int run(const Flags& flags) {
   merchant::create_tables(receiver.database());
   merchant::Merchant shop(receiver.database(), flags.faults);
 
-  httplib::Server server;
-  webhooks::receiver::limit_request_bodies(server, config.max_body_bytes);
+  webhooks::http::Server server;
+  webhooks::receiver::limit_request_bodies(server, config.max_body_bytes, nullptr,
+                                           webhooks::http::Bodies::json);
   server.Post("/webhooks", [&](const httplib::Request& req, httplib::Response& res) {
     const auto answer = receiver.handle(
         webhooks::receiver::headers_of(req), req.body,

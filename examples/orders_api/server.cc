@@ -64,7 +64,7 @@ class Api {
         payouts_(store_, clock, ids_, partner_,
                  {milliseconds(config.operation_delay_ms), config.crash_after_partner_commit}) {}
 
-  void routes(httplib::Server& server) {
+  void routes(http::Server& server) {
     server.Post("/orders", [this](const httplib::Request& req, httplib::Response& res) {
       guarded(req, res, [&](idempotency::Attempt& a, const std::string& merchant) {
         return orders_.create(a, merchant, req.body);
@@ -173,8 +173,8 @@ int serve(const Config& config) {
     options.poll_interval = milliseconds(config.relay_poll_ms);
     relay = std::make_unique<publisher::OutboxRelay>(db, clock, random, options);
   }
-  httplib::Server server;
-  http::limit_request_bodies(server, http::kDefaultBodyLimit);
+  http::Server server;
+  http::limit_request_bodies(server, http::kDefaultBodyLimit, nullptr, http::Bodies::json);
   api.routes(server);
   examples::ServerTuning tuning;
   tuning.threads = static_cast<std::size_t>(std::max(1, config.threads));

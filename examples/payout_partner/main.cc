@@ -54,7 +54,7 @@ class Partner {
 
   void create_tables() { transfers_.create_tables(); }
 
-  void routes(httplib::Server& server) {
+  void routes(http::Server& server) {
     server.Post("/transfers",
                 [this](const httplib::Request& req, httplib::Response& res) { create(req, res); });
     server.Get("/transfers", [this](const httplib::Request&, httplib::Response& res) {
@@ -130,8 +130,8 @@ int run(const Config& config) {
   auto db = db::Database::open(config.db);
   Partner partner(config, *db);
   partner.create_tables();
-  httplib::Server server;
-  http::limit_request_bodies(server, http::kDefaultBodyLimit);
+  http::Server server;
+  http::limit_request_bodies(server, http::kDefaultBodyLimit, nullptr, http::Bodies::json);
   partner.routes(server);
   const int port = examples::bind_and_announce(server, address);
   examples::StopOnSignal stop(server, port);

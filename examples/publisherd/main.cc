@@ -68,7 +68,7 @@ int serve(const publisherd::Options& o) {
   admin.body_limit = o.body_limit;
   AdminApi api(store, ingest, guard, metrics, clock, admin, [&dispatcher] { dispatcher.wake(); });
 
-  httplib::Server server;
+  http::Server server;
   api.mount(server);
   const examples::ListenAddress address = examples::parse_listen(o.listen);
   examples::ServerTuning tuning;

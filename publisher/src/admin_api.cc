@@ -37,7 +37,7 @@ AdminApi::AdminApi(Store& store, Ingest& ingest, idempotency::Guard& guard, Metr
       options_(std::move(options)),
       wake_(std::move(wake)) {}
 
-void AdminApi::mount(httplib::Server& server) {
+void AdminApi::mount(http::Server& server) {
   http::limit_request_bodies(server, options_.body_limit, [this](const httplib::Request& req,
                                                                   httplib::Response& res) {
     if (req.path == "/healthz" || req.path == "/metrics") {
@@ -51,7 +51,7 @@ void AdminApi::mount(httplib::Server& server) {
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
-  });
+  }, http::Bodies::json);
   server.set_exception_handler(
       [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
         std::string what = "unknown";

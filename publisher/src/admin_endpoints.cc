@@ -67,7 +67,7 @@ std::optional<std::string> read_secret(const json& body, httplib::Response& res)
 
 }  // namespace
 
-void AdminApi::mount_endpoints(httplib::Server& server) {
+void AdminApi::mount_endpoints(http::Server& server) {
   server.Post("/v1/endpoints", [this](const httplib::Request& req, httplib::Response& res) {
     const auto body = detail::json_body(req, res);
     if (!body) return;

@@ -21,7 +21,7 @@ std::optional<std::string_view> header(const httplib::Request& req, const char* 
 
 }  // namespace
 
-void AdminApi::mount_events(httplib::Server& server) {
+void AdminApi::mount_events(http::Server& server) {
   server.Post("/v1/events", [this](const httplib::Request& req, httplib::Response& res) {
     const idempotency::Response out =
         ingest_.handle(guard_, header(req, "Idempotency-Key"), req.body);

@@ -4,10 +4,11 @@ namespace webhooks::receiver {
 namespace {
 
 template <typename H>
-void mount_any(httplib::Server& server, const std::string& route, Receiver& receiver, H handler) {
+void mount_any(http::Server& server, const std::string& route, Receiver& receiver, H handler) {
   http::limit_request_bodies(server, receiver.config().max_body_bytes);
   server.Post(route, [&receiver, handler = std::move(handler)](const httplib::Request& req,
                                                                httplib::Response& res) {
+    if (http::refuse_unless_json(req, res)) return;
     write_answer(receiver.handle(headers_of(req), req.body, handler), res);
   });
 }
@@ -26,11 +27,11 @@ void write_answer(const Answer& answer, httplib::Response& response) {
   response.set_content(answer.body, "application/json");
 }
 
-void mount(httplib::Server& server, const std::string& route, Receiver& receiver, Handler handler) {
+void mount(http::Server& server, const std::string& route, Receiver& receiver, Handler handler) {
   mount_any(server, route, receiver, std::move(handler));
 }
 
-void mount(httplib::Server& server, const std::string& route, Receiver& receiver,
+void mount(http::Server& server, const std::string& route, Receiver& receiver,
            TransactionalHandler handler) {
   mount_any(server, route, receiver, std::move(handler));
 }

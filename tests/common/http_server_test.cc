@@ -36,7 +36,7 @@ struct EchoServer {
     server.stop();
     serving.join();
   }
-  httplib::Server server;
+  webhooks::http::Server server;
   std::atomic<int> calls{0};
   int port = 0;
   std::thread serving;
@@ -204,11 +204,11 @@ TEST_CASE("a body left unread by the caller's own refusal is never a request") {
   });
   const std::string smuggled =
       "POST /echo HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ok\r\nContent-Length: 2\r\n\r\n{}";
+  // Head and body sent together: webhooks::http::Server receives a declared body before any
+  // handler runs (a client that waited for an answer first would wait for the request deadline).
   const auto transcript = raw_exchange_until_close(
-      echo.port,
-      "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: " + std::to_string(smuggled.size()) +
-          "\r\n\r\n",
-      smuggled);
+      echo.port, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: " +
+                     std::to_string(smuggled.size()) + "\r\n\r\n" + smuggled);
   CHECK(transcript.closed);
   CHECK(answers_in(transcript.answers) == 1);
   CHECK(transcript.answers.rfind("HTTP/1.1 401 Unauthorized\r\n", 0) == 0);
@@ -290,7 +290,7 @@ TEST_CASE("the caller's own pre-routing check runs only for requests let through
 }
 
 TEST_CASE("stop_server lets a running handler answer, refuses new requests, ends idle connections") {
-  httplib::Server server;
+  webhooks::http::Server server;
   webhooks::http::limit_request_bodies(server, kLimit);
   std::binary_semaphore entered{0}, release{0};
   server.Post("/slow", [&](const httplib::Request&, httplib::Response& res) {

@@ -41,7 +41,7 @@ TEST_CASE("the cpp-httplib adapter serves a mounted receiver") {
   config.maintenance_interval = std::chrono::milliseconds(0);
   Receiver receiver(config, test::open_database("receiver_http"));
   std::atomic<int> calls{0};
-  httplib::Server server;
+  webhooks::http::Server server;
   mount(server, "/webhooks", receiver, [&](const Event&) {
     ++calls;
     return Reply{};

@@ -1,20 +1,29 @@
 // A cpp-httplib server set up against cpp-httplib's traps (docs/security.md, "Request bodies and
-// what cpp-httplib does not bound"; docs/operations.md, --max-endpoint-connections); every server
-// of the toolkit (the receiver adapter, the publisher daemon, the example servers) binds through it.
+// what cpp-httplib does not bound", "Limits"; docs/operations.md, --max-endpoint-connections);
+// every server of the toolkit (the receiver adapter, the publisher daemon, the example servers)
+// is a webhooks::http::Server and binds through bind_server.
 //
-//   httplib::Server server;
+//   webhooks::http::Server server;  // a httplib::Server: routes, handlers, listen as usual
 //   const int port = webhooks::http::bind_server(server, "127.0.0.1", 0);  // 0: a free port
 //   server.listen_after_bind();
 //
-// cpp-httplib 0.11 as Debian builds it leaves TCP_NODELAY off (every answer then waits ~40 ms for
-// the client's delayed ACK), serves each connection on one of 8 pool threads, closes keep-alive
-// connections after 5 requests and listens with a backlog of 5. tune_server() fixes all four.
+// cpp-httplib 0.11 as Debian builds it serves each connection on one pool thread for the
+// connection's whole life (its keep-alive waits included, with per-recv timeouts only), so 64
+// idle or trickling connections hold all 64 threads and every other client waits. Server reads
+// requests on one event-loop thread instead (epoll) and hands only complete requests to its
+// worker threads. It also leaves TCP_NODELAY off (every answer then waits ~40 ms for the client's
+// delayed ACK), closes keep-alive connections after 5 requests and listens with a backlog of 5;
+// tune_server() fixes those three for any httplib::Server.
 #pragma once
 
 #include <httplib.h>
 
+#include <chrono>
 #include <cstddef>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
 
 namespace webhooks::http {
 
@@ -22,18 +31,109 @@ namespace webhooks::http {
 inline constexpr std::size_t kDefaultBodyLimit = 1024 * 1024;
 
 struct ServerTuning {
-  // Worker threads; each serves one keep-alive connection at a time, so size it to the expected
-  // concurrent connections (the publisher's connection pool, a load balancer's).
+  // Worker threads. For a webhooks::http::Server they run handlers only (a connection holds one
+  // while its request is handled and its answer written); for a plain httplib::Server each serves
+  // one keep-alive connection at a time, so size it to the expected concurrent connections.
   std::size_t threads = 64;
   // Requests served on one keep-alive connection before it is closed (httplib's default: 5).
   std::size_t keep_alive_max_count = 100'000;
   // listen(2) backlog, applied again after bind (Debian's httplib compiles in 5).
   int backlog = 4096;
+
+  // The limits below apply to a webhooks::http::Server only (docs/security.md, "Limits").
+  // Open client connections at most. A connection accepted beyond it closes the one idle the
+  // longest (no request under way), else the one whose request has been arriving the longest,
+  // else (every connection is with a worker) waits until one comes back (at most 1,024 such
+  // connections wait; more are closed at once). bind_server raises the
+  // process's open-file limit (RLIMIT_NOFILE) towards max_connections + 1024 where the hard limit
+  // allows, and lowers the cap to the soft limit minus 256 where it does not.
+  std::size_t max_connections = 4096;
+  // From a request's first byte until its head and its whole Content-Length body are received;
+  // past it the request is answered 408 request_timeout and the connection closed. Also bounds
+  // writing one answer to a client that does not read it.
+  std::chrono::milliseconds request_timeout{30'000};
+  // Header fields (lines after the request line) in one request head: 431 beyond.
+  std::size_t max_header_count = 100;
+  // Bytes of one request head (request line, header lines, the blank line): 431 beyond. One line
+  // is also limited by cpp-httplib to 8 KiB (400; a request line: 414).
+  std::size_t max_header_bytes = 64 * 1024;
+  // stop_server: how long open keep-alive connections stay open after the stop, so that a
+  // request sent on one meanwhile gets 503 server_stopping instead of a reset; the wait ends
+  // earlier once every connection is closed. A plain server.stop() does not wait.
+  std::chrono::milliseconds stop_drain{1000};
 };
 
-// Sets TCP_NODELAY, a thread pool of tuning.threads, the keep-alive count, and SO_REUSEADDR (not
-// httplib's default SO_REUSEPORT, which would let two servers share a port). Called by
-// bind_server; call it yourself only to bind some other way.
+namespace detail {
+class EventLoop;
+}
+
+// A httplib::Server whose connections are read on one event-loop thread, so that slow, idle or
+// many clients cost no worker thread (docs/security.md, "Limits"). Routes, handlers and
+// listen_after_bind() are httplib's; bind_server applies a ServerTuning (without it the defaults
+// apply). Differences from httplib::Server:
+//   - a request reaches a worker thread only once its head and its Content-Length body are all
+//     received, within tuning.request_timeout (408), max_header_count and max_header_bytes (431);
+//     a body over the payload limit is handed over at once and answered 413 by httplib, then
+//     discarded as it arrives;
+//   - an idle keep-alive connection waits in the event loop (closed after httplib's keep-alive
+//     timeout, set_keep_alive_timeout, 5 s by default), and at most tuning.max_connections are open;
+//   - every route reads its body as bytes (req.body), whatever its Content-Type: httplib would
+//     parse an application/x-www-form-urlencoded body into req.params (and answer 413 over
+//     8 KiB) and a multipart/form-data body into req.files. Routes registered through this class
+//     (Get, Post, Put, Patch, Delete, Options with a Handler) see the request's Content-Type as
+//     sent; a route registered through a httplib::Server& sees those two types with a leading
+//     space (the way their parsing is turned off);
+//   - server.stop() closes idle connections at once; stop_server() (below) drains.
+class Server : public httplib::Server {
+ public:
+  Server();
+  ~Server() override;
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  using httplib::Server::Delete;
+  using httplib::Server::Get;
+  using httplib::Server::Options;
+  using httplib::Server::Patch;
+  using httplib::Server::Post;
+  using httplib::Server::Put;
+  Server& Get(const std::string& pattern, Handler handler);
+  Server& Post(const std::string& pattern, Handler handler);
+  Server& Put(const std::string& pattern, Handler handler);
+  Server& Patch(const std::string& pattern, Handler handler);
+  Server& Delete(const std::string& pattern, Handler handler);
+  Server& Options(const std::string& pattern, Handler handler);
+
+  // The limits used from the next listen_after_bind() on (bind_server sets them).
+  void set_tuning(const ServerTuning& tuning);
+  const ServerTuning& tuning() const { return tuning_; }
+
+  // Client connections open now, and of those the ones idle between requests (0 when not
+  // listening), for tests and metrics.
+  std::size_t open_connections() const;
+  std::size_t idle_connections() const;
+
+ private:
+  friend class detail::EventLoop;
+  friend void stop_server(httplib::Server& server, int port);
+  bool process_and_close_socket(socket_t sock) override;
+  bool serve(httplib::Stream& stream, bool close_connection, bool& connection_closed);
+  std::size_t payload_limit() const { return payload_max_length_; }
+  std::chrono::seconds keep_alive_timeout() const {
+    return std::chrono::seconds(keep_alive_timeout_sec_);
+  }
+  std::size_t keep_alive_max() const { return keep_alive_max_count_; }
+  std::shared_ptr<detail::EventLoop> current_loop() const;
+
+  ServerTuning tuning_;
+  mutable std::mutex loop_mutex_;
+  std::shared_ptr<detail::EventLoop> loop_;  // from the first listen_after_bind()
+};
+
+// Sets TCP_NODELAY, the keep-alive count, SO_REUSEADDR (not httplib's default SO_REUSEPORT, which
+// would let two servers share a port), and a thread pool of tuning.threads (a webhooks::http::
+// Server: its workers and limits, set_tuning). Called by bind_server; call it yourself only to
+// bind some other way.
 void tune_server(httplib::Server& server, const ServerTuning& tuning = {});
 
 // tune_server, then binds host:port (port 0: a free port; an IPv6 host without brackets), then
@@ -70,8 +170,24 @@ int bind_server(httplib::Server& server, const std::string& host, int port,
 // A POST, PUT or PATCH with neither header has an empty body (RFC 9112, section 6.3, rule 7);
 // cpp-httplib 0.11 would instead wait for the client to close, so such a request is given
 // "Content-Length: 0".
+//
+// With `bodies` = Bodies::json (the toolkit's JSON APIs), a POST, PUT or PATCH whose Content-Type
+// is present and not JSON (is_json_media_type) is answered 415 unsupported_media_type after
+// `then` let it through and before its body is read (so the connection is closed after it, as
+// above). A request without Content-Type is read as JSON.
+enum class Bodies { any, json };
 void limit_request_bodies(httplib::Server& server, std::size_t limit,
-                          httplib::Server::HandlerWithResponse then = nullptr);
+                          httplib::Server::HandlerWithResponse then = nullptr,
+                          Bodies bodies = Bodies::any);
+
+// Whether a Content-Type value names JSON: application/json or application/<anything>+json, in
+// any letter case, with any parameters (charset=utf-8), with or without surrounding whitespace.
+bool is_json_media_type(std::string_view content_type);
+
+// For a route that reads a JSON body: when `req` has a Content-Type that is not JSON, answers
+// 415 unsupported_media_type ({"error":{"code","message"}}, the message naming the type) and
+// returns true. A request without Content-Type passes (read as JSON).
+bool refuse_unless_json(const httplib::Request& req, httplib::Response& res);
 
 // The socket descriptor of the TCP connection that carries `req`, for a handler that must act on
 // the connection itself (cpp-httplib 0.11 does not hand it over): the process's one socket whose

@@ -8,7 +8,8 @@
 // `unauthorized` otherwise; with an empty admin_token every such route answers 401). Bodies over
 // `body_limit` answer 413 `payload_too_large`. Errors are {"error":{"code","message"}} with stable
 // codes: unauthorized, not_found, invalid_json, invalid_request, invalid_secret, url_not_allowed,
-// replay_too_old, payload_too_large, internal_error, and the idempotency guard's. Times in answers
+// replay_too_old, payload_too_large, unsupported_media_type (a POST or PATCH whose Content-Type is
+// present and not JSON: 415), internal_error, and the idempotency guard's. Times in answers
 // are RFC 3339; secrets appear only in the answers that create them (create, rotate-secret).
 #pragma once
 
@@ -19,15 +20,12 @@
 #include <string>
 
 #include "webhooks/clock.h"
+#include "webhooks/http_server.h"
 #include "webhooks/idempotency/guard.h"
 #include "webhooks/publisher/ingest.h"
 #include "webhooks/publisher/metrics.h"
 #include "webhooks/publisher/ssrf_guard.h"
 #include "webhooks/publisher/store.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace webhooks::publisher {
 
@@ -55,11 +53,11 @@ class AdminApi {
            const Clock& clock, AdminOptions options, std::function<void()> wake = {});
 
   // Registers the routes, the authentication check, the body limit and the JSON error handler.
-  void mount(httplib::Server& server);
+  void mount(http::Server& server);
 
  private:
-  void mount_endpoints(httplib::Server& server);
-  void mount_events(httplib::Server& server);
+  void mount_endpoints(http::Server& server);
+  void mount_events(http::Server& server);
 
   Store& store_;
   Ingest& ingest_;

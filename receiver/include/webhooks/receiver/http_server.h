@@ -35,8 +35,8 @@ void write_answer(const Answer& answer, httplib::Response& response);
 // limits the server's request bodies to receiver.config().max_body_bytes before they are read
 // (http::limit_request_bodies: 413, or 411 for a chunked body), which sets the server's
 // pre-routing handler: pass your own to limit_request_bodies instead of setting it.
-void mount(httplib::Server& server, const std::string& route, Receiver& receiver, Handler handler);
-void mount(httplib::Server& server, const std::string& route, Receiver& receiver,
+void mount(http::Server& server, const std::string& route, Receiver& receiver, Handler handler);
+void mount(http::Server& server, const std::string& route, Receiver& receiver,
            TransactionalHandler handler);
 
 }  // namespace webhooks::receiver

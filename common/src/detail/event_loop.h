@@ -1,0 +1,166 @@
+// The event loop under webhooks::http::Server (webhooks/http_server.h): one thread reads every
+// connection (epoll) until a request is whole, a pool of workers runs httplib's request processing
+// on the buffered request. Internal to http_server.cc and http_event_loop.cc.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "webhooks/http_server.h"
+
+namespace webhooks::http::detail {
+
+using LoopClock = std::chrono::steady_clock;
+
+// One client connection. Owned by the loop thread, or by one worker while it is queued or served
+// (the hand-over through the queues orders the accesses).
+struct Connection {
+  enum class Phase { idle, reading, skipping, queued, busy, lingering };
+
+  int fd = -1;
+  Phase phase = Phase::idle;
+  std::string in;  // received, not yet consumed: the start of the next request(s)
+  std::string local_addr, remote_addr;
+  int local_port = 0, remote_port = 0;
+  std::size_t served = 0;  // requests answered on this connection
+
+  // Framing of the request at the start of `in` (reset after each request).
+  std::size_t scanned = 0;       // bytes of `in` looked at for line ends
+  std::size_t line_begin = 0;    // where the head's next line starts
+  std::size_t lines = 0;         // lines of the head seen (the request line first)
+  std::size_t head_end = 0;      // 0 until the head's blank line is received
+  std::size_t length_headers = 0;
+  std::string length_value;      // the Content-Length value, trimmed
+  bool chunked = false;          // a Transfer-Encoding header
+  bool expect_continue = false;  // Expect: 100-continue
+  bool continue_sent = false;    // the loop sent "100 Continue"
+  bool head_method = false;      // a HEAD request (its answer has no body)
+  bool body_method = false;      // POST, PUT, PATCH, DELETE, PRI: httplib reads their body
+  bool framed = false;           // the body length below is what httplib reads
+  bool over_limit = false;       // the body is over the payload limit: handed over unread
+  std::uint64_t body = 0;
+  LoopClock::time_point started{};  // the request's first byte
+  bool has_start = false;
+
+  std::uint64_t skip = 0;     // body bytes still to discard (after a 413)
+  std::size_t discarded = 0;  // while lingering
+  LoopClock::time_point deadline{};
+  std::multimap<LoopClock::time_point, Connection*>::iterator timer;
+  std::multimap<LoopClock::time_point, Connection*>* timer_map = nullptr;
+  bool timed = false;
+  bool close_after = false;  // set by the worker: linger, then close
+  bool abandon = false;      // set by the worker: close at once
+
+  void reset_framing();
+};
+
+enum class Framing { need_more, ready, refuse };
+
+struct FrameResult {
+  Framing kind = Framing::need_more;
+  int status = 0;
+  const char* code = "";
+  std::string message;
+};
+
+class EventLoop : public std::enable_shared_from_this<EventLoop> {
+ public:
+  EventLoop(Server& server, const ServerTuning& tuning);
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  void start();
+  // A socket accepted by httplib's listening thread.
+  void add(int fd);
+  // Requests from now on get 503 server_stopping; connections stay open for `drain` (or until all
+  // are closed) once the requests in handlers are answered, at most `answer_wait`; then the rest
+  // are closed. Returns once that is done (handlers still running later close their connection
+  // after their answer).
+  void stop(std::chrono::milliseconds drain, std::chrono::milliseconds answer_wait);
+  // stop(0, unbounded), then joins the workers and the loop thread.
+  void shutdown();
+  std::size_t open_connections() const { return open_.load(); }
+  std::size_t idle_connections() const { return idle_count_.load(); }
+  bool stopping() const { return stopping_.load(); }
+
+ private:
+  void run_loop();
+  void run_worker();
+  void wake();
+  void on_readable(Connection& c);
+  void after_input(Connection& c);
+  void accept_new(int fd);
+  void take_back(Connection& c);
+  void dispatch(Connection& c);
+  void refuse(Connection& c, int status, const char* code, const std::string& message);
+  void start_linger(Connection& c);
+  void close_now(Connection& c);
+  void arm(Connection& c);
+  void set_timer(Connection& c, LoopClock::time_point deadline);
+  void clear_timer(Connection& c);
+  void expire(LoopClock::time_point now);
+  bool evict_one();
+  void finish_stop_if_due(LoopClock::time_point now);
+
+  // Worker side.
+  void serve(Connection& c);
+  bool read_more(Connection& c);
+  void give_back(Connection& c);
+  void answer_stopping(Connection& c);
+
+  FrameResult frame(Connection& c) const;
+
+  Server& server_;
+  const ServerTuning tuning_;
+  const std::size_t max_connections_;
+  const std::size_t payload_limit_;
+  const std::chrono::milliseconds idle_timeout_;
+  const std::size_t keep_alive_max_;
+
+  int epoll_ = -1;
+  int wake_fd_ = -1;
+  std::thread loop_thread_;
+  std::vector<std::thread> workers_;
+
+  std::mutex inbox_mutex_;
+  std::vector<int> accepted_;
+  std::vector<Connection*> returned_;
+
+  std::mutex work_mutex_;
+  std::condition_variable work_ready_;
+  std::deque<Connection*> work_;
+  bool workers_done_ = false;
+  std::atomic<std::size_t> queued_{0};
+
+  // Loop thread only.
+  std::map<int, Connection*> connections_;  // by fd
+  std::multimap<LoopClock::time_point, Connection*> idle_, reading_, lingering_;
+  std::vector<Connection*> graveyard_;
+  std::deque<int> pending_;  // accepted, waiting for room
+  std::size_t in_workers_ = 0;  // queued or busy
+  LoopClock::time_point drain_until_{}, answers_until_{};
+  bool stop_begun_ = false;
+  bool stop_finished_ = false;
+
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> exit_{false};
+  std::atomic<std::size_t> open_{0};
+  std::atomic<std::size_t> idle_count_{0};
+  std::chrono::milliseconds stop_drain_{0}, stop_answer_wait_{0};
+  std::mutex stop_mutex_;
+  std::condition_variable stop_done_;
+  bool stop_requested_ = false;
+  bool stopped_ = false;   // every connection not in a handler closed
+  bool finished_ = false;  // every connection closed, the loop ended
+};
+
+}  // namespace webhooks::http::detail
