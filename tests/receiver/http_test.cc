@@ -92,7 +92,7 @@ TEST_CASE("over HTTP, a signature list joined with ', ' or a tab is 200 in eithe
   config.maintenance_interval = std::chrono::milliseconds(0);
   Receiver receiver(config, test::open_database("receiver_http_lists"));
   std::atomic<int> calls{0};
-  httplib::Server server;
+  webhooks::http::Server server;
   mount(server, "/webhooks", receiver, [&](const Event&) {
     ++calls;
     return Reply{};
