@@ -84,7 +84,8 @@ std::string format_double(double value) {
 }
 
 // The canonical form of a number token that nlohmann read as a double (it has a fraction or an
-// exponent, or is an integer beyond 64 bits). docs/idempotency.md, "Numbers":
+// exponent, or is an integer beyond 64 bits). docs/idempotency.md, "Numbers and Unicode in the
+// fingerprint":
 // - an integer value within the 64-bit range (1000.0, 1e3, 9007199254740993.0) is written exactly,
 //   as the integer tokens are, so equal values in any spelling agree;
 // - a value with at most 17 significant digits is the double RFC 8785 writes (4.50 -> 4.5,

@@ -85,6 +85,7 @@ Parsed parse_options(int argc, char** argv) {
       "[a, b] or a,b, a bare name sets an on/off flag). The command line wins over the file, the "
       "file over the environment; an unknown name is an error."};
   app.set_config("--config", "", "read flags from this file");
+  app.config_formatter(examples::bounded_config());
   app.allow_config_extras(CLI::config_extras_mode::error);
   app.get_formatter()->column_width(36);
   const auto opt = [&](const char* name, auto& value, const char* env, const char* help) {

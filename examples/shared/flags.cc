@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 #include <functional>
+#include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -118,6 +120,46 @@ void check_server_url(const std::string& text, bool https) {
 }
 
 }  // namespace
+
+namespace {
+
+class BoundedConfig : public CLI::ConfigTOML {
+ public:
+  std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
+    const std::string text((std::istreambuf_iterator<char>(input)), std::istreambuf_iterator<char>());
+    std::size_t depth = 0, line = 1;
+    char quote = 0;
+    bool comment = false;
+    for (char c : text) {
+      if (c == '\n') {
+        ++line;
+        quote = 0;
+        comment = false;
+      } else if (comment) {
+      } else if (quote) {
+        if (c == quote) quote = 0;
+      } else if (c == '"' || c == '\'') {
+        quote = c;
+      } else if (c == '#' || c == ';') {
+        comment = true;
+      } else if (c == '[') {
+        if (++depth > kMaxConfigNesting) {
+          throw CLI::ConfigError("--config: line " + std::to_string(line) +
+                                 ": lists nested deeper than the limit of " +
+                                 std::to_string(kMaxConfigNesting));
+        }
+      } else if (c == ']' && depth > 0) {
+        --depth;
+      }
+    }
+    std::istringstream copy(text);
+    return CLI::ConfigTOML::from_config(copy);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<CLI::Config> bounded_config() { return std::make_shared<BoundedConfig>(); }
 
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
   try {

@@ -74,7 +74,7 @@ Accepted Ingest::publish(std::string_view merchant_id, std::string_view type,
                          std::string_view data_json) {
   std::string data;
   try {
-    data = compact_json(data_json);
+    data = compact_json(data_json, kMaxJsonDepth - 1);  // the delivered body wraps it
   } catch (const Error&) {
     data.clear();
   }

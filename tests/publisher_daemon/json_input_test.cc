@@ -1,6 +1,7 @@
 // webhooks-publisherd and JSON a client controls (issue 12, items 1 and 3): nesting, and number
 // tokens that a double cannot hold, end to end from POST /v1/events to the merchant's endpoint.
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -123,6 +124,33 @@ TEST_CASE("event data is delivered with its number tokens byte for byte", "[daem
   REQUIRE(listed);
   CHECK(listed->body.find(R"("data":{"big":36893488147419103233,)") != std::string::npos);
   CHECK(body_json(listed)["events"].size() == 1);
+}
+
+TEST_CASE("a --config file nesting lists deeper than 128 is a usage error", "[daemon]") {
+  const std::string dir = temp_dir("publisherd-config-deep");
+  const auto config = [&](std::size_t depth) {
+    const std::string path = dir + "/deep-" + std::to_string(depth) + ".conf";
+    std::ofstream(path) << "# [[[ in a comment do not count\nlog-level = \"warn\"\n"
+                        << "retry-schedule = " << std::string(depth, '[') << "1s"
+                        << std::string(depth, ']') << "\n";
+    return path;
+  };
+  // Before: 100,000 levels took CLI11 14 s and then overflowed its stack (SIGSEGV).
+  const Finished refused = run_to_end(
+      "webhooks-publisherd", {"--config", config(100'000), "--db", dir + "/p.db"}, dir);
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("--config: line 3: lists nested deeper than the limit of 128") !=
+        std::string::npos);
+  const Finished over =
+      run_to_end("webhooks-publisherd", {"--config", config(129), "--db", dir + "/p.db"}, dir);
+  CHECK(over.exit_code == 2);
+  // 128 levels pass the check and reach CLI11, which reads the file; a bad flag on the command
+  // line then ends the run before it serves.
+  const Finished deepest = run_to_end(
+      "webhooks-publisherd",
+      {"--config", config(128), "--db", dir + "/p.db", "--timeout", "0s"}, dir);
+  CHECK(deepest.exit_code == 2);
+  CHECK(deepest.err.starts_with("--timeout: must be greater than 0, e.g. \"5s\"\n"));
 }
 
 }  // namespace webhooks::test

@@ -1,12 +1,16 @@
-// Canonical JSON for request fingerprints: RFC 8785 (JSON Canonicalization Scheme) with one
-// deliberate difference, integers are kept exact instead of being rounded through a double.
+// Canonical JSON for request fingerprints: RFC 8785 (JSON Canonicalization Scheme), except that
+// numbers a double cannot hold are not rounded through one (docs/idempotency.md, "Numbers and
+// Unicode in the fingerprint").
 // - Object members sorted by the UTF-16 code units of their names (RFC 8785 section 3.2.3).
-// - No insignificant whitespace; strings escaped as RFC 8785 section 3.2.2.2 says.
-// - Numbers in ECMAScript Number-to-String form (section 3.2.2.3), so 1, 1.0 and 1e0 are "1";
-//   but a number written without fraction or exponent that fits a 64-bit integer is printed
-//   exactly, so 9007199254740993 and 9007199254740992 stay different.
-// - Duplicate object names, invalid UTF-8, lone surrogates and numbers outside the double range
-//   are errors.
+// - No insignificant whitespace; strings escaped as RFC 8785 section 3.2.2.2 says; Unicode is not
+//   normalised (NFC and NFD spellings stay different).
+// - Numbers by their exact decimal value: an integer from -2^63 to 2^64-1 in any spelling is
+//   printed exactly (1000.0, 1e3 -> 1000; 9007199254740993 stays itself); any other value with at
+//   most 17 significant digits in ECMAScript Number-to-String form (section 3.2.2.3: 4.50 -> 4.5);
+//   a value with more significant digits exactly, in the same layout (36893488147419103233 and
+//   1000.00000000000001 stay themselves).
+// - Duplicate object names, invalid UTF-8, lone surrogates, numbers outside the double range and
+//   nesting deeper than kMaxJsonDepth (128, json_parse.h) are errors.
 #pragma once
 
 #include <string>
@@ -15,7 +19,10 @@
 namespace webhooks {
 
 // Returns the canonical form of the JSON text `json` (any JSON value, not only objects).
-// Throws webhooks::Error(ErrorCode::invalid_json) with the reason and byte offset on invalid input.
+// Time linear in json.size().
+// Throws webhooks::Error(ErrorCode::invalid_json) on invalid input; what() is printable ASCII with
+// the reason and byte offset, e.g. "invalid JSON: nested deeper than the limit of 128 arrays and
+// objects" or "invalid JSON: duplicate object member name".
 std::string canonicalize_json(std::string_view json);
 
 }  // namespace webhooks

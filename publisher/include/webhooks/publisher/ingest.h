@@ -48,11 +48,12 @@ struct Accepted {
 struct EventInput {
   std::string merchant_id;
   std::string type;
-  std::string data;  // the `data` object as JSON text, key order kept
+  std::string data;  // the `data` object as compact JSON text: key order and number tokens kept
 };
 
-// Parses and validates an ingest body. On failure returns std::nullopt and sets `error_code`
-// ("invalid_json" or "invalid_request") and `message`.
+// Parses and validates an ingest body (parse_json's limits: nesting at most 128 deep, strict UTF-8).
+// On failure returns std::nullopt and sets `error_code` ("invalid_json" or "invalid_request") and
+// `message`.
 std::optional<EventInput> parse_event_input(std::string_view body, std::string& error_code,
                                             std::string& message);
 
@@ -63,7 +64,8 @@ class Ingest {
   Ingest(Store& store, const Clock& clock, Metrics& metrics,
          std::function<void()> on_accepted = {});
 
-  // Writes the event and its tasks in one new transaction. `data_json` must be a JSON object.
+  // Writes the event and its tasks in one new transaction. `data_json` must be a JSON object
+  // nested at most 127 deep (json_parse.h); it is stored compact with its number tokens as written.
   // Throws Error(invalid_argument) for bad input, Error(storage) when the database fails.
   Accepted publish(std::string_view merchant_id, std::string_view type, std::string_view data_json);
   // The same inside the caller's transaction (e.g. together with an idempotency record).

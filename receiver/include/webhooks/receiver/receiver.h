@@ -95,7 +95,9 @@ struct Event {
   std::string_view delivery_id;  // webhook-delivery-id (diagnostics only; "" when absent)
   std::int64_t timestamp = 0;    // webhook-timestamp, Unix seconds
   std::string_view body;         // the raw body
-  const nlohmann::json* payload = nullptr;  // the parsed body (a JSON object)
+  const nlohmann::json* payload = nullptr;  // the parsed body: a JSON object nested at most 128
+                                            // deep (json_parse.h); numbers beyond 64 bits are
+                                            // doubles here, exact in `body`
   int attempt = 1;               // 1 on the first run, 2 after one failed run, ...
 };
 

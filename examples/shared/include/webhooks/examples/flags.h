@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -20,6 +21,16 @@ inline constexpr int kUsageExitCode = 2;
 // code: 0 after --help or --version (printed on stdout), kUsageExitCode after a usage error
 // (CLI11's message on stderr), whatever CLI11's own code for it.
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv);
+
+// The deepest nesting of [ ] lists a --config file may use (the same 128 as JSON, json_parse.h).
+inline constexpr std::size_t kMaxConfigNesting = 128;
+
+// CLI11's TOML/INI config reader with a nesting check in front: a file whose lists (outside
+// quotes and comments) nest deeper than kMaxConfigNesting is a usage error, "--config: line N:
+// lists nested deeper than the limit of 128", before CLI11 reads it (CLI11 2.1 reads nested lists
+// recursively: 100,000 levels took 14 s and then overflowed the stack). Install it with
+// app.config_formatter(bounded_config()) after app.set_config(...).
+std::shared_ptr<CLI::Config> bounded_config();
 
 // --log-level: debug, info, warn or error, any case (the value becomes lower case).
 CLI::Validator log_levels();
