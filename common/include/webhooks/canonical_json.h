@@ -5,8 +5,8 @@
 // - Numbers in ECMAScript Number-to-String form (section 3.2.2.3), so 1, 1.0 and 1e0 are "1";
 //   but a number written without fraction or exponent that fits a 64-bit integer is printed
 //   exactly, so 9007199254740993 and 9007199254740992 stay different.
-// - Duplicate object names, invalid UTF-8, lone surrogates and numbers outside the double range
-//   are errors.
+// - Duplicate object names, invalid UTF-8, lone surrogates, numbers outside the double range and
+//   a raw NUL byte anywhere (nlohmann/json would stop reading at it) are errors.
 #pragma once
 
 #include <string>
