@@ -72,3 +72,20 @@ TEST_CASE("invalid documents are errors") {
   // The same name in sibling objects is fine.
   CHECK(canonicalize_json("[{\"a\":1},{\"a\":2}]") == "[{\"a\":1},{\"a\":2}]");
 }
+
+TEST_CASE("a NUL byte is an error, not the end of the document (fuzz: canonical_json/regression-nul-after-value)") {
+  // nlohmann's lexer reads NUL as the end of input: "{}\0junk" was accepted as "{}".
+  using namespace std::string_literals;
+  for (const std::string& text : {"{}\0x"s, "{\"a\":1}\0{\"b\":2}"s, "1\0"s, "\0"s, "[\0]"s}) {
+    INFO(text.size() << " bytes");
+    try {
+      canonicalize_json(text);
+      FAIL("accepted");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::invalid_json);
+    }
+  }
+  CHECK_THROWS_WITH(canonicalize_json("{\"a\":1}\0{\"b\":2}"s),
+                    "invalid JSON: NUL byte at byte offset 7 (write it as \\u0000 inside a string)");
+  CHECK(canonicalize_json("\"\\u0000\"") == "\"\\u0000\"");
+}

@@ -34,4 +34,7 @@ TEST_CASE("bodies that differ only in spelling give one fingerprint") {
 TEST_CASE("a body that is not JSON cannot be fingerprinted") {
   CHECK_THROWS_AS(request_fingerprint("POST", "/orders", "amount=1000"), Error);
   CHECK_THROWS_AS(request_fingerprint("POST", "/orders", "{\"a\":1,\"a\":1}"), Error);
+  // Found by tests/fuzz/canonical_json: "{\"a\":1}\0{\"b\":2}" had the fingerprint of {"a":1}.
+  CHECK_THROWS_AS(request_fingerprint("POST", "/orders", std::string("{\"a\":1}\0{\"b\":2}", 15)),
+                  Error);
 }

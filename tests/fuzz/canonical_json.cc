@@ -3,8 +3,10 @@
 // Properties: canonicalize_json either returns or throws webhooks::Error(invalid_json), nothing
 // else; its output is canonical already (re-canonicalising gives the same bytes); the fingerprint
 // of the input is the fingerprint of its canonical form, SHA-256 of "POST\n/p\n" + canonical, and
-// throws exactly when canonicalize_json throws; where the nesting limit of issue 12 exists
-// (webhooks/json_parse.h, kMaxJsonDepth), nothing nested deeper is accepted.
+// throws exactly when canonicalize_json throws; an accepted text holds no raw NUL byte
+// (nlohmann's lexer reads NUL as the end of input: corpus regression-nul-*); nesting is kept; where
+// the nesting limit of issue 12 exists (webhooks/json_parse.h, kMaxJsonDepth), nothing nested
+// deeper is accepted.
 #include <algorithm>
 #include <string>
 
@@ -63,6 +65,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     return 0;
   }
+  // A JSON text holds no raw NUL (nlohmann's lexer would stop at one and ignore the rest).
+  FUZZ_CHECK(input.find('\0') == std::string_view::npos);
   FUZZ_CHECK(nesting_depth(canonical) == nesting_depth(input));
 #ifdef FUZZ_MAX_JSON_DEPTH
   FUZZ_CHECK(nesting_depth(input) <= FUZZ_MAX_JSON_DEPTH);

@@ -3,6 +3,7 @@
 // Properties: Verifier::verify never throws and says ok only for a signature made with the
 // configured secret or key; an entry made by Signer (or Ed25519SigningKey) verifies wherever it
 // stands in the list, joined with " ", ", " or a tab, next to whatever else the list holds;
+// is_valid_webhook_id accepts exactly 1 to 255 printable ASCII characters without spaces;
 // parse_webhook_timestamp accepts exactly 1 to 10 digits; Secret::parse throws only
 // webhooks::Error(invalid_secret).
 #include <string>
@@ -33,6 +34,14 @@ const Verifier& verifier() {
   return v;
 }
 
+bool printable_id(std::string_view id) {
+  if (id.empty() || id.size() > 255) return false;
+  for (const char c : id) {
+    if (c < 0x21 || c > 0x7e) return false;
+  }
+  return true;
+}
+
 bool digits_only(std::string_view text) {
   if (text.empty() || text.size() > 10) return false;
   for (char c : text) {
@@ -51,6 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view secret_text = fuzz::take(rest);
   const std::string_view body = rest;
 
+  FUZZ_CHECK(is_valid_webhook_id(id) == printable_id(id));
   const auto ts = parse_webhook_timestamp(timestamp);
   FUZZ_CHECK(ts.has_value() == digits_only(timestamp));
   if (ts) {

@@ -116,6 +116,26 @@ TEST_CASE("bodies that differ only in key order, whitespace or number spelling a
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 2);
 }
 
+TEST_CASE("a NUL byte after the JSON document is 400 invalid_json, not the same request") {
+  // Found by tests/fuzz/canonical_json (corpus regression-nul-after-value): nlohmann's lexer read
+  // NUL as the end of input, so this body had kOrder's fingerprint and was replayed as kOrder.
+  Stack s;
+  s.start_api();
+  const Answer first = s.post("/orders", "order-nul", kOrder);
+  REQUIRE(first.status == 201);
+  const std::string with_nul = kOrder + std::string("\0{\"amount\":1}", 13);
+  for (const char* key : {"order-nul", "order-nul-2"}) {
+    INFO(key);
+    const Answer answer = s.post("/orders", key, with_nul);
+    CHECK(answer.status == 400);
+    CHECK(answer.error_code() == "invalid_json");
+    CHECK(answer.json()["error"]["message"] ==
+          "invalid JSON: NUL byte at byte offset 52 (write it as \\u0000 inside a string)");
+    CHECK(answer.header("Idempotent-Replayed") == "");
+  }
+  CHECK(s.count("SELECT COUNT(*) FROM orders") == 1);
+}
+
 TEST_CASE("Idempotency-Key validation") {
   Stack s;
   s.start_api();
