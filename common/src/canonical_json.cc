@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "detail/json_number.h"
+#include "detail/json_text.h"
 #include "webhooks/error.h"
 #include "webhooks/json_parse.h"
 
@@ -216,14 +217,7 @@ class CanonicalWriter : public nlohmann::json_sax<nlohmann::json> {
 }  // namespace
 
 std::string canonicalize_json(std::string_view json) {
-  // nlohmann's lexer takes a NUL byte for the end of the input, so "{}\0junk" would read as "{}"
-  // and two different bodies would share a fingerprint. A JSON text never holds a raw NUL
-  // (RFC 8259: it is not whitespace, and inside a string it must be escaped as \u0000).
-  if (const std::size_t nul = json.find('\0'); nul != std::string_view::npos) {
-    throw Error(ErrorCode::invalid_json,
-                "invalid JSON: NUL byte at byte offset " + std::to_string(nul) +
-                    " (write it as \\u0000 inside a string)");
-  }
+  detail::refuse_nul_byte(json);
   CanonicalWriter writer;
   const bool ok = nlohmann::json::sax_parse(json.begin(), json.end(), &writer);
   if (!ok) throw Error(ErrorCode::invalid_json, writer.error());

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "detail/json_text.h"
 #include "webhooks/error.h"
 
 namespace webhooks {
@@ -101,6 +102,7 @@ class CompactWriter : public nlohmann::json_sax<nlohmann::json> {
 };
 
 CompactWriter run(std::string_view json, std::size_t max_depth, std::string_view member) {
+  detail::refuse_nul_byte(json);
   CompactWriter writer(max_depth, member);
   writer.out.reserve(json.size());
   if (!nlohmann::json::sax_parse(json.begin(), json.end(), &writer)) {

@@ -1,6 +1,7 @@
 #include "webhooks/json_parse.h"
 
 #include "detail/json_number.h"
+#include "detail/json_text.h"
 #include "webhooks/error.h"
 
 namespace webhooks {
@@ -62,6 +63,7 @@ class BoundedDomParser : public nlohmann::detail::json_sax_dom_parser<Json> {
 
 template <typename Json>
 Json parse_bounded(std::string_view text, const JsonParseOptions& options) {
+  detail::refuse_nul_byte(text);
   Json result;
   BoundedDomParser<Json> builder(result, options);
   const bool ok = Json::sax_parse(text.begin(), text.end(), &builder);
@@ -73,6 +75,14 @@ Json parse_bounded(std::string_view text, const JsonParseOptions& options) {
 }
 
 }  // namespace
+
+void detail::refuse_nul_byte(std::string_view text) {
+  if (const std::size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    throw Error(ErrorCode::invalid_json, "invalid JSON: NUL byte at byte offset " +
+                                             std::to_string(nul) +
+                                             " (write it as \\u0000 inside a string)");
+  }
+}
 
 std::string json_depth_message(std::size_t max_depth) {
   return "invalid JSON: nested deeper than the limit of " + std::to_string(max_depth) +

@@ -161,3 +161,19 @@ TEST_CASE("Unicode policy: canonical JSON does not normalise (NFC and NFD differ
   CHECK(canonicalize_json(nfd_escaped) == nfd);
   CHECK(request_fingerprint("POST", "/orders", nfc) != request_fingerprint("POST", "/orders", nfd));
 }
+
+TEST_CASE("every reader refuses a raw NUL byte instead of stopping at it") {
+  // The class of fuzz: canonical_json/regression-nul-after-value: nlohmann's lexer reads NUL as
+  // the end of input, so "{\"a\":1}\0{\"b\":2}" parsed as {"a":1}.
+  using namespace std::string_literals;
+  const std::string text = "{\"a\":1}\0{\"b\":2}"s;
+  const char* const message =
+      "invalid JSON: NUL byte at byte offset 7 (write it as \\u0000 inside a string)";
+  CHECK_THROWS_WITH(parse_json(text), message);
+  CHECK_THROWS_WITH(parse_ordered_json(text), message);
+  CHECK(parse_json_or_discarded(text).is_discarded());
+  CHECK_THROWS_WITH(compact_json(text), message);
+  CHECK_THROWS_WITH(compact_json_member(text, "a"), message);
+  // Escaped, it is an ordinary character.
+  CHECK(parse_json("\"\\u0000\"") == nlohmann::json("\0"s));
+}
