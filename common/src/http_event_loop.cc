@@ -792,8 +792,9 @@ void EventLoop::serve(Connection& c) {
       c.abandon = true;
       break;
     }
-    if (!ok || closed || last || stream.close_requested() || stopping_.load() ||
-        (stream.starved() && !c.over_limit)) {
+    // A stop that began meanwhile does not close the connection: its answer did not say so, and
+    // the loop answers what comes on it next 503 while it drains.
+    if (!ok || closed || last || stream.close_requested() || (stream.starved() && !c.over_limit)) {
       c.close_after = true;
       break;
     }
