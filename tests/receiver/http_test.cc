@@ -79,9 +79,43 @@ TEST_CASE("the cpp-httplib adapter serves a mounted receiver") {
   const std::string chunked = test::post_chunked_head(port, "/webhooks");
   CHECK(chunked.rfind("HTTP/1.1 411 ", 0) == 0);
   CHECK(code_of(test::body_of(chunked)) == "length_required");
+  // A body over 8 KiB sent as a form reaches the route as bytes and is refused as not JSON
+  // (cpp-httplib alone answered it a false 413).
+  const std::string form = "a=" + std::string(9000, 'x');
+  auto as_form = client.Post("/webhooks", http_headers("e4", form, "d5"), form,
+                             "application/x-www-form-urlencoded");
+  REQUIRE(as_form);
+  CHECK(as_form->status == 415);
+  CHECK(as_form->body ==
+        R"({"error":{"code":"unsupported_media_type","message":"send the body as application/json, not application/x-www-form-urlencoded"}})");
   CHECK(calls == 1);
   server.stop();
   serving.join();
+}
+
+TEST_CASE("merchant-receiver: a form body over 8 KiB is 415, a JSON one without Content-Type is read") {
+  const std::string dir = test::temp_dir("merchant_form");
+  Process merchant("merchant-receiver",
+                   {"--listen", "127.0.0.1:0", "--db", test::database_target("merchant_form"),
+                    "--secret", kSecret},
+                   dir);
+  const int port = merchant.wait_listening();
+  httplib::Client client("127.0.0.1", port);
+  const std::string form = "a=" + std::string(9000, 'x');
+  auto as_form = client.Post("/webhooks", http_headers("evt_form_1", form, "d1"), form,
+                             "application/x-www-form-urlencoded");
+  REQUIRE(as_form);
+  CHECK(as_form->status == 415);
+  CHECK(code_of(as_form->body) == "unsupported_media_type");
+  const std::string body = event_body("evt_form_2", "order.captured");
+  // Raw, as httplib::Client would add "Content-Type: text/plain".
+  std::string request = "POST /webhooks HTTP/1.1\r\nHost: a\r\nContent-Length: " +
+                        std::to_string(body.size()) + "\r\n";
+  for (const auto& [name, value] : http_headers("evt_form_2", body, "d2")) {
+    request += name + ": " + value + "\r\n";
+  }
+  const std::string untyped = test::raw_exchange(port, request + "\r\n" + body);
+  CHECK(untyped.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
 }
 
 TEST_CASE("merchant-receiver SIGKILLed inside its handler: 409, then one effect after restart") {
