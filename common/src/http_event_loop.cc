@@ -775,7 +775,7 @@ bool EventLoop::read_more(Connection& c) {
 }
 
 void EventLoop::serve(Connection& c) {
-  c.phase = Connection::Phase::busy;
+  // c.phase stays `queued` (the loop reads it while stopping): queued and busy are one to it.
   for (int round = 0;; ++round) {
     if (stopping_.load()) {
       answer_stopping(c);
