@@ -239,3 +239,51 @@ TEST_CASE("merchant-receiver: bad flags exit 2 with CLI11's message on stderr") 
   refused({"--secret", kSecret, "--no-such-flag"}, "--no-such-flag");
   CHECK(test::run_to_end("merchant-receiver", {"--help"}, dir).exit_code == 0);
 }
+
+TEST_CASE("merchant-receiver after SIGTERM: a request on a kept-alive connection gets 503 server_stopping") {
+  const std::string dir = test::temp_dir("merchant_sigterm");
+  Process merchant("merchant-receiver",
+                   {"--listen", "127.0.0.1:0", "--db", test::database_target("merchant_sigterm"),
+                    "--secret", kSecret},
+                   dir);
+  const int port = merchant.wait_listening();
+  const std::string get = "GET /handled HTTP/1.1\r\nHost: a\r\n\r\n";
+  const int kept = test::raw_send(port, get);
+  std::string first;
+  test::read_answer(kept, first);
+  REQUIRE(first.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  REQUIRE(::kill(merchant.pid(), SIGTERM) == 0);
+  // Once the listening socket is closed the server is stopping; the connection stays open for the
+  // 1-second drain.
+  bool listening = true;
+  for (int attempt = 0; listening && attempt < 1000000; ++attempt) {
+    const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    listening = ::connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    ::close(probe);
+  }
+  REQUIRE_FALSE(listening);
+  const std::string body = event_body("evt_sigterm_1", "order.captured");
+  std::string request = "POST /webhooks HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+                        "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  for (const auto& [name, value] : http_headers("evt_sigterm_1", body, "d1")) {
+    request += name + ": " + value + "\r\n";
+  }
+  request += "\r\n" + body;
+  REQUIRE(::send(kept, request.data(), request.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(request.size()));
+  std::string refused;
+  test::read_answer(kept, refused);
+  ::close(kept);
+  CHECK(refused.rfind("HTTP/1.1 503 Service Unavailable\r\n", 0) == 0);
+  CHECK(refused.find("\r\nRetry-After: 1\r\n") != std::string::npos);
+  CHECK(test::body_of(refused) ==
+        R"({"error":{"code":"server_stopping","message":"the server is stopping; retry"}})");
+  const auto status = merchant.wait_exit(std::chrono::seconds(20));
+  REQUIRE(status);
+  CHECK(WIFEXITED(*status));
+  CHECK(WEXITSTATUS(*status) == 0);
+}
