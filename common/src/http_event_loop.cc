@@ -34,7 +34,7 @@ constexpr std::uint64_t kBufferedBodyMax = 64ull * 1024 * 1024;
 constexpr std::size_t kReadPerEvent = 256 * 1024;
 // After an answer, a worker waits this long for the next request on the same connection before
 // it gives the connection back to the loop (only when no other request waits for a worker).
-constexpr auto kNextRequestWait = microseconds(1000);
+constexpr auto kNextRequestWait = microseconds(3000);
 // Accepted connections waiting for room when every open one is with a worker.
 constexpr std::size_t kPendingMax = 1024;
 // Requests one worker serves on one connection before it lets others have a turn.
