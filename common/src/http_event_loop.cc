@@ -34,7 +34,7 @@ constexpr std::uint64_t kBufferedBodyMax = 64ull * 1024 * 1024;
 constexpr std::size_t kReadPerEvent = 256 * 1024;
 // After an answer, a worker waits this long for the next request on the same connection before
 // it gives the connection back to the loop (only when no other request waits for a worker).
-constexpr auto kNextRequestWait = microseconds(1000);
+constexpr auto kNextRequestWait = microseconds(3000);
 // Accepted connections waiting for room when every open one is with a worker.
 constexpr std::size_t kPendingMax = 1024;
 // Requests one worker serves on one connection before it lets others have a turn.
@@ -775,7 +775,7 @@ bool EventLoop::read_more(Connection& c) {
 }
 
 void EventLoop::serve(Connection& c) {
-  c.phase = Connection::Phase::busy;
+  // c.phase stays `queued` (the loop reads it while stopping): queued and busy are one to it.
   for (int round = 0;; ++round) {
     if (stopping_.load()) {
       answer_stopping(c);
@@ -792,8 +792,9 @@ void EventLoop::serve(Connection& c) {
       c.abandon = true;
       break;
     }
-    if (!ok || closed || last || stream.close_requested() || stopping_.load() ||
-        (stream.starved() && !c.over_limit)) {
+    // A stop that began meanwhile does not close the connection: its answer did not say so, and
+    // the loop answers what comes on it next 503 while it drains.
+    if (!ok || closed || last || stream.close_requested() || (stream.starved() && !c.over_limit)) {
       c.close_after = true;
       break;
     }
@@ -833,129 +834,5 @@ void EventLoop::serve(Connection& c) {
 }
 
 }  // namespace detail
-
-// ---- Server ----
-
-namespace {
-
-// Runs each accepted socket's hand-over on httplib's listening thread (it only queues the socket
-// for the loop), and starts and stops the loop with listen_after_bind().
-class AcceptQueue final : public httplib::TaskQueue {
- public:
-  explicit AcceptQueue(std::shared_ptr<detail::EventLoop> loop) : loop_(std::move(loop)) {}
-  void enqueue(std::function<void()> fn) override { fn(); }
-  void shutdown() override { loop_->shutdown(); }
-
- private:
-  std::shared_ptr<detail::EventLoop> loop_;
-};
-
-// httplib parses these two body types instead of storing the bytes in req.body (and answers 413
-// for a form over 8 KiB); a leading space makes its prefix checks miss them.
-constexpr std::string_view kParsedTypes[] = {"application/x-www-form-urlencoded",
-                                             "multipart/form-data"};
-
-void hide_parsed_type(httplib::Request& req) {
-  const auto it = req.headers.find("Content-Type");
-  if (it == req.headers.end()) return;
-  for (const std::string_view type : kParsedTypes) {
-    if (it->second.rfind(type, 0) == 0) {
-      it->second.insert(0, " ");
-      return;
-    }
-  }
-}
-
-Server::Handler restoring(Server::Handler handler) {
-  return [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
-    auto& headers = const_cast<httplib::Request&>(req).headers;
-    if (const auto it = headers.find("Content-Type");
-        it != headers.end() && it->second.starts_with(' ')) {
-      for (const std::string_view type : kParsedTypes) {
-        if (std::string_view(it->second).substr(1).starts_with(type)) {
-          it->second.erase(0, 1);
-          break;
-        }
-      }
-    }
-    handler(req, res);
-  };
-}
-
-}  // namespace
-
-Server::Server() {
-  new_task_queue = [this]() -> httplib::TaskQueue* {
-    auto loop = std::make_shared<detail::EventLoop>(*this, tuning_);
-    loop->start();
-    {
-      std::lock_guard lock(loop_mutex_);
-      loop_ = loop;
-    }
-    return new AcceptQueue(loop);
-  };
-}
-
-Server::~Server() {
-  stop();
-  std::shared_ptr<detail::EventLoop> loop = current_loop();
-  if (loop) loop->shutdown();
-}
-
-std::shared_ptr<detail::EventLoop> Server::current_loop() const {
-  std::lock_guard lock(loop_mutex_);
-  return loop_;
-}
-
-Server& Server::Get(const std::string& pattern, Handler handler) {
-  httplib::Server::Get(pattern, restoring(std::move(handler)));
-  return *this;
-}
-Server& Server::Post(const std::string& pattern, Handler handler) {
-  httplib::Server::Post(pattern, restoring(std::move(handler)));
-  return *this;
-}
-Server& Server::Put(const std::string& pattern, Handler handler) {
-  httplib::Server::Put(pattern, restoring(std::move(handler)));
-  return *this;
-}
-Server& Server::Patch(const std::string& pattern, Handler handler) {
-  httplib::Server::Patch(pattern, restoring(std::move(handler)));
-  return *this;
-}
-Server& Server::Delete(const std::string& pattern, Handler handler) {
-  httplib::Server::Delete(pattern, restoring(std::move(handler)));
-  return *this;
-}
-Server& Server::Options(const std::string& pattern, Handler handler) {
-  httplib::Server::Options(pattern, restoring(std::move(handler)));
-  return *this;
-}
-
-void Server::set_tuning(const ServerTuning& tuning) { tuning_ = tuning; }
-
-std::size_t Server::open_connections() const {
-  const auto loop = current_loop();
-  return loop ? loop->open_connections() : 0;
-}
-
-std::size_t Server::idle_connections() const {
-  const auto loop = current_loop();
-  return loop ? loop->idle_connections() : 0;
-}
-
-bool Server::process_and_close_socket(socket_t sock) {
-  const auto loop = current_loop();
-  if (!loop) {
-    ::close(sock);
-    return false;
-  }
-  loop->add(sock);
-  return true;
-}
-
-bool Server::serve(httplib::Stream& stream, bool close_connection, bool& connection_closed) {
-  return process_request(stream, close_connection, connection_closed, hide_parsed_type);
-}
 
 }  // namespace webhooks::http

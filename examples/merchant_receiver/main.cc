@@ -19,6 +19,8 @@ struct Flags {
   std::string consumer = "merchant";
   double lease_s = 30, ttl_s = 7 * 24 * 3600;
   std::int64_t tolerance_s = 300;
+  int max_connections = 4096;
+  std::int64_t request_timeout_ms = 30'000;
   merchant::Faults faults;
 };
 
@@ -52,8 +54,11 @@ int run(const Flags& flags) {
   server.Get("/handled", [&](const httplib::Request&, httplib::Response& res) {
     res.set_content(shop.handled_json(), "application/json");
   });
+  webhooks::examples::ServerTuning tuning;
+  tuning.max_connections = static_cast<std::size_t>(flags.max_connections);
+  tuning.request_timeout = std::chrono::milliseconds(flags.request_timeout_ms);
   const int port = webhooks::examples::bind_and_announce(
-      server, webhooks::examples::parse_listen(flags.listen));
+      server, webhooks::examples::parse_listen(flags.listen), tuning);
   const webhooks::examples::StopOnSignal stop(server, port);
   server.listen_after_bind();
   return 0;
@@ -83,6 +88,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--tolerance", flags.tolerance_s, "timestamp tolerance, whole seconds")
       ->check(duration(DurationUnit::whole_seconds))
+      ->capture_default_str();
+  app.add_option("--max-connections", flags.max_connections,
+                 "open client connections at most; beyond it the one idle the longest is closed")
+      ->check(webhooks::examples::count(1, 1'000'000))
+      ->capture_default_str();
+  app.add_option("--request-timeout-ms", flags.request_timeout_ms,
+                 "time for a request's head and body to arrive, from its first byte; 408 after")
+      ->check(duration(DurationUnit::milliseconds))
       ->capture_default_str();
   app.add_option("--fail-first-attempts", flags.faults.fail_first_attempts_percent,
                  "fail the first call of this percentage of events (by hash of the event id)")

@@ -50,8 +50,17 @@ int main(int argc, char** argv) {
                  "how often the idle outbox relay looks for new events, in milliseconds")
       ->check(duration(DurationUnit::milliseconds))
       ->capture_default_str();
-  app.add_option("--threads", config.threads, "HTTP worker threads")
+  app.add_option("--threads", config.threads,
+                 "HTTP worker threads (handlers only: idle and slow connections hold none)")
       ->check(count(1, 4096))
+      ->capture_default_str();
+  app.add_option("--max-connections", config.max_connections,
+                 "open client connections at most; beyond it the one idle the longest is closed")
+      ->check(count(1, 1'000'000))
+      ->capture_default_str();
+  app.add_option("--request-timeout-ms", config.request_timeout_ms,
+                 "time for a request's head and body to arrive, from its first byte; 408 after")
+      ->check(duration(DurationUnit::milliseconds))
       ->capture_default_str();
   app.add_option("--log-level", config.log_level, "debug, info, warn or error")
       ->transform(webhooks::examples::log_levels())

@@ -178,6 +178,8 @@ int serve(const Config& config) {
   api.routes(server);
   examples::ServerTuning tuning;
   tuning.threads = static_cast<std::size_t>(std::max(1, config.threads));
+  tuning.max_connections = static_cast<std::size_t>(config.max_connections);
+  tuning.request_timeout = milliseconds(config.request_timeout_ms);
   const int port = examples::bind_and_announce(server, address, tuning);
   log_event(
       spdlog::level::info,

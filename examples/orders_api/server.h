@@ -23,6 +23,8 @@ struct Config {
   std::int64_t relay_poll_ms = 200;
   std::string log_level = "info";
   int threads = 64;
+  int max_connections = 4096;        // open client connections (webhooks::http::Server)
+  std::int64_t request_timeout_ms = 30'000;  // a request's head and body, from its first byte
   // Test hooks (docs/orders-api.md, "Test hooks").
   std::int64_t operation_delay_ms = 0;
   bool crash_after_partner_commit = false;

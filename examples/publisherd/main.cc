@@ -73,6 +73,9 @@ int serve(const publisherd::Options& o) {
   const examples::ListenAddress address = examples::parse_listen(o.listen);
   examples::ServerTuning tuning;
   tuning.threads = static_cast<std::size_t>(o.http_threads);
+  tuning.max_connections = static_cast<std::size_t>(o.max_connections);
+  tuning.request_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
+      parse_duration(o.request_timeout, "request timeout"));
   const int port = examples::bind_and_announce(server, address, tuning);
   log_event(spdlog::level::info, {{"event", "started"},
                                   {"listen", address.host + ":" + std::to_string(port)},

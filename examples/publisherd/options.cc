@@ -172,8 +172,15 @@ Parsed parse_options(int argc, char** argv) {
   opt("--body-limit", o.body_limit, "WEBHOOKS_BODY_LIMIT",
       "largest request body (bytes); 413 above")
       ->check(examples::count(1));
-  opt("--http-threads", o.http_threads, "WEBHOOKS_HTTP_THREADS", "HTTP server threads")
+  opt("--http-threads", o.http_threads, "WEBHOOKS_HTTP_THREADS",
+      "HTTP worker threads (handlers only: idle and slow connections hold none)")
       ->check(examples::count(1, 4096));
+  opt("--max-connections", o.max_connections, "WEBHOOKS_MAX_CONNECTIONS",
+      "open client connections at most; beyond it the one idle the longest is closed")
+      ->check(examples::count(1, 1'000'000));
+  opt("--request-timeout", o.request_timeout, "WEBHOOKS_REQUEST_TIMEOUT",
+      "time for a request's head and body to arrive, from its first byte; 408 after")
+      ->check(duration_text());
   opt("--log-level", o.log_level, "WEBHOOKS_LOG_LEVEL", "debug, info, warn or error")
       ->transform(examples::log_levels());
   opt("--sqlite-synchronous", o.sqlite_synchronous, "WEBHOOKS_SQLITE_SYNCHRONOUS",

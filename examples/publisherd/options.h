@@ -29,6 +29,8 @@ struct Options {
   std::string poll_interval = "250ms";
   std::size_t body_limit = 1 << 20;
   int http_threads = 64;
+  int max_connections = 4096;          // open client connections (webhooks::http::Server)
+  std::string request_timeout = "30s";  // a request's head and body, from its first byte
   std::string log_level = "info";
   std::string sqlite_synchronous = "NORMAL";
 };

@@ -355,3 +355,25 @@ TEST_CASE("orders-api: --partner-url and --publisher-url are checked while parsi
                        "Run with --help for more information.\n");
   CHECK_FALSE(std::filesystem::exists(db));
 }
+
+TEST_CASE("a form body over 8 KiB is 415 unsupported_media_type, not a false 413; JSON types pass") {
+  Stack s;
+  s.start_api();
+  httplib::Client client("127.0.0.1", s.api_port);
+  const httplib::Headers headers = {{"Authorization", "Bearer key-m1"},
+                                    {"Idempotency-Key", "form-1"}};
+  auto form = client.Post("/orders", headers, "a=" + std::string(9000, 'x'),
+                          "application/x-www-form-urlencoded");
+  REQUIRE(form);
+  CHECK(form->status == 415);
+  CHECK(form->body ==
+        R"({"error":{"code":"unsupported_media_type","message":"send the body as application/json, not application/x-www-form-urlencoded"}})");
+  auto text = client.Post("/orders", headers, kOrder, "text/plain");
+  REQUIRE(text);
+  CHECK(text->status == 415);
+  CHECK(s.count("SELECT COUNT(*) FROM orders") == 0);
+  auto json = client.Post("/orders", headers, kOrder, "Application/JSON; charset=utf-8");
+  REQUIRE(json);
+  CHECK(json->status == 201);
+  CHECK(s.count("SELECT COUNT(*) FROM orders") == 1);
+}

@@ -79,6 +79,15 @@ TEST_CASE("the cpp-httplib adapter serves a mounted receiver") {
   const std::string chunked = test::post_chunked_head(port, "/webhooks");
   CHECK(chunked.rfind("HTTP/1.1 411 ", 0) == 0);
   CHECK(code_of(test::body_of(chunked)) == "length_required");
+  // A body over 8 KiB sent as a form reaches the route as bytes and is refused as not JSON
+  // (cpp-httplib alone answered it a false 413).
+  const std::string form = "a=" + std::string(9000, 'x');
+  auto as_form = client.Post("/webhooks", http_headers("e4", form, "d5"), form,
+                             "application/x-www-form-urlencoded");
+  REQUIRE(as_form);
+  CHECK(as_form->status == 415);
+  CHECK(as_form->body ==
+        R"({"error":{"code":"unsupported_media_type","message":"send the body as application/json, not application/x-www-form-urlencoded"}})");
   CHECK(calls == 1);
   server.stop();
   serving.join();
@@ -129,6 +138,31 @@ TEST_CASE("over HTTP, a signature list joined with ', ' or a tab is 200 in eithe
   CHECK(calls == 4);
   server.stop();
   serving.join();
+}
+
+TEST_CASE("merchant-receiver: a form body over 8 KiB is 415, a JSON one without Content-Type is read") {
+  const std::string dir = test::temp_dir("merchant_form");
+  Process merchant("merchant-receiver",
+                   {"--listen", "127.0.0.1:0", "--db", test::database_target("merchant_form"),
+                    "--secret", kSecret},
+                   dir);
+  const int port = merchant.wait_listening();
+  httplib::Client client("127.0.0.1", port);
+  const std::string form = "a=" + std::string(9000, 'x');
+  auto as_form = client.Post("/webhooks", http_headers("evt_form_1", form, "d1"), form,
+                             "application/x-www-form-urlencoded");
+  REQUIRE(as_form);
+  CHECK(as_form->status == 415);
+  CHECK(code_of(as_form->body) == "unsupported_media_type");
+  const std::string body = event_body("evt_form_2", "order.captured");
+  // Raw, as httplib::Client would add "Content-Type: text/plain".
+  std::string request = "POST /webhooks HTTP/1.1\r\nHost: a\r\nContent-Length: " +
+                        std::to_string(body.size()) + "\r\n";
+  for (const auto& [name, value] : http_headers("evt_form_2", body, "d2")) {
+    request += name + ": " + value + "\r\n";
+  }
+  const std::string untyped = test::raw_exchange(port, request + "\r\n" + body);
+  CHECK(untyped.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
 }
 
 TEST_CASE("merchant-receiver SIGKILLed inside its handler: 409, then one effect after restart") {
@@ -276,4 +310,52 @@ TEST_CASE("merchant-receiver: bad flags exit 2 with CLI11's message on stderr") 
           "--secret: secret is not valid base64 (expected 'whsec_' followed by padded base64)\n");
   refused({"--secret", kSecret, "--no-such-flag"}, "--no-such-flag");
   CHECK(test::run_to_end("merchant-receiver", {"--help"}, dir).exit_code == 0);
+}
+
+TEST_CASE("merchant-receiver after SIGTERM: a request on a kept-alive connection gets 503 server_stopping") {
+  const std::string dir = test::temp_dir("merchant_sigterm");
+  Process merchant("merchant-receiver",
+                   {"--listen", "127.0.0.1:0", "--db", test::database_target("merchant_sigterm"),
+                    "--secret", kSecret},
+                   dir);
+  const int port = merchant.wait_listening();
+  const std::string get = "GET /handled HTTP/1.1\r\nHost: a\r\n\r\n";
+  const int kept = test::raw_send(port, get);
+  std::string first;
+  test::read_answer(kept, first);
+  REQUIRE(first.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  REQUIRE(::kill(merchant.pid(), SIGTERM) == 0);
+  // Once the listening socket is closed the server is stopping; the connection stays open for the
+  // 1-second drain.
+  bool listening = true;
+  for (int attempt = 0; listening && attempt < 1000000; ++attempt) {
+    const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    listening = ::connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    ::close(probe);
+  }
+  REQUIRE_FALSE(listening);
+  const std::string body = event_body("evt_sigterm_1", "order.captured");
+  std::string request = "POST /webhooks HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+                        "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  for (const auto& [name, value] : http_headers("evt_sigterm_1", body, "d1")) {
+    request += name + ": " + value + "\r\n";
+  }
+  request += "\r\n" + body;
+  REQUIRE(::send(kept, request.data(), request.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(request.size()));
+  std::string refused;
+  test::read_answer(kept, refused);
+  ::close(kept);
+  CHECK(refused.rfind("HTTP/1.1 503 Service Unavailable\r\n", 0) == 0);
+  CHECK(refused.find("\r\nRetry-After: 1\r\n") != std::string::npos);
+  CHECK(test::body_of(refused) ==
+        R"({"error":{"code":"server_stopping","message":"the server is stopping; retry"}})");
+  const auto status = merchant.wait_exit(std::chrono::seconds(20));
+  REQUIRE(status);
+  CHECK(WIFEXITED(*status));
+  CHECK(WEXITSTATUS(*status) == 0);
 }

@@ -196,7 +196,15 @@ bool refuse_unless_json(const httplib::Request& req, httplib::Response& res);
 // cpp-httplib owns it; shutdown(2) is the way to end the connection.
 int connection_socket(const httplib::Request& req);
 
-// Stops `server` (bound by bind_server on `port`, with limit_request_bodies installed) without
+// A webhooks::http::Server: requests that come after the call (on open keep-alive connections, or
+// queued for a worker) get 503 server_stopping (Retry-After: 1, Connection: close) without
+// reaching a handler; requests being handled finish and their answers are written (waited for at
+// most 5 seconds); the open connections stay open for tuning.stop_drain (or until none is left),
+// then are closed. Blocks until then; listen_after_bind() returns once the handlers still running
+// have finished.
+//
+// A plain httplib::Server: stops `server` (bound by bind_server on `port`, with
+// limit_request_bodies installed) without
 // cpp-httplib 0.11's wait: after stop() alone, each idle keep-alive connection keeps the server's
 // listen_after_bind() from returning until its keep-alive timeout (5 seconds) runs out. Here:
 // requests that come after the call get 503 server_stopping (Retry-After: 1) without reaching a
