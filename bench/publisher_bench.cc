@@ -10,7 +10,10 @@
 //   3. latency from ingest to the first delivery attempt at a steady 1,000 events/s, beside the
 //      ingest request's own round trip;
 //   4. resident memory of the real webhooks-publisherd process while it polls a database holding
-//      1,000,000 pending tasks (of a disabled endpoint), beside the same daemon on an empty one.
+//      1,000,000 pending tasks (of a disabled endpoint), beside the same daemon on an empty one;
+//   5. its resident memory while it ingests and delivers at once, round after round, with glibc's
+//      default malloc arenas beside the daemons' cap (examples::limit_malloc_arenas);
+//      `bench_publisher --memory-under-load` runs this phase alone.
 // Phases 1 to 3 run the library in this process, wired as examples/publisherd/main.cc wires it.
 #include <fcntl.h>
 #include <httplib.h>
@@ -426,9 +429,138 @@ double fill_pending(const std::string& path, int count) {
   return since_ms(t0, Steady::now()) / 1000;
 }
 
+// --- phase 5: the daemon's memory with ingest and delivery running together ---
+// Rounds and requests per round; `bench_publisher --memory-under-load [ROUNDS PER_ROUND]` sets
+// them for a longer run.
+int load_rounds = 8;
+int per_round = 10'000;
+
+struct UnderLoad {
+  std::vector<double> rss_mb;  // VmRSS before the load, then after each round
+  double per_second = 0;       // ingest requests answered per second, all rounds
+  long sent = 0, failed = 0;
+  bool ok = false;
+};
+
+// Runs the daemon on a fresh database with MALLOC_ARENA_MAX=`arena_env` in its environment (none
+// when empty: the daemon's own cap applies), an endpoint on `hook`, and load_rounds rounds of
+// per_round ingest requests from kConnections connections while it delivers them; samples VmRSS
+// before and after each round.
+UnderLoad memory_under_load(const std::string& daemon, const std::string& db, const std::string& hook,
+                            const std::string& arena_env, const std::string& label) {
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e; ++e) {
+    if (std::strncmp(*e, "MALLOC_ARENA_MAX=", 17) != 0) env_text.emplace_back(*e);
+  }
+  if (!arena_env.empty()) env_text.push_back("MALLOC_ARENA_MAX=" + arena_env);
+  std::vector<char*> envp;
+  for (std::string& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  int out[2];
+  if (pipe(out) != 0) return {};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, STDERR_FILENO);
+    close(out[0]);
+    close(out[1]);
+    execle(daemon.c_str(), daemon.c_str(), "--db", db.c_str(), "--listen", "127.0.0.1:0",
+           "--admin-token", kToken, "--allow-private-networks", "--log-level", "warn",
+           static_cast<char*>(nullptr), envp.data());
+    _exit(127);
+  }
+  close(out[1]);
+  UnderLoad u;
+  std::string line;
+  char c;
+  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+  if (line.rfind("listening on ", 0) == 0) {
+    const int port = std::atoi(line.c_str() + line.rfind(':') + 1);
+    httplib::Client admin("127.0.0.1", port);
+    const auto created =
+        admin.Post("/v1/endpoints", {{"Authorization", std::string("Bearer ") + kToken}},
+                   nlohmann::json{{"merchant_id", kMerchant}, {"url", hook}}.dump(),
+                   "application/json");
+    if (created && created->status == 201) {
+      u.rss_mb.push_back(status_kb(pid, "VmRSS:") / 1024.0);
+      double busy_ms = 0;
+      for (int r = 0; r < load_rounds; ++r) {
+        const Load load = bench::http_load(
+            port, ingest_requests(label + "-" + std::to_string(r) + "-", per_round), kConnections,
+            kPhaseBudget, 202);
+        u.sent += load.done;
+        u.failed += load.failed;
+        busy_ms += load.done / load.per_second * 1000;
+        u.rss_mb.push_back(status_kb(pid, "VmRSS:") / 1024.0);
+      }
+      u.per_second = static_cast<double>(u.sent) / (busy_ms / 1000);
+      u.ok = u.failed == 0;
+    }
+  }
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  close(out[0]);
+  return u;
+}
+
+void print_under_load(const char* name, const UnderLoad& u, long delivered) {
+  std::printf("  %-46s VmRSS MB:", name);
+  for (const double mb : u.rss_mb) std::printf(" %5.1f", mb);
+  std::printf("  (%.0f req/s, %ld sent, %ld failed, %ld delivered)\n", u.per_second, u.sent,
+              u.failed, delivered);
+}
+
+void run_memory_under_load(const std::string& dir, Hook& endpoint) {
+  std::printf(
+      "\n5. memory under load: webhooks-publisherd ingesting (%d connections) and delivering at "
+      "once; VmRSS before, then after each of %d rounds of %d requests\n",
+      kConnections, load_rounds, per_round);
+  progress("memory under load");
+  const std::string daemon = daemon_path();
+  if (daemon.empty()) {
+    std::printf("  skipped: build/bin/webhooks-publisherd not found (build the examples)\n");
+    return;
+  }
+  const std::string hook = "http://127.0.0.1:" + std::to_string(endpoint.port) + "/hook";
+  // glibc's default cap: 8 arenas per core.
+  const std::string glibc_default =
+      std::to_string(8 * std::max(1u, std::thread::hardware_concurrency()));
+  // Each run: its label, MALLOC_ARENA_MAX for the daemon ("" = the daemon's own cap). 64 is
+  // glibc's default on an 8-core machine.
+  const std::vector<std::pair<std::string, std::string>> runs = {
+      {"glibc default here, MALLOC_ARENA_MAX=" + glibc_default, glibc_default},
+      {"glibc default on 8 cores, MALLOC_ARENA_MAX=64", "64"},
+      {"M_ARENA_MAX=2 (the daemons' default)", ""}};
+  std::vector<std::pair<UnderLoad, long>> results;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const long before = endpoint.received.load();
+    const UnderLoad u = memory_under_load(daemon, dir + "/load-" + std::to_string(i) + ".db",
+                                          hook, runs[i].second, "run" + std::to_string(i));
+    results.emplace_back(u, endpoint.received.load() - before);
+  }
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    print_under_load(runs[i].first.c_str(), results[i].first, results[i].second);
+  }
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "--memory-under-load") == 0) {  // phase 5 alone
+    if (argc == 4) {
+      load_rounds = std::max(1, std::atoi(argv[2]));
+      per_round = std::max(1, std::atoi(argv[3]));
+    }
+    spdlog::set_level(spdlog::level::warn);
+    const std::string dir = "/tmp/webhooks-publisher-bench-" + std::to_string(::getpid());
+    std::filesystem::create_directories(dir);
+    Hook endpoint(320);
+    run_memory_under_load(dir, endpoint);
+    std::filesystem::remove_all(dir);
+    return 0;
+  }
   spdlog::set_level(spdlog::level::warn);
   const std::string dir = "/tmp/webhooks-publisher-bench-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
@@ -582,6 +714,7 @@ int main() {
     std::printf("  target: < 100 MB resident  -> %s\n",
                 full.ok && full.hwm_kb < 100 * 1024 ? "met" : "MISSED");
   }
+  run_memory_under_load(dir, endpoint);
   std::printf("\n  whole run %.1f s, load average %s\n",
               since_ms(bench_start, Steady::now()) / 1000, load_average().c_str());
   std::filesystem::remove_all(dir);

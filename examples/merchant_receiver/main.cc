@@ -67,6 +67,7 @@ int run(const Flags& flags) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  webhooks::examples::limit_malloc_arenas();
   webhooks::examples::block_stop_signals();
   using webhooks::examples::duration;
   using webhooks::examples::DurationUnit;

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   using webhooks::examples::count;
   using webhooks::examples::duration;
   using webhooks::examples::DurationUnit;
+  webhooks::examples::limit_malloc_arenas();
   webhooks::examples::block_stop_signals();
   webhooks::orders::Config config;
   CLI::App app{"orders-api: orders and payouts behind the idempotency core"};

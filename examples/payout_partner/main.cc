@@ -143,6 +143,7 @@ int run(const Config& config) {
 }  // namespace webhooks::partner
 
 int main(int argc, char** argv) {
+  webhooks::examples::limit_malloc_arenas();
   webhooks::examples::block_stop_signals();
   webhooks::partner::Config config;
   CLI::App app{"payout-partner: a fake payout partner with idempotent POST /transfers"};

@@ -102,6 +102,7 @@ int serve(const publisherd::Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  examples::limit_malloc_arenas();
   examples::block_stop_signals();
   const publisherd::Parsed parsed = publisherd::parse_options(argc, argv);
   if (parsed.exit_code >= 0) return parsed.exit_code;

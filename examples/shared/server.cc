@@ -1,5 +1,6 @@
 #include "webhooks/examples/server.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -69,6 +70,15 @@ int bind_and_announce(httplib::Server& server, const ListenAddress& address,
   std::cout << "listening on " << (v6 ? "[" + address.host + "]" : address.host) << ":" << port
             << std::endl;
   return port;
+}
+
+int limit_malloc_arenas() {
+  // An explicit MALLOC_ARENA_MAX or GLIBC_TUNABLES from the operator wins (and is how the
+  // benchmark measures the glibc default).
+  if (std::getenv("MALLOC_ARENA_MAX") != nullptr || std::getenv("GLIBC_TUNABLES") != nullptr) {
+    return 0;
+  }
+  return mallopt(M_ARENA_MAX, kMallocArenas) == 1 ? kMallocArenas : 0;
 }
 
 void block_stop_signals() {

@@ -30,19 +30,28 @@ class Operator {
  public:
   Operator() : db_(db::Database::open(postgres_url(), pool_options())) {}
 
-  // Terminates every session of `name` and waits (up to 10 s) until PostgreSQL lists none.
-  // Returns how many it terminated.
+  // Terminates every session of `name` and waits (up to 10 s) until PostgreSQL lists none of
+  // them (new ones may have been opened meanwhile). Returns how many it terminated.
   std::int64_t terminate_sessions(const std::string& name) {
-    const std::int64_t terminated =
-        db_->exec("SELECT COUNT(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                  "WHERE datname = $1 AND pid <> pg_backend_pid()) t",
-                  {name})
-            .integer(0, 0);
+    const db::Rows terminated = db_->exec(
+        "SELECT pid FROM (SELECT pid, pg_terminate_backend(pid) AS done FROM pg_stat_activity "
+        "WHERE datname = $1 AND pid <> pg_backend_pid()) t WHERE done",
+        {name});
+    std::string pids = "{";
+    for (std::size_t r = 0; r < terminated.size(); ++r) {
+      pids += (r ? "," : "") + terminated.text(r, 0);
+    }
+    pids += "}";
+    const auto alive = [&] {
+      return db_->exec("SELECT COUNT(*) FROM pg_stat_activity WHERE pid = ANY($1::int[])", {pids})
+          .integer(0, 0);
+    };
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (sessions(name) > 0 && std::chrono::steady_clock::now() < deadline) {
+    while (alive() > 0 && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
-    return terminated;
+    REQUIRE(alive() == 0);
+    return static_cast<std::int64_t>(terminated.size());
   }
   std::int64_t sessions(const std::string& name) {
     return db_->exec("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = $1", {name})

@@ -110,6 +110,13 @@ class Database {
   // (created if absent). Throws Error(ErrorCode::storage) naming the target if it cannot connect,
   // Error(ErrorCode::invalid_argument) for a SQLite target with an unknown sqlite_synchronous.
   // Thread-safe: one Database is shared by all threads of a process.
+  // PostgreSQL: a connection the server closed (pg_terminate_backend, a restart, a failover) is
+  // dropped from the pool, never handed out again: idle ones are checked when taken, and one whose
+  // statement failed with a connection error (SQLSTATE class 08, 57P01-57P03) is closed. A
+  // transaction whose BEGIN failed that way, and a read, run again on another connection (at most
+  // pool_size times), so the first call after the server is back succeeds. A statement or
+  // transaction that was under way when its connection broke throws Error(storage): whether it
+  // committed is for the caller to find out.
   static std::unique_ptr<Database> open(const std::string& target, const Options& options = {});
   virtual ~Database() = default;
 

@@ -37,6 +37,18 @@ using ServerTuning = http::ServerTuning;
 int bind_and_announce(httplib::Server& server, const ListenAddress& address,
                       const ServerTuning& tuning = {});
 
+// glibc malloc arenas a daemon may use (M_ARENA_MAX).
+inline constexpr int kMallocArenas = 2;
+
+// Caps glibc's malloc arenas at kMallocArenas, unless MALLOC_ARENA_MAX or GLIBC_TUNABLES is set
+// in the environment (then those apply). By default glibc gives up to 8 arenas per core to the
+// threads that allocate at once, and each keeps the memory it once held: with ingest and delivery
+// running together webhooks-publisherd's resident memory grew from 16.8 MB to 35.8 MB over 370k
+// requests and kept growing, while its live heap stayed at about 3.6 MB (bench_publisher,
+// "memory under load", in docs/operations.md). Returns the cap set, or 0 when the environment's
+// applies or mallopt refused. Call first thing in main(), before any thread starts.
+int limit_malloc_arenas();
+
 // Ignores SIGPIPE (httplib writes without MSG_NOSIGNAL) and blocks SIGTERM and SIGINT in the
 // calling thread, so threads started afterwards inherit the mask. Call first thing in main().
 void block_stop_signals();
