@@ -34,7 +34,7 @@ void hide_parsed_type(httplib::Request& req) {
   if (it == req.headers.end()) return;
   for (const std::string_view type : kParsedTypes) {
     if (it->second.rfind(type, 0) == 0) {
-      it->second.insert(0, " ");
+      it->second = " " + it->second;
       return;
     }
   }
