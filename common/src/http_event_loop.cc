@@ -23,13 +23,6 @@ namespace {
 
 using namespace std::chrono;
 
-// cpp-httplib's CPPHTTPLIB_REQUEST_URI_MAX_LENGTH: a longer request line is answered 414.
-constexpr std::size_t kRequestLineMax = 8192;
-// CPPHTTPLIB_HEADER_MAX_LENGTH: a longer header line is answered 400.
-constexpr std::size_t kHeaderLineMax = 8192;
-// The most of a body the loop buffers, whatever the payload limit (a server without
-// limit_request_bodies has none): a longer body is handed over unread.
-constexpr std::uint64_t kBufferedBodyMax = 64ull * 1024 * 1024;
 // Read at most this much per readiness event, so one fast sender does not starve the others.
 constexpr std::size_t kReadPerEvent = 256 * 1024;
 // After an answer, a worker waits this long for the next request on the same connection before
@@ -45,34 +38,6 @@ constexpr auto kLingerTime = seconds(1);
 constexpr std::size_t kLingerBytes = 8 * 1024 * 1024;
 
 thread_local ServedConnection* current_connection = nullptr;
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != b[i]) return false;
-  }
-  return true;
-}
-
-// Whether cpp-httplib can parse this request line (with its CRLF): a known method, a target, and
-// HTTP/1.0 or HTTP/1.1. Those it cannot it answers 400 at once, without reading further.
-bool request_line_parses(std::string_view line) {
-  static constexpr std::string_view kMethods[] = {"GET",     "HEAD",    "POST",  "PUT",
-                                                  "DELETE",  "CONNECT", "OPTIONS", "TRACE",
-                                                  "PATCH",   "PRI"};
-  const std::size_t space = line.find(' ');
-  if (space == std::string_view::npos) return false;
-  const std::string_view method = line.substr(0, space);
-  if (std::find(std::begin(kMethods), std::end(kMethods), method) == std::end(kMethods)) {
-    return false;
-  }
-  return line.ends_with(" HTTP/1.1\r\n") || line.ends_with(" HTTP/1.0\r\n");
-}
-
-bool decimal(const std::string& text) {
-  return !text.empty() && text.size() <= 19 &&
-         text.find_first_not_of("0123456789") == std::string::npos;
-}
 
 const char* reason(int status) {
   switch (status) {
@@ -234,11 +199,8 @@ ServedConnection* served_connection() { return current_connection; }
 void set_served_connection(ServedConnection* connection) { current_connection = connection; }
 
 void Connection::reset_framing() {
-  scanned = line_begin = lines = head_end = length_headers = 0;
-  length_value.clear();
-  chunked = expect_continue = continue_sent = head_method = body_method = framed = over_limit =
-      false;
-  body = 0;
+  static_cast<RequestFraming&>(*this) = RequestFraming{};
+  continue_sent = false;
   has_start = false;
 }
 
@@ -246,7 +208,7 @@ EventLoop::EventLoop(Server& server, const ServerTuning& tuning)
     : server_(server),
       tuning_(tuning),
       max_connections_(std::max<std::size_t>(1, tuning.max_connections)),
-      payload_limit_(server.payload_limit()),
+      limits_{tuning.max_header_bytes, tuning.max_header_count, server.payload_limit()},
       idle_timeout_(duration_cast<milliseconds>(server.keep_alive_timeout())),
       keep_alive_max_(std::max<std::size_t>(1, server.keep_alive_max())) {}
 
@@ -628,89 +590,6 @@ void EventLoop::finish_stop_if_due(LoopClock::time_point now) {
     stopped_ = true;
   }
   stop_done_.notify_all();
-}
-
-// ---- framing (the loop, or the worker that holds the connection) ----
-
-FrameResult EventLoop::frame(Connection& c) const {
-  const auto ready = [] { return FrameResult{Framing::ready, 0, "", {}}; };
-  const std::string& in = c.in;
-  const auto too_large = [&](std::string message) {
-    return FrameResult{Framing::refuse, 431, "headers_too_large", std::move(message)};
-  };
-  const auto head_too_large = [&] {
-    return too_large("the request head is larger than " +
-                     std::to_string(tuning_.max_header_bytes) + " bytes");
-  };
-  if (c.head_end == 0) {
-    while (true) {
-      const std::size_t nl = in.find('\n', c.scanned);
-      if (nl == std::string::npos) {
-        c.scanned = in.size();
-        // A request line httplib will answer 414 (it reads the rest of the head itself).
-        if (c.lines == 0 && in.size() > kRequestLineMax) return ready();
-        if (in.size() > tuning_.max_header_bytes) return head_too_large();
-        return {};
-      }
-      const std::size_t begin = c.line_begin;
-      if (c.lines == 0) {
-        // httplib answers these itself, 400 and 414, without reading further.
-        if (nl == 0 || in[nl - 1] != '\r' || nl + 1 - begin > kRequestLineMax) {
-          return ready();
-        }
-        if (!request_line_parses(std::string_view(in.data() + begin, nl + 1 - begin))) {
-          return ready();
-        }
-        c.head_method = in.compare(0, 5, "HEAD ") == 0;
-        c.body_method = in.starts_with("POST ") || in.starts_with("PUT ") ||
-                        in.starts_with("PATCH ") || in.starts_with("DELETE ") ||
-                        in.starts_with("PRI ");
-      } else if (nl == begin + 1 && in[begin] == '\r') {
-        c.head_end = nl + 1;
-        break;
-      } else {
-        if (nl + 1 - begin > kHeaderLineMax) return ready();  // httplib: 400
-        if (c.lines > tuning_.max_header_count) {
-          return too_large("the request has more than " +
-                           std::to_string(tuning_.max_header_count) + " header fields");
-        }
-        const std::size_t colon = in.find(':', begin);
-        if (colon != std::string::npos && colon < nl) {
-          const std::string_view name(in.data() + begin, colon - begin);
-          std::size_t v = colon + 1, e = nl;
-          while (v < e && (in[v] == ' ' || in[v] == '\t')) ++v;
-          while (e > v && (in[e - 1] == ' ' || in[e - 1] == '\t' || in[e - 1] == '\r')) --e;
-          const std::string_view value(in.data() + v, e - v);
-          if (iequals(name, "content-length")) {
-            ++c.length_headers;
-            c.length_value = std::string(value);
-          } else if (iequals(name, "transfer-encoding")) {
-            c.chunked = true;
-          } else if (iequals(name, "expect") && value == "100-continue") {
-            c.expect_continue = true;
-          }
-        }
-      }
-      ++c.lines;
-      c.line_begin = c.scanned = nl + 1;
-      if (c.scanned > tuning_.max_header_bytes) return head_too_large();
-    }
-  }
-  if (c.head_end > tuning_.max_header_bytes) return head_too_large();
-  if (c.chunked || c.length_headers > 1 || (c.length_headers == 1 && !decimal(c.length_value))) {
-    return ready();  // limit_request_bodies refuses it and closes (411, 400)
-  }
-  c.framed = true;
-  c.body = c.length_headers == 1 ? std::stoull(c.length_value) : 0;
-  // A body httplib does not read (a GET's: limit_request_bodies refuses it and closes), or one
-  // over the limit, is not waited for.
-  if ((c.body > 0 && !c.body_method) ||
-      c.body > std::min<std::uint64_t>(payload_limit_, kBufferedBodyMax)) {
-    c.over_limit = true;  // httplib answers 413 unread; the body is then discarded
-    return ready();
-  }
-  if (in.size() >= c.head_end + c.body) return ready();
-  return {};
 }
 
 // ---- workers ----
