@@ -11,11 +11,11 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <cstring>
 
+#include "detail/buffered_stream.h"
+#include "detail/canned_answers.h"
 #include "detail/event_loop.h"
 #include "detail/served_connection.h"
-#include "webhooks/idempotency/guard.h"
 
 namespace webhooks::http {
 namespace detail {
@@ -39,48 +39,6 @@ constexpr std::size_t kLingerBytes = 8 * 1024 * 1024;
 
 thread_local ServedConnection* current_connection = nullptr;
 
-const char* reason(int status) {
-  switch (status) {
-    case 408: return "Request Timeout";
-    case 414: return "URI Too Long";
-    case 431: return "Request Header Fields Too Large";
-    case 503: return "Service Unavailable";
-    default: return "Error";
-  }
-}
-
-// A whole answer that ends the connection, with a JSON error body (none after a HEAD).
-std::string closing_answer(int status, std::string_view code, const std::string& message,
-                           bool head, bool retry_after = false) {
-  const std::string body = idempotency::error_body(code, message);
-  std::string out = "HTTP/1.1 " + std::to_string(status) + " " + reason(status) +
-                    "\r\nConnection: close\r\nContent-Length: " + std::to_string(body.size()) +
-                    "\r\nContent-Type: application/json\r\n";
-  if (retry_after) out += "Retry-After: 1\r\n";
-  out += "\r\n";
-  if (!head) out += body;
-  return out;
-}
-
-std::string stopping_answer(bool head) {
-  return closing_answer(503, "server_stopping", "the server is stopping; retry", head, true);
-}
-
-// Sends what fits now; a closing answer is small, and a client that does not read it loses it.
-void send_now(int fd, const std::string& data) {
-  std::size_t sent = 0;
-  while (sent < data.size()) {
-    const ssize_t n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n > 0) {
-      sent += static_cast<std::size_t>(n);
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else {
-      return;
-    }
-  }
-}
-
 void fill_address(int fd, bool peer, std::string& host, int& port) {
   sockaddr_storage addr{};
   socklen_t length = sizeof addr;
@@ -95,103 +53,6 @@ void fill_address(int fd, bool peer, std::string& host, int& port) {
     port = ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
   }
 }
-
-// httplib's view of one buffered request: reads come from the connection's buffer and never
-// block (past its end: end of stream, which ends the connection after the answer); writes are
-// collected and sent when the answer is complete or 64 KiB are pending.
-class BufferedStream final : public httplib::Stream, public ServedConnection {
- public:
-  BufferedStream(Connection& c, LoopClock::time_point deadline)
-      : c_(c), deadline_(deadline), swallow_continue_(c.continue_sent) {}
-
-  bool is_readable() const override { return pos_ < c_.in.size(); }
-  bool is_writable() const override { return !failed_ && !abandoned_; }
-
-  ssize_t read(char* ptr, size_t size) override {
-    if (pos_ >= c_.in.size()) {
-      starved_ = true;
-      return 0;
-    }
-    const std::size_t n = std::min(size, c_.in.size() - pos_);
-    std::memcpy(ptr, c_.in.data() + pos_, n);
-    pos_ += n;
-    return static_cast<ssize_t>(n);
-  }
-
-  ssize_t write(const char* ptr, size_t size) override {
-    if (failed_ || abandoned_) return -1;
-    static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-    if (swallow_continue_ && std::string_view(ptr, size) == kContinue) {
-      swallow_continue_ = false;  // the loop sent it already, before the body came
-      return static_cast<ssize_t>(size);
-    }
-    out_.append(ptr, size);
-    if (out_.size() >= 64 * 1024 && !flush()) return -1;
-    return static_cast<ssize_t>(size);
-  }
-
-  void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    ip = c_.remote_addr;
-    port = c_.remote_port;
-  }
-  void get_local_ip_and_port(std::string& ip, int& port) const override {
-    ip = c_.local_addr;
-    port = c_.local_port;
-  }
-  socket_t socket() const override { return c_.fd; }
-
-  // ServedConnection
-  int fd() const override { return c_.fd; }
-  bool joins(const std::string& local_addr, int local_port, const std::string& remote_addr,
-             int remote_port) const override {
-    return local_port == c_.local_port && remote_port == c_.remote_port &&
-           local_addr == c_.local_addr && remote_addr == c_.remote_addr;
-  }
-  void close_after_answer() override { close_requested_ = true; }
-  void abandon() override {
-    abandoned_ = true;
-    out_.clear();
-  }
-
-  // Sends what is pending, waiting for the socket up to the deadline. False once it failed.
-  bool flush() {
-    if (abandoned_) return false;
-    std::size_t sent = 0;
-    while (!failed_ && sent < out_.size()) {
-      const ssize_t n =
-          ::send(c_.fd, out_.data() + sent, out_.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (n > 0) {
-        sent += static_cast<std::size_t>(n);
-      } else if (n < 0 && errno == EINTR) {
-        continue;
-      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        const auto left = duration_cast<milliseconds>(deadline_ - LoopClock::now()).count();
-        pollfd writable{c_.fd, POLLOUT, 0};
-        if (left <= 0 || ::poll(&writable, 1, static_cast<int>(left)) <= 0) failed_ = true;
-      } else {
-        failed_ = true;
-      }
-    }
-    out_.clear();
-    return !failed_;
-  }
-
-  std::size_t consumed() const { return pos_; }
-  bool starved() const { return starved_; }
-  bool abandoned() const { return abandoned_; }
-  bool close_requested() const { return close_requested_; }
-
- private:
-  Connection& c_;
-  LoopClock::time_point deadline_;
-  std::string out_;
-  std::size_t pos_ = 0;
-  bool swallow_continue_ = false;
-  bool starved_ = false;
-  bool failed_ = false;
-  bool abandoned_ = false;
-  bool close_requested_ = false;
-};
 
 }  // namespace
 
