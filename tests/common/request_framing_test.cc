@@ -1,10 +1,9 @@
 // detail::frame_request (common/src/detail/request_framing.h): the framing the event loop under
 // webhooks::http::Server does before it hands a request to cpp-httplib.
-#include <catch2/catch.hpp>
-
-#include <string>
-
 #include "detail/request_framing.h"
+
+#include <catch2/catch.hpp>
+#include <string>
 
 using namespace webhooks::http::detail;
 
@@ -108,8 +107,8 @@ TEST_CASE("A POST with Content-Length is ready once its body is whole") {
   CHECK(s.body == 5);
 
   // Trimmed value, any case of the name; Expect: 100-continue is noted.
-  check_need_more(frame_once(
-      "PUT /p HTTP/1.1\r\ncontent-LENGTH: \t7 \r\nExpect: 100-continue\r\n\r\n", s));
+  check_need_more(
+      frame_once("PUT /p HTTP/1.1\r\ncontent-LENGTH: \t7 \r\nExpect: 100-continue\r\n\r\n", s));
   CHECK(s.body == 7);
   CHECK(s.length_value == "7");
   CHECK(s.expect_continue);
@@ -120,8 +119,7 @@ TEST_CASE("More header fields than the limit are refused 431") {
   const std::string three = "GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\n";
   check_ready(frame_once(three + "\r\n", s));
   CHECK(s.lines == 4);
-  check_refused(frame_once(three + "D: 4\r\n\r\n", s),
-                "the request has more than 3 header fields");
+  check_refused(frame_once(three + "D: 4\r\n\r\n", s), "the request has more than 3 header fields");
   // Refused as soon as the fourth field's line is there.
   check_refused(frame_once(three + "D: 4\r\n", s), "the request has more than 3 header fields");
   check_need_more(frame_once(three + "D: 4", s));
@@ -157,9 +155,9 @@ TEST_CASE("What httplib answers itself is handed over at once") {
   SECTION("a Content-Length that is not a decimal number") {
     for (const char* value : {"abc", "-1", "+5", "5 5", "0x10", "12345678901234567890"}) {
       INFO(value);
-      check_ready(frame_once(std::string("POST / HTTP/1.1\r\nContent-Length: ") + value +
-                                 "\r\n\r\n",
-                             s, FramingLimits{1024, 3, 100}));
+      check_ready(
+          frame_once(std::string("POST / HTTP/1.1\r\nContent-Length: ") + value + "\r\n\r\n", s,
+                     FramingLimits{1024, 3, 100}));
       CHECK(s.length_headers == 1);
       CHECK(s.length_value == value);
       CHECK_FALSE(s.framed);
@@ -218,7 +216,8 @@ TEST_CASE("What httplib answers itself is handed over at once") {
     const FramingLimits unlimited{1024, 3, std::uint64_t{1} << 40};
     check_ready(frame_once("POST / HTTP/1.1\r\nContent-Length: 67108865\r\n\r\n", s, unlimited));
     CHECK(s.over_limit);
-    check_need_more(frame_once("POST / HTTP/1.1\r\nContent-Length: 67108864\r\n\r\n", s, unlimited));
+    check_need_more(
+        frame_once("POST / HTTP/1.1\r\nContent-Length: 67108864\r\n\r\n", s, unlimited));
     CHECK_FALSE(s.over_limit);
   }
 }
