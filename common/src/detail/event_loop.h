@@ -1,6 +1,8 @@
 // The event loop under webhooks::http::Server (webhooks/http_server.h): one thread reads every
 // connection (epoll) until a request is whole, a pool of workers runs httplib's request processing
-// on the buffered request. Internal to http_server.cc and http_event_loop.cc.
+// on the buffered request. Internal to common/src/http_*.cc (the loop and workers:
+// http_event_loop.cc; request framing: detail/request_framing.h; the stream a worker hands httplib:
+// detail/buffered_stream.h; the answers the loop writes itself: detail/canned_answers.h).
 #pragma once
 
 #include <atomic>
