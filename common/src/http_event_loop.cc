@@ -11,11 +11,11 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <cstring>
 
+#include "detail/buffered_stream.h"
+#include "detail/canned_answers.h"
 #include "detail/event_loop.h"
 #include "detail/served_connection.h"
-#include "webhooks/idempotency/guard.h"
 
 namespace webhooks::http {
 namespace detail {
@@ -23,13 +23,6 @@ namespace {
 
 using namespace std::chrono;
 
-// cpp-httplib's CPPHTTPLIB_REQUEST_URI_MAX_LENGTH: a longer request line is answered 414.
-constexpr std::size_t kRequestLineMax = 8192;
-// CPPHTTPLIB_HEADER_MAX_LENGTH: a longer header line is answered 400.
-constexpr std::size_t kHeaderLineMax = 8192;
-// The most of a body the loop buffers, whatever the payload limit (a server without
-// limit_request_bodies has none): a longer body is handed over unread.
-constexpr std::uint64_t kBufferedBodyMax = 64ull * 1024 * 1024;
 // Read at most this much per readiness event, so one fast sender does not starve the others.
 constexpr std::size_t kReadPerEvent = 256 * 1024;
 // After an answer, a worker waits this long for the next request on the same connection before
@@ -46,76 +39,6 @@ constexpr std::size_t kLingerBytes = 8 * 1024 * 1024;
 
 thread_local ServedConnection* current_connection = nullptr;
 
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != b[i]) return false;
-  }
-  return true;
-}
-
-// Whether cpp-httplib can parse this request line (with its CRLF): a known method, a target, and
-// HTTP/1.0 or HTTP/1.1. Those it cannot it answers 400 at once, without reading further.
-bool request_line_parses(std::string_view line) {
-  static constexpr std::string_view kMethods[] = {"GET",     "HEAD",    "POST",  "PUT",
-                                                  "DELETE",  "CONNECT", "OPTIONS", "TRACE",
-                                                  "PATCH",   "PRI"};
-  const std::size_t space = line.find(' ');
-  if (space == std::string_view::npos) return false;
-  const std::string_view method = line.substr(0, space);
-  if (std::find(std::begin(kMethods), std::end(kMethods), method) == std::end(kMethods)) {
-    return false;
-  }
-  return line.ends_with(" HTTP/1.1\r\n") || line.ends_with(" HTTP/1.0\r\n");
-}
-
-bool decimal(const std::string& text) {
-  return !text.empty() && text.size() <= 19 &&
-         text.find_first_not_of("0123456789") == std::string::npos;
-}
-
-const char* reason(int status) {
-  switch (status) {
-    case 408: return "Request Timeout";
-    case 414: return "URI Too Long";
-    case 431: return "Request Header Fields Too Large";
-    case 503: return "Service Unavailable";
-    default: return "Error";
-  }
-}
-
-// A whole answer that ends the connection, with a JSON error body (none after a HEAD).
-std::string closing_answer(int status, std::string_view code, const std::string& message,
-                           bool head, bool retry_after = false) {
-  const std::string body = idempotency::error_body(code, message);
-  std::string out = "HTTP/1.1 " + std::to_string(status) + " " + reason(status) +
-                    "\r\nConnection: close\r\nContent-Length: " + std::to_string(body.size()) +
-                    "\r\nContent-Type: application/json\r\n";
-  if (retry_after) out += "Retry-After: 1\r\n";
-  out += "\r\n";
-  if (!head) out += body;
-  return out;
-}
-
-std::string stopping_answer(bool head) {
-  return closing_answer(503, "server_stopping", "the server is stopping; retry", head, true);
-}
-
-// Sends what fits now; a closing answer is small, and a client that does not read it loses it.
-void send_now(int fd, const std::string& data) {
-  std::size_t sent = 0;
-  while (sent < data.size()) {
-    const ssize_t n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n > 0) {
-      sent += static_cast<std::size_t>(n);
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else {
-      return;
-    }
-  }
-}
-
 void fill_address(int fd, bool peer, std::string& host, int& port) {
   sockaddr_storage addr{};
   socklen_t length = sizeof addr;
@@ -131,114 +54,14 @@ void fill_address(int fd, bool peer, std::string& host, int& port) {
   }
 }
 
-// httplib's view of one buffered request: reads come from the connection's buffer and never
-// block (past its end: end of stream, which ends the connection after the answer); writes are
-// collected and sent when the answer is complete or 64 KiB are pending.
-class BufferedStream final : public httplib::Stream, public ServedConnection {
- public:
-  BufferedStream(Connection& c, LoopClock::time_point deadline)
-      : c_(c), deadline_(deadline), swallow_continue_(c.continue_sent) {}
-
-  bool is_readable() const override { return pos_ < c_.in.size(); }
-  bool is_writable() const override { return !failed_ && !abandoned_; }
-
-  ssize_t read(char* ptr, size_t size) override {
-    if (pos_ >= c_.in.size()) {
-      starved_ = true;
-      return 0;
-    }
-    const std::size_t n = std::min(size, c_.in.size() - pos_);
-    std::memcpy(ptr, c_.in.data() + pos_, n);
-    pos_ += n;
-    return static_cast<ssize_t>(n);
-  }
-
-  ssize_t write(const char* ptr, size_t size) override {
-    if (failed_ || abandoned_) return -1;
-    static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-    if (swallow_continue_ && std::string_view(ptr, size) == kContinue) {
-      swallow_continue_ = false;  // the loop sent it already, before the body came
-      return static_cast<ssize_t>(size);
-    }
-    out_.append(ptr, size);
-    if (out_.size() >= 64 * 1024 && !flush()) return -1;
-    return static_cast<ssize_t>(size);
-  }
-
-  void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    ip = c_.remote_addr;
-    port = c_.remote_port;
-  }
-  void get_local_ip_and_port(std::string& ip, int& port) const override {
-    ip = c_.local_addr;
-    port = c_.local_port;
-  }
-  socket_t socket() const override { return c_.fd; }
-
-  // ServedConnection
-  int fd() const override { return c_.fd; }
-  bool joins(const std::string& local_addr, int local_port, const std::string& remote_addr,
-             int remote_port) const override {
-    return local_port == c_.local_port && remote_port == c_.remote_port &&
-           local_addr == c_.local_addr && remote_addr == c_.remote_addr;
-  }
-  void close_after_answer() override { close_requested_ = true; }
-  void abandon() override {
-    abandoned_ = true;
-    out_.clear();
-  }
-
-  // Sends what is pending, waiting for the socket up to the deadline. False once it failed.
-  bool flush() {
-    if (abandoned_) return false;
-    std::size_t sent = 0;
-    while (!failed_ && sent < out_.size()) {
-      const ssize_t n =
-          ::send(c_.fd, out_.data() + sent, out_.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (n > 0) {
-        sent += static_cast<std::size_t>(n);
-      } else if (n < 0 && errno == EINTR) {
-        continue;
-      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        const auto left = duration_cast<milliseconds>(deadline_ - LoopClock::now()).count();
-        pollfd writable{c_.fd, POLLOUT, 0};
-        if (left <= 0 || ::poll(&writable, 1, static_cast<int>(left)) <= 0) failed_ = true;
-      } else {
-        failed_ = true;
-      }
-    }
-    out_.clear();
-    return !failed_;
-  }
-
-  std::size_t consumed() const { return pos_; }
-  bool starved() const { return starved_; }
-  bool abandoned() const { return abandoned_; }
-  bool close_requested() const { return close_requested_; }
-
- private:
-  Connection& c_;
-  LoopClock::time_point deadline_;
-  std::string out_;
-  std::size_t pos_ = 0;
-  bool swallow_continue_ = false;
-  bool starved_ = false;
-  bool failed_ = false;
-  bool abandoned_ = false;
-  bool close_requested_ = false;
-};
-
 }  // namespace
 
 ServedConnection* served_connection() { return current_connection; }
 void set_served_connection(ServedConnection* connection) { current_connection = connection; }
 
 void Connection::reset_framing() {
-  scanned = line_begin = lines = head_end = length_headers = 0;
-  length_value.clear();
-  chunked = expect_continue = continue_sent = head_method = body_method = framed = over_limit =
-      false;
-  body = 0;
+  static_cast<RequestFraming&>(*this) = RequestFraming{};
+  continue_sent = false;
   has_start = false;
 }
 
@@ -246,7 +69,7 @@ EventLoop::EventLoop(Server& server, const ServerTuning& tuning)
     : server_(server),
       tuning_(tuning),
       max_connections_(std::max<std::size_t>(1, tuning.max_connections)),
-      payload_limit_(server.payload_limit()),
+      limits_{tuning.max_header_bytes, tuning.max_header_count, server.payload_limit()},
       idle_timeout_(duration_cast<milliseconds>(server.keep_alive_timeout())),
       keep_alive_max_(std::max<std::size_t>(1, server.keep_alive_max())) {}
 
@@ -628,89 +451,6 @@ void EventLoop::finish_stop_if_due(LoopClock::time_point now) {
     stopped_ = true;
   }
   stop_done_.notify_all();
-}
-
-// ---- framing (the loop, or the worker that holds the connection) ----
-
-FrameResult EventLoop::frame(Connection& c) const {
-  const auto ready = [] { return FrameResult{Framing::ready, 0, "", {}}; };
-  const std::string& in = c.in;
-  const auto too_large = [&](std::string message) {
-    return FrameResult{Framing::refuse, 431, "headers_too_large", std::move(message)};
-  };
-  const auto head_too_large = [&] {
-    return too_large("the request head is larger than " +
-                     std::to_string(tuning_.max_header_bytes) + " bytes");
-  };
-  if (c.head_end == 0) {
-    while (true) {
-      const std::size_t nl = in.find('\n', c.scanned);
-      if (nl == std::string::npos) {
-        c.scanned = in.size();
-        // A request line httplib will answer 414 (it reads the rest of the head itself).
-        if (c.lines == 0 && in.size() > kRequestLineMax) return ready();
-        if (in.size() > tuning_.max_header_bytes) return head_too_large();
-        return {};
-      }
-      const std::size_t begin = c.line_begin;
-      if (c.lines == 0) {
-        // httplib answers these itself, 400 and 414, without reading further.
-        if (nl == 0 || in[nl - 1] != '\r' || nl + 1 - begin > kRequestLineMax) {
-          return ready();
-        }
-        if (!request_line_parses(std::string_view(in.data() + begin, nl + 1 - begin))) {
-          return ready();
-        }
-        c.head_method = in.compare(0, 5, "HEAD ") == 0;
-        c.body_method = in.starts_with("POST ") || in.starts_with("PUT ") ||
-                        in.starts_with("PATCH ") || in.starts_with("DELETE ") ||
-                        in.starts_with("PRI ");
-      } else if (nl == begin + 1 && in[begin] == '\r') {
-        c.head_end = nl + 1;
-        break;
-      } else {
-        if (nl + 1 - begin > kHeaderLineMax) return ready();  // httplib: 400
-        if (c.lines > tuning_.max_header_count) {
-          return too_large("the request has more than " +
-                           std::to_string(tuning_.max_header_count) + " header fields");
-        }
-        const std::size_t colon = in.find(':', begin);
-        if (colon != std::string::npos && colon < nl) {
-          const std::string_view name(in.data() + begin, colon - begin);
-          std::size_t v = colon + 1, e = nl;
-          while (v < e && (in[v] == ' ' || in[v] == '\t')) ++v;
-          while (e > v && (in[e - 1] == ' ' || in[e - 1] == '\t' || in[e - 1] == '\r')) --e;
-          const std::string_view value(in.data() + v, e - v);
-          if (iequals(name, "content-length")) {
-            ++c.length_headers;
-            c.length_value = std::string(value);
-          } else if (iequals(name, "transfer-encoding")) {
-            c.chunked = true;
-          } else if (iequals(name, "expect") && value == "100-continue") {
-            c.expect_continue = true;
-          }
-        }
-      }
-      ++c.lines;
-      c.line_begin = c.scanned = nl + 1;
-      if (c.scanned > tuning_.max_header_bytes) return head_too_large();
-    }
-  }
-  if (c.head_end > tuning_.max_header_bytes) return head_too_large();
-  if (c.chunked || c.length_headers > 1 || (c.length_headers == 1 && !decimal(c.length_value))) {
-    return ready();  // limit_request_bodies refuses it and closes (411, 400)
-  }
-  c.framed = true;
-  c.body = c.length_headers == 1 ? std::stoull(c.length_value) : 0;
-  // A body httplib does not read (a GET's: limit_request_bodies refuses it and closes), or one
-  // over the limit, is not waited for.
-  if ((c.body > 0 && !c.body_method) ||
-      c.body > std::min<std::uint64_t>(payload_limit_, kBufferedBodyMax)) {
-    c.over_limit = true;  // httplib answers 413 unread; the body is then discarded
-    return ready();
-  }
-  if (in.size() >= c.head_end + c.body) return ready();
-  return {};
 }
 
 // ---- workers ----

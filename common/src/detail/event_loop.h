@@ -1,6 +1,8 @@
 // The event loop under webhooks::http::Server (webhooks/http_server.h): one thread reads every
 // connection (epoll) until a request is whole, a pool of workers runs httplib's request processing
-// on the buffered request. Internal to http_server.cc and http_event_loop.cc.
+// on the buffered request. Internal to common/src/http_*.cc (the loop and workers:
+// http_event_loop.cc; request framing: detail/request_framing.h; the stream a worker hands httplib:
+// detail/buffered_stream.h; the answers the loop writes itself: detail/canned_answers.h).
 #pragma once
 
 #include <atomic>
@@ -14,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "detail/request_framing.h"
 #include "webhooks/http_server.h"
 
 namespace webhooks::http::detail {
@@ -21,8 +24,9 @@ namespace webhooks::http::detail {
 using LoopClock = std::chrono::steady_clock;
 
 // One client connection. Owned by the loop thread, or by one worker while it is queued or served
-// (the hand-over through the queues orders the accesses).
-struct Connection {
+// (the hand-over through the queues orders the accesses). Its RequestFraming part is the framing of
+// the request at the start of `in` (reset after each request).
+struct Connection : RequestFraming {
   enum class Phase { idle, reading, skipping, queued, busy, lingering };
 
   int fd = -1;
@@ -32,21 +36,7 @@ struct Connection {
   int local_port = 0, remote_port = 0;
   std::size_t served = 0;  // requests answered on this connection
 
-  // Framing of the request at the start of `in` (reset after each request).
-  std::size_t scanned = 0;       // bytes of `in` looked at for line ends
-  std::size_t line_begin = 0;    // where the head's next line starts
-  std::size_t lines = 0;         // lines of the head seen (the request line first)
-  std::size_t head_end = 0;      // 0 until the head's blank line is received
-  std::size_t length_headers = 0;
-  std::string length_value;      // the Content-Length value, trimmed
-  bool chunked = false;          // a Transfer-Encoding header
-  bool expect_continue = false;  // Expect: 100-continue
   bool continue_sent = false;    // the loop sent "100 Continue"
-  bool head_method = false;      // a HEAD request (its answer has no body)
-  bool body_method = false;      // POST, PUT, PATCH, DELETE, PRI: httplib reads their body
-  bool framed = false;           // the body length below is what httplib reads
-  bool over_limit = false;       // the body is over the payload limit: handed over unread
-  std::uint64_t body = 0;
   LoopClock::time_point started{};  // the request's first byte
   bool has_start = false;
 
@@ -60,15 +50,6 @@ struct Connection {
   bool abandon = false;      // set by the worker: close at once
 
   void reset_framing();
-};
-
-enum class Framing { need_more, ready, refuse };
-
-struct FrameResult {
-  Framing kind = Framing::need_more;
-  int status = 0;
-  const char* code = "";
-  std::string message;
 };
 
 class EventLoop : public std::enable_shared_from_this<EventLoop> {
@@ -117,12 +98,12 @@ class EventLoop : public std::enable_shared_from_this<EventLoop> {
   void give_back(Connection& c);
   void answer_stopping(Connection& c);
 
-  FrameResult frame(Connection& c) const;
+  FrameResult frame(Connection& c) const { return frame_request(c.in, limits_, c); }
 
   Server& server_;
   const ServerTuning tuning_;
   const std::size_t max_connections_;
-  const std::size_t payload_limit_;
+  const FramingLimits limits_;
   const std::chrono::milliseconds idle_timeout_;
   const std::size_t keep_alive_max_;
 
