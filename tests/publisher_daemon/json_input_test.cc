@@ -71,6 +71,32 @@ TEST_CASE("data nested 100,000 levels deep is 400 invalid_json; the daemon stays
   CHECK_FALSE(p.daemon.wait_exit(std::chrono::milliseconds(0)));
 }
 
+TEST_CASE("the admin API names the JSON error: nesting limit, invalid UTF-8", "[daemon]") {
+  // Found by the red team: these answered "the body must be a JSON object", hiding the reason.
+  Publisher p("publisherd-admin-json");
+  const std::string deep =
+      R"({"merchant_id":"m1","url":"http://127.0.0.1:1/x","event_types":)" +
+      nested_arrays(100'000) + "}";
+  const auto nested = p.post("/v1/endpoints", deep);
+  REQUIRE(nested);
+  CHECK(nested->status == 400);
+  CHECK(body_json(nested)["error"]["code"] == "invalid_json");
+  CHECK(body_json(nested)["error"]["message"] == kDepthMessage);
+  const auto utf8 = p.post("/v1/endpoints",
+                           "{\"merchant_id\":\"m1\",\"url\":\"http://127.0.0.1:1/x\","
+                           "\"description\":\"\xff\"}");
+  REQUIRE(utf8);
+  CHECK(utf8->status == 400);
+  CHECK(body_json(utf8)["error"]["code"] == "invalid_json");
+  CHECK(body_json(utf8)["error"]["message"] ==
+        "invalid JSON at byte 65: syntax error while parsing value - invalid string: ill-formed "
+        "UTF-8 byte");
+  const auto array = p.post("/v1/endpoints", "[]");
+  REQUIRE(array);
+  CHECK(array->status == 400);
+  CHECK(body_json(array)["error"]["message"] == "the body must be a JSON object");
+}
+
 TEST_CASE("event data is delivered with its number tokens byte for byte", "[daemon]") {
   Receiver receiver;
   Publisher p("publisherd-numbers");
