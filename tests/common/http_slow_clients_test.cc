@@ -351,6 +351,28 @@ TEST_CASE("at the cap, trickling connections are closed before a new client, not
   ::close(second);
 }
 
+TEST_CASE("a JSON server answers 400 for a path or query that is not UTF-8, before any handler") {
+  // Found by the red team: on PostgreSQL, GET /orders/%ff and GET /v1/events?type=%ff reached the
+  // database, which refused the text: 503 storage_unavailable with Retry-After: 1.
+  Served served({}, webhooks::http::Bodies::json);
+  const std::string refusal =
+      R"({"error":{"code":"invalid_request","message":"the request path and query parameters )"
+      R"(must be UTF-8 without NUL bytes, after percent-decoding"}})";
+  for (const std::string target :
+       {"/fast%ff", "/fast?type=%ff", "/fast?%C0%AF=1", "/fast?id=%ED%A0%80", "/fast?id=a%00b",
+        "/fast?id=%F4%90%80%80", "/fast?id=%E2%82"}) {
+    INFO(target);
+    const std::string answer =
+        raw_exchange(served.port, "GET " + target + " HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+    CHECK(answer.rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0);
+    CHECK(body_of(answer) == refusal);
+  }
+  // UTF-8 up to U+10FFFF passes.
+  const std::string ok = raw_exchange(
+      served.port, "GET /fast?id=%E2%82%AC%F4%8F%BF%BF HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  CHECK(body_of(ok) == "ok");
+}
+
 TEST_CASE("after stop_server a request on a kept-alive connection is answered 503, not reset") {
   webhooks::http::ServerTuning tuning;
   tuning.stop_drain = std::chrono::seconds(30);  // ends early: once the connection is closed
