@@ -97,6 +97,24 @@ TEST_CASE("the admin API names the JSON error: nesting limit, invalid UTF-8", "[
   CHECK(body_json(array)["error"]["message"] == "the body must be a JSON object");
 }
 
+TEST_CASE("a merchant_id with a NUL character is 400 on ingest and on endpoint creation", "[daemon]") {
+  // Found by the red team: on PostgreSQL "m1\u0000x" was stored as "m1" (text parameters end at a
+  // NUL), so the event went to merchant m1's endpoints.
+  Publisher p("publisherd-nul");
+  const auto event = p.post("/v1/events",
+                            R"({"merchant_id":"m1\u0000x","type":"t.x","data":{}})", "nul-1");
+  REQUIRE(event);
+  CHECK(event->status == 400);
+  CHECK(event->body ==
+        R"({"error":{"code":"invalid_request","message":"merchant_id must be a non-empty string )"
+        R"(without NUL characters"}})");
+  const auto endpoint = p.post(
+      "/v1/endpoints", R"({"merchant_id":"m1\u0000x","url":"http://127.0.0.1:1/x"})");
+  REQUIRE(endpoint);
+  CHECK(endpoint->status == 400);
+  CHECK(endpoint->body == event->body);
+}
+
 TEST_CASE("event data is delivered with its number tokens byte for byte", "[daemon]") {
   Receiver receiver;
   Publisher p("publisherd-numbers");
