@@ -25,9 +25,12 @@ bool valid_type(std::string_view type) {
 
 std::optional<EventInput> parse_event_input(std::string_view body, std::string& error_code,
                                             std::string& message) {
-  nlohmann::ordered_json doc;
+  // A plain tree: only merchant_id, type and data's presence are read from it (data itself is
+  // taken from the text below). nlohmann::ordered_json finds each key by a linear scan, so a data
+  // object with 85,000 members (935 KB) took 10 s of CPU here.
+  nlohmann::json doc;
   try {
-    doc = parse_ordered_json(body);
+    doc = parse_json(body);
   } catch (const Error& e) {
     error_code = "invalid_json";
     message = e.what();
