@@ -235,11 +235,27 @@ void EventLoop::accept_new(int fd) {
 }
 
 bool EventLoop::evict_one() {
-  for (auto* timers : {&lingering_, &idle_, &reading_}) {
-    if (!timers->empty()) {
-      close_now(*timers->begin()->second);
-      return true;
-    }
+  // A connection lingering after its last answer goes first. Then, of the idle and the reading
+  // ones, the one waiting the longest without a whole request: idle since its accept or its last
+  // answer, or reading since its request's first byte. (Idle ones first, whatever their age, let
+  // a burst of new clients at the cap close each other before the loop read them, while the
+  // trickling connections holding the cap stayed: 4 of 5 new clients got no answer.)
+  if (!lingering_.empty()) {
+    close_now(*lingering_.begin()->second);
+    return true;
+  }
+  Connection* idle = idle_.empty() ? nullptr : idle_.begin()->second;
+  Connection* reading = reading_.empty() ? nullptr : reading_.begin()->second;
+  if (idle && reading) {
+    // Their timers are idle_timeout_ after becoming idle, request_timeout after the first byte.
+    const auto idle_since = idle->deadline - idle_timeout_;
+    const auto reading_since = reading->deadline - tuning_.request_timeout;
+    close_now(reading_since < idle_since ? *reading : *idle);
+    return true;
+  }
+  if (idle || reading) {
+    close_now(idle ? *idle : *reading);
+    return true;
   }
   return false;
 }

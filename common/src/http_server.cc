@@ -207,6 +207,50 @@ std::shared_ptr<Traffic> track(const httplib::Server& server) {
   return traffic;
 }
 
+// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF) without a NUL byte: what PostgreSQL can hold in a text parameter.
+bool storable_text(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    if (b == 0) return false;
+    if (b < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+    if (b >= 0xC2 && b <= 0xDF) {
+      n = 1;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      n = 2;
+      if (b == 0xE0) lo = 0xA0;
+      if (b == 0xED) hi = 0x9F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      n = 3;
+      if (b == 0xF0) lo = 0x90;
+      if (b == 0xF4) hi = 0x8F;
+    } else {
+      return false;
+    }
+    if (i + n >= text.size()) return false;  // truncated sequence
+    for (std::size_t k = 1; k <= n; ++k) {
+      const auto c = static_cast<unsigned char>(text[i + k]);
+      if (k == 1 ? (c < lo || c > hi) : (c < 0x80 || c > 0xBF)) return false;
+    }
+    i += n + 1;
+  }
+  return true;
+}
+
+// Whether the request's decoded path and query parameters are all storable_text.
+bool storable_target(const httplib::Request& req) {
+  if (!storable_text(req.path)) return false;
+  for (const auto& [name, value] : req.params) {
+    if (!storable_text(name) || !storable_text(value)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool is_json_media_type(std::string_view type) {
@@ -251,6 +295,15 @@ void limit_request_bodies(httplib::Server& server, std::size_t limit,
         }
         if (guard_body(req, res) == HandlerResponse::Handled) return HandlerResponse::Handled;
         if (then && then(req, res) == HandlerResponse::Handled) {
+          return has_unread_body(req) ? close_after(req, res) : HandlerResponse::Handled;
+        }
+        // A path id or query filter the database cannot hold as text: PostgreSQL refused it and
+        // the request was answered 503 storage_unavailable (Retry-After: 1), a client error
+        // retried for ever (GET /orders/%ff, GET /v1/events?type=%ff).
+        if (bodies == Bodies::json && !storable_target(req)) {
+          write_error(res, 400, "invalid_request",
+                      "the request path and query parameters must be UTF-8 without NUL bytes, "
+                      "after percent-decoding");
           return has_unread_body(req) ? close_after(req, res) : HandlerResponse::Handled;
         }
         if (bodies == Bodies::json &&

@@ -105,6 +105,14 @@ std::string json_parse_error_message(std::size_t byte, const std::exception& ex)
     reason = reason.substr(0, last) +
              (expected == std::string::npos ? std::string() : reason.substr(expected));
   }
+  // "number overflow parsing '<token>'" (out_of_range.406) quotes the whole number token: a
+  // 900,000-digit number came back in a 900 KB error body. Name the problem, not the bytes.
+  if (const auto quoted = reason.find(" parsing '"); quoted != std::string::npos) {
+    reason = reason.substr(0, quoted) + ": the number is beyond the range of a double";
+  }
+  // Any other reason that grew with the input is cut, so no error body echoes a client's body.
+  constexpr std::size_t kReasonMax = 200;
+  if (reason.size() > kReasonMax) reason.resize(kReasonMax);
   for (char& c : reason) {
     if (c < 0x20 || c > 0x7e) c = '?';
   }

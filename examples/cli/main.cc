@@ -1,4 +1,5 @@
 // build/bin/webhooks — see `webhooks --help` and README.md, "The webhooks CLI".
+#include <csignal>
 #include <iostream>
 
 #include "cli.h"
@@ -28,6 +29,10 @@ bool unknown_command(const CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // cpp-httplib's client writes without MSG_NOSIGNAL: a server that closes while a body is still
+  // being sent (a 413 for `send --data @FILE` of 50 MB) killed the CLI silently with SIGPIPE (exit
+  // 141). Ignored, the write fails with EPIPE and the command says so (exit 1).
+  std::signal(SIGPIPE, SIG_IGN);
   using namespace webhooks::cli;
   webhooks::configure_json_logging("warn");  // library logs on stderr; stdout is the output
   CLI::App app{"webhooks: sign, verify, send, listen for and replay Standard Webhooks deliveries"};

@@ -72,11 +72,15 @@ std::optional<std::string> read_currency(const nlohmann::json& body, std::string
 
 std::optional<std::string> read_text(const nlohmann::json& body, const char* field,
                                      std::string& error) {
-  error = std::string(field) + " must be a non-empty string of at most 255 bytes";
+  error = std::string(field) +
+          " must be a non-empty string of at most 255 bytes without NUL characters";
   const auto it = body.find(field);
   if (it == body.end() || !it->is_string()) return std::nullopt;
   std::string value = it->get<std::string>();
-  if (value.empty() || value.size() > 255) return std::nullopt;
+  // PostgreSQL's text parameters end at a NUL: "a\u0000b" was answered 201 and stored as "a".
+  if (value.empty() || value.size() > 255 || value.find('\0') != std::string::npos) {
+    return std::nullopt;
+  }
   return value;
 }
 

@@ -73,8 +73,11 @@ void AdminApi::mount_endpoints(http::Server& server) {
     if (!body) return;
     Endpoint e;
     const auto merchant = body->find("merchant_id");
-    if (merchant == body->end() || !merchant->is_string() || merchant->get<std::string>().empty()) {
-      return fail(res, 400, "invalid_request", "merchant_id must be a non-empty string");
+    // PostgreSQL's text parameters end at a NUL: "m1\u0000x" would be stored as merchant m1.
+    if (merchant == body->end() || !merchant->is_string() || merchant->get<std::string>().empty() ||
+        merchant->get<std::string>().find('\0') != std::string::npos) {
+      return fail(res, 400, "invalid_request",
+                  "merchant_id must be a non-empty string without NUL characters");
     }
     if (!body->contains("url")) return fail(res, 400, "invalid_request", "url is required");
     if (!check_url(body->at("url"), options_.ssrf, res)) return;

@@ -1,5 +1,6 @@
 #include "admin_json.h"
 
+#include "webhooks/error.h"
 #include "webhooks/idempotency/guard.h"
 #include "webhooks/json_parse.h"
 #include "webhooks/random.h"
@@ -127,8 +128,16 @@ std::optional<std::int64_t> parse_decimal(std::string_view text, std::int64_t mi
 
 std::optional<nlohmann::json> json_body(const httplib::Request& req, httplib::Response& res) {
   if (req.body.empty()) return nlohmann::json::object();
-  auto doc = parse_json_or_discarded(req.body);
-  if (doc.is_discarded() || !doc.is_object()) {
+  // The parser's own reason (nesting limit, invalid UTF-8, position), as ingest answers it; the
+  // object check comes after.
+  nlohmann::json doc;
+  try {
+    doc = parse_json(req.body);
+  } catch (const Error& e) {
+    fail(res, 400, "invalid_json", e.what());
+    return std::nullopt;
+  }
+  if (!doc.is_object()) {
     fail(res, 400, "invalid_json", "the body must be a JSON object");
     return std::nullopt;
   }

@@ -25,9 +25,12 @@ bool valid_type(std::string_view type) {
 
 std::optional<EventInput> parse_event_input(std::string_view body, std::string& error_code,
                                             std::string& message) {
-  nlohmann::ordered_json doc;
+  // A plain tree: only merchant_id, type and data's presence are read from it (data itself is
+  // taken from the text below). nlohmann::ordered_json finds each key by a linear scan, so a data
+  // object with 85,000 members (935 KB) took 10 s of CPU here.
+  nlohmann::json doc;
   try {
-    doc = parse_ordered_json(body);
+    doc = parse_json(body);
   } catch (const Error& e) {
     error_code = "invalid_json";
     message = e.what();
@@ -40,8 +43,11 @@ std::optional<EventInput> parse_event_input(std::string_view body, std::string& 
   }
   error_code = "invalid_request";
   const auto merchant = doc.find("merchant_id");
-  if (merchant == doc.end() || !merchant->is_string() || merchant->get<std::string>().empty()) {
-    message = "merchant_id must be a non-empty string";
+  // A NUL ("\u0000") would be cut off by PostgreSQL's text parameters: "m1\u0000x" was stored,
+  // and delivered, as merchant m1's event.
+  if (merchant == doc.end() || !merchant->is_string() || merchant->get<std::string>().empty() ||
+      merchant->get<std::string>().find('\0') != std::string::npos) {
+    message = "merchant_id must be a non-empty string without NUL characters";
     return std::nullopt;
   }
   const auto type = doc.find("type");
@@ -78,9 +84,11 @@ Accepted Ingest::publish(std::string_view merchant_id, std::string_view type,
   } catch (const Error&) {
     data.clear();
   }
-  if (merchant_id.empty() || !valid_type(type) || !data.starts_with('{')) {
+  if (merchant_id.empty() || merchant_id.find('\0') != std::string_view::npos ||
+      !valid_type(type) || !data.starts_with('{')) {
     throw Error(ErrorCode::invalid_argument,
-                "an event needs a merchant_id, a type without spaces and a JSON object as data");
+                "an event needs a merchant_id without NUL characters, a type without spaces and a JSON "
+                "object as data");
   }
   const EventInput input{std::string(merchant_id), std::string(type), std::move(data)};
   Accepted accepted;

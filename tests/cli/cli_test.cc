@@ -391,3 +391,20 @@ TEST_CASE("send --data @FILE: 100,000 levels of nesting are refused before sendi
   std::lock_guard lock(mutex);
   CHECK(received.ends_with(R"(,"data":{"big":36893488147419103233,"p":1.50}})"));
 }
+
+TEST_CASE("send --data @FILE of 32 MB to a server that refuses it: exit 1 with the reason, no SIGPIPE") {
+  // Found by the red team: the listener answers 413 and closes after discarding 8 MiB; the CLI was
+  // killed by SIGPIPE while still writing (exit 141, nothing printed).
+  const std::string dir = test::temp_dir("cli-send-huge");
+  test::Process listen("webhooks",
+                       {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db",
+                        dir + "/listen.db"},
+                       dir);
+  const std::string url =
+      "http://127.0.0.1:" + std::to_string(listen.wait_listening()) + "/webhooks";
+  const std::string file =
+      write(dir, "huge.json", "{\"a\":\"" + std::string(32 * 1024 * 1024, 'x') + "\"}");
+  const Run run = cli("send --url " + url + " --secret " + kSecret + " --type t --data @" + file);
+  CHECK(run.code == 1);
+  CHECK(run.out == "webhooks send: no answer from " + url + ": Write\n");
+}

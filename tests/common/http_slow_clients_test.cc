@@ -306,6 +306,73 @@ TEST_CASE("over max_connections, the connection idle the longest is closed first
   ::close(fourth);
 }
 
+TEST_CASE("at the cap, trickling connections are closed before a new client, not the new one") {
+  // Found by the red team: with max_connections trickling requests open, 5 clients that connected
+  // and then sent GET /fast got 4 closed connections (each new one, not yet read, was closed for
+  // the next) while 9 of the 10 tricklers stayed.
+  webhooks::http::ServerTuning tuning;
+  tuning.max_connections = 3;
+  Served served(tuning);
+  std::vector<int> tricklers;
+  for (int i = 0; i < 3; ++i) {
+    tricklers.push_back(connect_to(served.port));
+    send_all(tricklers.back(), "GET /fast HTTP/1.1\r\nHost: a\r\n");
+    // Read by the loop: reading, no longer idle.
+    for (int n = 0; n < 200000 && served.server.idle_connections() != 0; ++n) {
+      std::this_thread::yield();
+    }
+    REQUIRE(served.server.idle_connections() == 0);
+  }
+  served.expect_open(3);
+  // Two clients connect before either sends: each takes the place of the oldest trickler.
+  const int first = connect_to(served.port);
+  for (int n = 0; n < 200000 && served.server.idle_connections() != 1; ++n) std::this_thread::yield();
+  REQUIRE(served.server.idle_connections() == 1);
+  const int second = connect_to(served.port);
+  for (int n = 0; n < 200000 && served.server.idle_connections() != 2; ++n) std::this_thread::yield();
+  CHECK(served.server.idle_connections() == 2);
+  for (const int fd : {first, second}) {
+    send_all(fd, kGetFast);
+    std::string answer;
+    read_answer(fd, answer);
+    CHECK(answer.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+    CHECK(body_of(answer) == "ok");
+  }
+  char byte = 0;
+  CHECK(::recv(tricklers[0], &byte, 1, 0) == 0);
+  CHECK(::recv(tricklers[1], &byte, 1, 0) == 0);
+  // The youngest trickler is still open and its request is answered.
+  send_all(tricklers[2], "\r\n");
+  std::string answer;
+  read_answer(tricklers[2], answer);
+  CHECK(body_of(answer) == "ok");
+  for (const int fd : tricklers) ::close(fd);
+  ::close(first);
+  ::close(second);
+}
+
+TEST_CASE("a JSON server answers 400 for a path or query that is not UTF-8, before any handler") {
+  // Found by the red team: on PostgreSQL, GET /orders/%ff and GET /v1/events?type=%ff reached the
+  // database, which refused the text: 503 storage_unavailable with Retry-After: 1.
+  Served served({}, webhooks::http::Bodies::json);
+  const std::string refusal =
+      R"({"error":{"code":"invalid_request","message":"the request path and query parameters )"
+      R"(must be UTF-8 without NUL bytes, after percent-decoding"}})";
+  for (const std::string target :
+       {"/fast%ff", "/fast?type=%ff", "/fast?%C0%AF=1", "/fast?id=%ED%A0%80", "/fast?id=a%00b",
+        "/fast?id=%F4%90%80%80", "/fast?id=%E2%82"}) {
+    INFO(target);
+    const std::string answer =
+        raw_exchange(served.port, "GET " + target + " HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+    CHECK(answer.rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0);
+    CHECK(body_of(answer) == refusal);
+  }
+  // UTF-8 up to U+10FFFF passes.
+  const std::string ok = raw_exchange(
+      served.port, "GET /fast?id=%E2%82%AC%F4%8F%BF%BF HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  CHECK(body_of(ok) == "ok");
+}
+
 TEST_CASE("after stop_server a request on a kept-alive connection is answered 503, not reset") {
   webhooks::http::ServerTuning tuning;
   tuning.stop_drain = std::chrono::seconds(30);  // ends early: once the connection is closed

@@ -94,6 +94,18 @@ TEST_CASE("invalid UTF-8 in a string is invalid_json with a printable message") 
   }
 }
 
+TEST_CASE("a number beyond a double is refused without echoing its digits") {
+  // Found by the red team: a 900,000-digit number in event data came back whole in the 400 body.
+  const std::string huge = "{\"x\":" + std::string(900'000, '1') + "}";
+  const std::string expected =
+      "invalid JSON at byte 900005: number overflow: the number is beyond the range of a double";
+  CHECK(refusal([&] { parse_json(huge); }) == expected);
+  CHECK(refusal([&] { canonicalize_json(huge); }).size() < 200);
+  CHECK(refusal([&] { compact_json(huge); }).size() < 200);
+  CHECK(refusal([&] { parse_json("[1e400]"); }) ==
+        "invalid JSON at byte 6: number overflow: the number is beyond the range of a double");
+}
+
 TEST_CASE("integral_floats_as_integers: exact integers up to 2^53 in any spelling") {
   const JsonParseOptions exact{.integral_floats_as_integers = true};
   const auto doc = parse_json(

@@ -47,6 +47,24 @@ TEST_CASE("invalid UTF-8 inside a string is 400 invalid_json without Retry-After
   CHECK(s.get("/healthz").status == 200);
 }
 
+TEST_CASE("a reference or destination with a NUL character is 422, not stored cut short") {
+  // Found by the red team: on PostgreSQL "a\u0000b" was answered 201 with reference "a\u0000b"
+  // and stored as "a" (text parameters end at a NUL); GET /orders/{id} then said "a".
+  Stack s;
+  s.start_api();
+  for (const std::string path : {"/orders", "/payouts"}) {
+    const std::string field = path == "/orders" ? "reference" : "destination";
+    const Answer answer = s.post(path, "nul" + path.substr(1),
+                                 R"({"amount":1000,"currency":"EUR",")" + field + R"(":"a\u0000b"})");
+    CHECK(answer.status == 422);
+    CHECK(answer.error_code() == "validation_failed");
+    CHECK(answer.json()["error"]["message"] ==
+          field + " must be a non-empty string of at most 255 bytes without NUL characters");
+  }
+  CHECK(s.count("SELECT COUNT(*) FROM orders") == 0);
+  CHECK(s.count("SELECT COUNT(*) FROM payouts") == 0);
+}
+
 TEST_CASE("nesting deeper than 128 is 400 invalid_json naming the limit; the server stays up") {
   Stack s;
   s.start_api();

@@ -174,7 +174,9 @@ int bind_server(httplib::Server& server, const std::string& host, int port,
 // With `bodies` = Bodies::json (the toolkit's JSON APIs), a POST, PUT or PATCH whose Content-Type
 // is present and not JSON (is_json_media_type) is answered 415 unsupported_media_type after
 // `then` let it through and before its body is read (so the connection is closed after it, as
-// above). A request without Content-Type is read as JSON.
+// above). A request without Content-Type is read as JSON. And a request whose path or query
+// parameters, percent-decoded, are not UTF-8 or hold a NUL byte (GET /orders/%ff) is answered
+// 400 invalid_request before any handler: PostgreSQL cannot take such text as a parameter.
 enum class Bodies { any, json };
 void limit_request_bodies(httplib::Server& server, std::size_t limit,
                           httplib::Server::HandlerWithResponse then = nullptr,

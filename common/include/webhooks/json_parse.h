@@ -46,7 +46,9 @@ nlohmann::json parse_json_or_discarded(std::string_view text,
 std::string json_depth_message(std::size_t max_depth);
 
 // A printable-ASCII message for an error nlohmann reported while parsing: its reason without the
-// "last read" excerpt of the input (which may hold invalid UTF-8), prefixed "invalid JSON at byte N: ".
+// "last read" excerpt of the input (which may hold invalid UTF-8) and without the number token an
+// overflow quotes ("number overflow: the number is beyond the range of a double"), at most 200
+// characters of reason, prefixed "invalid JSON at byte N: ". It never repeats the client's bytes.
 std::string json_parse_error_message(std::size_t byte, const std::exception& ex);
 
 }  // namespace webhooks

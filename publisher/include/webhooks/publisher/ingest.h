@@ -43,7 +43,7 @@ struct Accepted {
   int tasks = 0;
 };
 
-// A validated ingest body: {"merchant_id": non-empty string, "type": 1..255 printable ASCII
+// A validated ingest body: {"merchant_id": non-empty string without NUL, "type": 1..255 printable ASCII
 // without spaces, "data": object}. Other members are ignored.
 struct EventInput {
   std::string merchant_id;
