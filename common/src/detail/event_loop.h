@@ -141,7 +141,6 @@ class EventLoop : public std::enable_shared_from_this<EventLoop> {
   std::condition_variable stop_done_;
   bool stop_requested_ = false;
   bool stopped_ = false;   // every connection not in a handler closed
-  bool finished_ = false;  // every connection closed, the loop ended
 };
 
 }  // namespace webhooks::http::detail
