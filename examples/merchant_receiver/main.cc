@@ -91,7 +91,8 @@ int main(int argc, char** argv) {
       ->check(duration(DurationUnit::whole_seconds))
       ->capture_default_str();
   app.add_option("--max-connections", flags.max_connections,
-                 "open client connections at most; beyond it the one idle the longest is closed")
+                 "open client connections at most; beyond it the one waiting the longest without a "
+                 "whole request is closed")
       ->check(webhooks::examples::count(1, 1'000'000))
       ->capture_default_str();
   app.add_option("--request-timeout-ms", flags.request_timeout_ms,

@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
       ->check(count(1, 4096))
       ->capture_default_str();
   app.add_option("--max-connections", config.max_connections,
-                 "open client connections at most; beyond it the one idle the longest is closed")
+                 "open client connections at most; beyond it the one waiting the longest without a "
+                 "whole request is closed")
       ->check(count(1, 1'000'000))
       ->capture_default_str();
   app.add_option("--request-timeout-ms", config.request_timeout_ms,

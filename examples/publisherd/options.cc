@@ -176,7 +176,8 @@ Parsed parse_options(int argc, char** argv) {
       "HTTP worker threads (handlers only: idle and slow connections hold none)")
       ->check(examples::count(1, 4096));
   opt("--max-connections", o.max_connections, "WEBHOOKS_MAX_CONNECTIONS",
-      "open client connections at most; beyond it the one idle the longest is closed")
+      "open client connections at most; beyond it the one waiting the longest without a "
+      "whole request is closed")
       ->check(examples::count(1, 1'000'000));
   opt("--request-timeout", o.request_timeout, "WEBHOOKS_REQUEST_TIMEOUT",
       "time for a request's head and body to arrive, from its first byte; 408 after")
