@@ -149,34 +149,13 @@ class PgDatabase final : public Database {
   std::string describe() const override { return without_password(url_); }
 
   Rows exec(std::string_view sql, std::span<const Param> params) override {
-    std::unique_ptr<Connection> c = acquire();
-    try {
-      PgTransaction tx(*c);
-      Rows rows = tx.exec(sql, params);
-      release(std::move(c));
-      return rows;
-    } catch (...) {
-      release(std::move(c));
-      throw;
-    }
+    return run(sql, params, 0);
   }
 
   // A read has no effect, so one that failed because its connection was gone runs again on
   // another (a fresh one once the pool's idle ones are used up).
   Rows read(std::string_view sql, std::span<const Param> params) override {
-    for (int tries = 0;; ++tries) {
-      std::unique_ptr<Connection> c = acquire();
-      try {
-        PgTransaction tx(*c);
-        Rows rows = tx.exec(sql, params);
-        release(std::move(c));
-        return rows;
-      } catch (...) {
-        const bool retry = c->broken && tries < pool_size_;
-        release(std::move(c));
-        if (!retry) throw;
-      }
-    }
+    return run(sql, params, pool_size_);
   }
 
   void transact(const std::function<void(Transaction&)>& fn) override {
@@ -200,6 +179,24 @@ class PgDatabase final : public Database {
   }
 
  private:
+  // Runs one statement in its own transaction on a pooled connection; when it failed because its
+  // connection broke, runs it again on another, at most `reruns` times.
+  Rows run(std::string_view sql, std::span<const Param> params, int reruns) {
+    for (int tries = 0;; ++tries) {
+      std::unique_ptr<Connection> c = acquire();
+      try {
+        PgTransaction tx(*c);
+        Rows rows = tx.exec(sql, params);
+        release(std::move(c));
+        return rows;
+      } catch (...) {
+        const bool rerun = c->broken && tries < reruns;
+        release(std::move(c));
+        if (!rerun) throw;
+      }
+    }
+  }
+
   // A pooled connection with a transaction begun on it. A BEGIN that failed because the
   // connection was gone changed nothing, so it is tried again on another (at most the pool's
   // size of times, the last ones on fresh connections).
