@@ -13,6 +13,11 @@ Response error_response(int status, std::string_view code, std::string_view mess
   return Response{status, {}, error_body(code, message)};
 }
 
+// 503 storage_unavailable with Retry-After: 1: the database failed, so retrying soon is right.
+Response storage_unavailable(std::string_view message) {
+  return Response{503, {{"Retry-After", "1"}}, error_body("storage_unavailable", message)};
+}
+
 class GuardedAttempt final : public Attempt {
  public:
   GuardedAttempt(Store& store, const Clock& clock, const BeginResult& begun)
@@ -176,10 +181,7 @@ Response Guard::run(std::string_view scope, std::optional<std::string_view> key_
     }
     const auto* error = dynamic_cast<const Error*>(&e);
     if (error && error->code() == ErrorCode::storage) {
-      Response unavailable = error_response(
-          503, "storage_unavailable", "the database failed; retry with the same key");
-      unavailable.headers.emplace_back("Retry-After", "1");
-      return unavailable;
+      return storage_unavailable("the database failed; retry with the same key");
     }
     return error_response(500, "internal_error", "the operation failed; retry with the same key");
   }
@@ -237,8 +239,7 @@ void Guard::handle(const httplib::Request& req, httplib::Response& res, std::str
     answer = run(scope, key, req.method, req.path, req.body, operation);
   } catch (const std::exception& e) {
     log_event(spdlog::level::err, {{"event", "idempotency_store_failed"}, {"error", e.what()}});
-    answer = Response{503, {{"Retry-After", "1"}},
-                      error_body("storage_unavailable", "the idempotency store is unavailable")};
+    answer = storage_unavailable("the idempotency store is unavailable");
   }
   res.status = answer.status;
   for (const auto& [name, value] : answer.headers) res.set_header(name, value);
