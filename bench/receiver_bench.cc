@@ -114,7 +114,7 @@ std::pair<double, long> drive(Receiver& receiver, const std::vector<Request>& re
 void in_process(Receiver& receiver, const char* label) {
   for (const int threads : {1, 4}) {
     const auto requests =
-        make_requests(std::string(label).substr(14, 2) + std::to_string(threads) + "_", 100'000);
+        make_requests(std::string(1, label[0]) + std::to_string(threads) + "_", 100'000);
     const auto [fresh, handled] = drive(receiver, requests, requests.size(), false, threads);
     const auto [dups, calls] =
         drive(receiver, requests, static_cast<std::size_t>(handled), true, threads);
@@ -146,9 +146,9 @@ int main() {
       static_cast<int>(std::thread::hardware_concurrency()));
   std::printf(
       "  both servers: tcp_nodelay on, %zu pool threads, keep_alive_max_count %zu, "
-      "backlog %d; SQLite synchronous=%s, group_commits %s\n",
+      "backlog %d; SQLite synchronous=%s, %s claims\n",
       tuning.threads, tuning.keep_alive_max_count, tuning.backlog,
-      config.database.sqlite_synchronous.c_str(), config.group_commits ? "on" : "off");
+      config.database.sqlite_synchronous.c_str(), receiver.durable_claims() ? "durable" : "in-process");
 
   const auto requests = make_requests("evt_", kConnections * kPerConnection);
   Figures bare, loop, fresh, dup;
@@ -185,11 +185,11 @@ int main() {
   print("receiver, new events", fresh, bare.per_second);
   print("receiver, duplicates", dup, bare.per_second);
   std::printf("  targets: new events >= 25000/s, duplicates >= 0.5x bare, p99 < 5 ms\n");
-  in_process(receiver, "group_commits on,");
-  config.group_commits = false;
-  config.store = dir + "/dedup-ungrouped.db";
-  Receiver ungrouped(config);
-  in_process(ungrouped, "group_commits off,");
+  in_process(receiver, "in-process claims,");
+  config.claims = Config::Claims::durable;
+  config.store = dir + "/dedup-durable.db";
+  Receiver durable(config);
+  in_process(durable, "durable claims,   ");
   std::filesystem::remove_all(dir);
   return 0;
 }

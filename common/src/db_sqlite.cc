@@ -207,6 +207,7 @@ class SqliteDatabase final : public Database {
 
   Engine engine() const override { return Engine::sqlite; }
   std::string describe() const override { return "sqlite:" + path_; }
+  std::string file_path() const override { return in_memory(path_) ? std::string() : path_; }
 
   Rows exec(std::string_view sql, std::span<const Param> params) override {
     std::lock_guard lock(mutex_);

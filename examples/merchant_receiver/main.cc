@@ -47,8 +47,7 @@ int run(const Flags& flags) {
         webhooks::receiver::headers_of(req), req.body,
         [&](const webhooks::receiver::Event& e, webhooks::db::Transaction& tx) {
           return shop.handle(e, tx);
-        },
-        [&](const webhooks::receiver::Event& e) { shop.count_call(e); });
+        });
     webhooks::receiver::write_answer(answer, res);
   });
   server.Get("/handled", [&](const httplib::Request&, httplib::Response& res) {

@@ -32,15 +32,10 @@ bool fails_first_attempt(std::string_view event_id, int percent) {
   return static_cast<int>(hash % 100) < percent;
 }
 
-void Merchant::count_call(const Event& event) {
-  db_.exec(
-      "INSERT INTO merchant_calls (event_id, type, calls) VALUES ($1, $2, 1) "
-      "ON CONFLICT (event_id) DO UPDATE SET calls = merchant_calls.calls + 1",
-      {event.id, event.type});
-}
-
 Reply Merchant::handle(const Event& event, Transaction& tx) {
   const bool ours = event.type.starts_with("order.") || event.type.starts_with("payout.");
+  tx.exec("INSERT INTO merchant_calls (event_id, type, calls) VALUES ($1, $2, $3)",
+          {event.id, event.type, std::int64_t{event.attempt}});
   if (ours) {
     tx.exec("INSERT INTO merchant_effects (event_id, type, body) VALUES ($1, $2, $3)",
             {event.id, event.type, event.body});

@@ -1,6 +1,8 @@
 // The example merchant's business logic: it handles order.* and payout.* events in transactional
-// mode (one row per event in merchant_effects, committed with the dedup record) and counts every
-// handler call in merchant_calls, outside and before the handler's transaction.
+// mode (one row per event in merchant_effects, committed with the dedup record in one grouped
+// commit) and records in merchant_calls, in the same transaction, how many calls the event took
+// (the attempt that committed: failed attempts are counted by the dedup record; a call cut short
+// by a crash leaves nothing, as its effect does). No commit of its own.
 #pragma once
 
 #include <atomic>
@@ -29,12 +31,10 @@ class Merchant {
  public:
   Merchant(webhooks::db::Database& db, Faults faults) : db_(db), faults_(faults) {}
 
-  // Counts the call (its own transaction). Use as the receiver's BeforeTransaction.
-  void count_call(const webhooks::receiver::Event& event);
   // The handler, in the receiver's transaction.
   webhooks::receiver::Reply handle(const webhooks::receiver::Event& event,
                                    webhooks::db::Transaction& tx);
-  // {"events":[{"event_id","type","calls","effects"}]}, ordered by event_id.
+  // {"events":[{"event_id","type","calls","effects"}]}, ordered by event_id: the events handled.
   std::string handled_json();
 
  private:

@@ -14,16 +14,6 @@ Response json_response(int status, const nlohmann::json& body) {
   return Response{status, {}, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
 }
 
-Response error_response(int status, std::string_view code, std::string_view message) {
-  return Response{status, {}, idempotency::error_body(code, message)};
-}
-
-void write(const Response& response, httplib::Response& res) {
-  res.status = response.status;
-  for (const auto& [name, value] : response.headers) res.set_header(name, value);
-  res.set_content(response.body, "application/json");
-}
-
 std::string rfc3339(UnixMillis ms) {
   const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
   std::tm utc{};

@@ -10,18 +10,17 @@
 #include <string_view>
 
 #include "webhooks/clock.h"
+#include "webhooks/idempotency/answers.h"
 #include "webhooks/idempotency/store.h"
 
 namespace webhooks::orders {
 
+using idempotency::error_response;  // `{"error":{"code","message"}}`
 using idempotency::Response;
+using idempotency::write;  // writes a Response into httplib's `res` as application/json
 
 // An answer with a JSON body; `headers` are stored with it when it is an idempotent answer.
 Response json_response(int status, const nlohmann::json& body);
-// `{"error":{"code","message"}}`.
-Response error_response(int status, std::string_view code, std::string_view message);
-// Writes `response` into httplib's `res` as application/json.
-void write(const Response& response, httplib::Response& res);
 
 // RFC 3339 in UTC with milliseconds, e.g. "2024-05-01T12:00:00.123Z".
 std::string rfc3339(UnixMillis ms);

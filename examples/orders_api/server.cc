@@ -109,8 +109,7 @@ class Api {
           log_event(spdlog::level::err,
                     {{"event", "request_failed"}, {"path", req.path}, {"error", what}});
           if (storage) {  // the database failed or is unreachable: retrying is the right move
-            res.set_header("Retry-After", "1");
-            examples::json_error(res, 503, "storage_unavailable", "the database is unavailable");
+            idempotency::write(idempotency::storage_unavailable(), res);
             return;
           }
           examples::json_error(res, 500, "internal_error", "the request failed; retry later");

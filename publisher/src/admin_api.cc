@@ -5,6 +5,7 @@
 #include "admin_json.h"
 #include "webhooks/error.h"
 #include "webhooks/http_server.h"
+#include "webhooks/idempotency/answers.h"
 #include "webhooks/log.h"
 
 namespace webhooks::publisher {
@@ -68,8 +69,7 @@ void AdminApi::mount(http::Server& server) {
         log_event(spdlog::level::err, {{"event", "request_failed"}, {"path", req.path},
                                        {"error", what}});
         if (storage) {  // the database failed or is unreachable: worth retrying, not a bug
-          detail::fail(res, 503, "storage_unavailable", "the database is unavailable");
-          res.set_header("Retry-After", "1");
+          idempotency::write(idempotency::storage_unavailable(), res);
           return;
         }
         detail::fail(res, 500, "internal_error", "the request failed; see the daemon's log");

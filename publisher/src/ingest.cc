@@ -1,14 +1,10 @@
 #include "webhooks/publisher/ingest.h"
 
-#include <algorithm>
-#include <semaphore>
 #include <nlohmann/json.hpp>
 
 #include "webhooks/error.h"
-#include "webhooks/fingerprint.h"
 #include "webhooks/json_compact.h"
 #include "webhooks/json_parse.h"
-#include "webhooks/log.h"
 
 namespace webhooks::publisher {
 namespace {
@@ -108,151 +104,26 @@ void Ingest::notify() const {
   if (on_accepted_) on_accepted_();
 }
 
-// One HTTP ingest waiting for (or written by) a grouped transaction.
-struct Ingest::Queued {
-  const EventInput* input = nullptr;
-  std::string_view key, fingerprint;
-  idempotency::Response response;
-  bool made = false;  // an event was written (acquired or reacquired)
-  std::optional<idempotency::BeginOutcome> outcome;
-  UnixMillis age_ms = 0;
-  bool done = false;              // under group_mutex_
-  std::binary_semaphore wake{0};  // released when done, or when made the writer
-};
-
-namespace {
-
-idempotency::Response error_response(int status, std::string_view code, std::string_view message) {
-  return {status, {}, idempotency::error_body(code, message)};
-}
-
-}  // namespace
-
-// Begins the record, and when acquired writes the event and completes the record, all in `tx`.
-// The answers are the Guard's (guard.cc).
-void Ingest::apply(db::Transaction& tx, idempotency::Store& records, Queued& q) {
-  using idempotency::BeginOutcome;
-  q.made = false;
-  const UnixMillis now = clock_.now_ms();
-  const idempotency::BeginResult begun =
-      records.begin(tx, q.input->merchant_id, q.key, q.fingerprint, now);
-  q.outcome = begun.outcome;
-  q.age_ms = now - begun.created_at;
-  switch (begun.outcome) {
-    case BeginOutcome::replay:
-      q.response = *begun.response;
-      q.response.headers.emplace_back("Idempotent-Replayed", "true");
-      return;
-    case BeginOutcome::in_progress: {
-      const std::int64_t seconds =
-          std::max<std::int64_t>(1, (begun.lease_expires_at - now + 999) / 1000);
-      q.response = error_response(409, "idempotency_key_in_use",
-                                  "a request with this Idempotency-Key is still in progress");
-      q.response.headers.emplace_back("Retry-After", std::to_string(seconds));
-      return;
-    }
-    case BeginOutcome::mismatch:
-      q.response = error_response(422, "idempotency_key_reused",
-                                  "this Idempotency-Key was used with a different request");
-      return;
-    case BeginOutcome::acquired:
-    case BeginOutcome::reacquired:
-      break;
-  }
-  const Accepted accepted = publish(tx, *q.input);
-  const nlohmann::json answer{{"event_id", accepted.event_id}, {"tasks", accepted.tasks}};
-  q.response = idempotency::Response{202, {}, answer.dump()};
-  if (!records.complete(tx, begun.lease, q.response, clock_.now_ms())) {
-    throw Error(ErrorCode::conflict, "the idempotency lease was lost before the ingest committed");
-  }
-  q.made = true;
-}
-
-void Ingest::write_group(idempotency::Store& records, const std::vector<Queued*>& group) {
-  db::Database& db = store_.database();
-  try {
-    db.transact([&](db::Transaction& tx) {
-      for (Queued* q : group) apply(tx, records, *q);
-    });
-    return;
-  } catch (const std::exception& e) {
-    if (group.size() == 1) {
-      log_event(spdlog::level::err, {{"event", "ingest_failed"}, {"error", e.what()}});
-      group[0]->made = false;
-      group[0]->response = error_response(503, "storage_unavailable", "the event store failed");
-      group[0]->response.headers.emplace_back("Retry-After", "1");
-      return;
-    }
-  }
-  for (Queued* q : group) write_group(records, {q});  // alone, so a bad one fails alone
-}
-
 idempotency::Response Ingest::handle(idempotency::Guard& guard,
                                      std::optional<std::string_view> idempotency_key,
                                      std::string_view body) {
   std::string code, message;
   const std::optional<EventInput> input = parse_event_input(body, code, message);
-  if (!input) return {400, {}, idempotency::error_body(code, message)};
-  const idempotency::KeyCheck check = idempotency::parse_idempotency_key(idempotency_key);
-  if (check.status == idempotency::KeyCheck::Status::missing) {
-    return error_response(400, "idempotency_key_missing", check.message);
-  }
-  if (check.status == idempotency::KeyCheck::Status::invalid) {
-    return error_response(400, "idempotency_key_invalid", check.message);
-  }
-  std::string fingerprint;
-  try {
-    fingerprint = request_fingerprint("POST", "/v1/events", body);
-  } catch (const Error& e) {
-    return error_response(400, "invalid_json", e.what());
-  }
-
-  Queued me;
-  me.input = &*input;
-  me.key = check.key;
-  me.fingerprint = fingerprint;
-  {
-    std::unique_lock lock(group_mutex_);
-    group_queue_.push_back(&me);
-    if (group_writing_) {
-      lock.unlock();
-      me.wake.acquire();  // done, or made the writer
-      lock.lock();
-    } else {
-      group_writing_ = true;
-    }
-    if (!me.done) {
-      // The writer for everyone queued so far, this caller first.
-      const std::size_t n = std::min(group_queue_.size(), kMaxGroup);
-      std::vector<Queued*> group(group_queue_.begin(), group_queue_.begin() + n);
-      group_queue_.erase(group_queue_.begin(), group_queue_.begin() + n);
-      lock.unlock();
-      write_group(guard.store(), group);
-      lock.lock();
-      for (Queued* q : group) {
-        q->done = true;
-        if (q != &me) q->wake.release();  // after this, *q may be gone
-      }
-      if (group_queue_.empty()) {
-        group_writing_ = false;
-      } else {
-        group_queue_.front()->wake.release();  // the next writer; group_writing_ stays true
-      }
-    }
-  }
-  if (me.outcome && *me.outcome != idempotency::BeginOutcome::acquired) {
-    log_event(spdlog::level::info, {{"event", "idempotency"},
-                                    {"scope", input->merchant_id},
-                                    {"key", check.key},
-                                    {"path", "/v1/events"},
-                                    {"outcome", to_string(*me.outcome)},
-                                    {"age_ms", me.age_ms}});
-  }
-  if (me.made) {
+  if (!input) return idempotency::error_response(400, code, message);
+  bool made = false;
+  idempotency::Response answer = guard.run_in_transaction(
+      input->merchant_id, idempotency_key, "POST", "/v1/events", body,
+      [&](db::Transaction& tx, const idempotency::BeginResult&) {
+        const Accepted accepted = publish(tx, *input);
+        made = true;
+        const nlohmann::json json{{"event_id", accepted.event_id}, {"tasks", accepted.tasks}};
+        return idempotency::Response{202, {}, json.dump()};
+      });
+  if (made && answer.status == 202) {  // made and committed (a failed commit is answered 503)
     metrics_.event_accepted();
     notify();
   }
-  return me.response;
+  return answer;
 }
 
 }  // namespace webhooks::publisher

@@ -1,5 +1,7 @@
 #include "webhooks/receiver/http_server.h"
 
+#include "webhooks/idempotency/answers.h"
+
 namespace webhooks::receiver {
 namespace {
 
@@ -22,9 +24,7 @@ Headers headers_of(const httplib::Request& request) {
 }
 
 void write_answer(const Answer& answer, httplib::Response& response) {
-  response.status = answer.status;
-  for (const auto& [name, value] : answer.headers) response.set_header(name, value);
-  response.set_content(answer.body, "application/json");
+  idempotency::write(answer, response);
 }
 
 void mount(http::Server& server, const std::string& route, Receiver& receiver, Handler handler) {

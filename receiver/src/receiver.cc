@@ -1,13 +1,21 @@
 #include "webhooks/receiver/receiver.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <mutex>
 
-#include "dedup_writer.h"
 #include "webhooks/ed25519.h"
 #include "webhooks/error.h"
 #include "webhooks/fingerprint.h"
-#include "webhooks/idempotency/guard.h"
+#include "webhooks/idempotency/answers.h"
+#include "webhooks/idempotency/claims.h"
+#include "webhooks/idempotency/group_commit.h"
 #include "webhooks/idempotency/lease_keeper.h"
 #include "webhooks/idempotency/maintenance.h"
 #include "webhooks/json_parse.h"
@@ -21,8 +29,7 @@ namespace {
 
 using idempotency::BeginOutcome;
 using idempotency::BeginResult;
-// A running handler's lease heartbeat; reset once the handler has returned.
-using Heartbeat = std::optional<idempotency::LeaseKeeper::Hold>;
+using idempotency::kEventVocabulary;
 
 bool same_name(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
@@ -32,7 +39,7 @@ bool same_name(std::string_view a, std::string_view b) {
 }
 
 Answer error_answer(int status, std::string_view code, std::string_view message) {
-  return Answer{status, {}, idempotency::error_body(code, message)};
+  return idempotency::error_response(status, code, message);
 }
 
 Verifier make_verifier(const Config& config) {
@@ -48,8 +55,63 @@ std::shared_ptr<db::Database> migrated(std::shared_ptr<db::Database> database, c
   return database;
 }
 
-// Thrown inside a transactional handler's transaction to roll it back without an error to log.
-struct RollBack {};
+// Thrown inside a transactional handler's savepoint to roll its writes back: why it failed.
+struct HandlerFailed {
+  std::string why;
+};
+
+// Which Receivers share a SQLite file (Config::Claims::automatic), told by a flock on the file:
+// exclusive while the Receivers of one process use in-process claims (they share one claim set,
+// below), shared among durable ones. The claims are keyed by consumer, so Receivers of different
+// consumers on one file never block each other.
+struct FileLock {
+  int fd = -1;
+  bool exclusive = false;
+  idempotency::InProcessClaims claims;  // shared by this process's in-process Receivers
+  ~FileLock() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+[[noreturn]] void refuse_shared(const std::string& path) {
+  throw Error(ErrorCode::invalid_argument,
+              "another process's receiver uses " + path +
+                  " alone (in-process claims); give every receiver sharing a SQLite file "
+                  "Config::claims = durable (merchant-receiver: --durable-claims)");
+}
+
+// The process's lock on `path`: exclusive when no other process holds a lock, else shared when
+// the others are shared (durable). Throws Error(invalid_argument) when another process holds it
+// exclusively, Error(storage) when the file cannot be opened.
+std::shared_ptr<FileLock> lock_file(const std::string& path) {
+  static std::mutex mutex;
+  static std::map<std::pair<dev_t, ino_t>, std::weak_ptr<FileLock>> locks;
+  auto lock = std::make_shared<FileLock>();
+  lock->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st {};
+  if (lock->fd < 0 || ::fstat(lock->fd, &st) != 0) {
+    throw Error(ErrorCode::storage, "cannot open " + path + " to lock it");
+  }
+  std::lock_guard guard(mutex);
+  auto& slot = locks[{st.st_dev, st.st_ino}];
+  if (auto existing = slot.lock()) return existing;  // this process locked it already
+  if (::flock(lock->fd, LOCK_EX | LOCK_NB) == 0) {
+    lock->exclusive = true;
+  } else if (::flock(lock->fd, LOCK_SH | LOCK_NB) != 0) {
+    refuse_shared(path);
+  }
+  slot = lock;
+  return lock;
+}
+
+// A shared lock of one durable Receiver on `path`, on a descriptor of its own.
+std::shared_ptr<FileLock> lock_file_shared(const std::string& path) {
+  auto lock = std::make_shared<FileLock>();
+  lock->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (lock->fd < 0) throw Error(ErrorCode::storage, "cannot open " + path + " to lock it");
+  if (::flock(lock->fd, LOCK_SH | LOCK_NB) != 0) refuse_shared(path);
+  return lock;
+}
 
 }  // namespace
 
@@ -81,39 +143,64 @@ struct Receiver::Impl {
         verifier(make_verifier(config)),
         db(migrated(std::move(database), clock)),
         store(db, idempotency::Settings{config.lease, config.ttl}),
-        writer(store, config.group_commits),
+        group(*db, idempotency::GroupCommitOptions{128, 0, config.lock_timeout}),
         keeper(store, clock) {
     if (config.consumer.empty()) {
       throw Error(ErrorCode::invalid_argument, "the receiver's consumer name must not be empty");
     }
+    durable = resolve_claims();
     if (config.maintenance_interval.count() > 0) {
       maintenance =
           std::make_unique<idempotency::Maintenance>(store, clock, config.maintenance_interval);
     }
   }
+  // Sets `file` and `claims`; true for durable claims.
+  bool resolve_claims() {
+    using Claims = Config::Claims;
+    if (db->engine() == db::Engine::postgres) return config.claims != Claims::in_process;
+    const std::string path = db->file_path();
+    if (path.empty() || config.claims == Claims::in_process) {  // in memory: this process only
+      return config.claims == Claims::durable;
+    }
+    if (config.claims == Claims::durable) {
+      file = lock_file_shared(path);  // fails while a process holds it exclusively (this one too)
+      return true;
+    }
+    file = lock_file(path);
+    if (!file->exclusive) return true;
+    claims = &file->claims;
+    return false;
+  }
 
-  // Steps 1-8 of the answer table. Returns the answer, or std::nullopt with `begun` and `event`
-  // filled when the handler is to run.
+  // Verification, parsing and the reads that need no write: the answer, or std::nullopt with
+  // `event`, `claim` and `seen` (acquired or reacquired) filled when the handler is to run.
   std::optional<Answer> admit(const Headers& headers, std::string_view body,
-                              nlohmann::json& payload, Event& event, BeginResult& begun);
-  // Steps 9-11: maps the handler's reply (or failure) to the answer and settles the record.
-  Answer settle(const Event& event, const BeginResult& begun, std::optional<Reply> reply,
-                std::string_view failure);
+                              nlohmann::json& payload, Event& event,
+                              std::optional<idempotency::InProcessClaims::Claim>& claim,
+                              BeginResult& seen);
+  // The answer of a final reply (its empty body replaced).
+  static Answer final_answer(Reply reply);
+  // Logs a failed handler, records the failed attempt and answers 500 handler_failed.
+  Answer failed(const Event& event, std::string_view why, const idempotency::Lease* lease);
+  // The answer for a begin outcome that runs nothing, logged.
+  std::optional<Answer> settled(const Event& event, const BeginResult& begun);
   void log(const Event& event, std::string_view outcome, int status);
-  // admit, then `run(event, begun, hold)` when the handler is to run. `hold` keeps the lease
-  // renewed; `run` resets it once the handler has returned, before the record is settled, so
-  // that a renewal racing the settling write is not reported as a lost lease.
-  template <typename Run>
-  Answer handle_with(const Headers& headers, std::string_view body, Run&& run);
+  Answer handled(const Event& event, Answer answer);
+  Answer run_durable(const Event& event, const Handler& handler);
+  Answer run_in_process(const Event& event, const Handler& handler);
 
   Config config;
   const Clock& clock;
   Verifier verifier;
   std::shared_ptr<db::Database> db;
   idempotency::Store store;
-  detail::DedupWriter writer;
+  idempotency::GroupCommit group;
+  idempotency::InProcessClaims own_claims;
+  idempotency::InProcessClaims* claims = &own_claims;  // or the file lock's, shared in-process
+  std::shared_ptr<FileLock> file;
   idempotency::LeaseKeeper keeper;
   std::unique_ptr<idempotency::Maintenance> maintenance;
+  bool durable = true;
 };
 
 void Receiver::Impl::log(const Event& event, std::string_view outcome, int status) {
@@ -127,9 +214,20 @@ void Receiver::Impl::log(const Event& event, std::string_view outcome, int statu
                                   {"status", status}});
 }
 
-std::optional<Answer> Receiver::Impl::admit(const Headers& headers, std::string_view body,
-                                            nlohmann::json& payload, Event& event,
-                                            BeginResult& begun) {
+std::optional<Answer> Receiver::Impl::settled(const Event& event, const BeginResult& begun) {
+  std::optional<Answer> answer = idempotency::answer_for(begun, clock.now_ms(), kEventVocabulary);
+  if (!answer) return std::nullopt;
+  switch (begun.outcome) {
+    case BeginOutcome::mismatch: log(event, "event_id_reused", 422); break;
+    case BeginOutcome::in_progress: log(event, "event_in_progress", 409); break;
+    default: log(event, "duplicate", answer->status); break;
+  }
+  return answer;
+}
+
+std::optional<Answer> Receiver::Impl::admit(
+    const Headers& headers, std::string_view body, nlohmann::json& payload, Event& event,
+    std::optional<idempotency::InProcessClaims::Claim>& claim, BeginResult& seen) {
   event.delivery_id = headers.get(kHeaderDeliveryId).value_or("");
   if (body.size() > config.max_body_bytes) {
     log(event, "payload_too_large", 413);
@@ -176,94 +274,59 @@ std::optional<Answer> Receiver::Impl::admit(const Headers& headers, std::string_
   } else {
     event.type = headers.get(kHeaderEventType).value_or("");
   }
-
-  begun = writer.begin(config.consumer, event.id, sha256_hex(body), clock.now_ms());
-  event.attempt = begun.attempts;
-  switch (begun.outcome) {
-    case BeginOutcome::acquired:
-    case BeginOutcome::reacquired:
-      return std::nullopt;
-    case BeginOutcome::mismatch:
-      log(event, "event_id_reused", 422);
-      return error_answer(422, "event_id_reused",
-                          "this webhook-id was already received with a different body");
-    case BeginOutcome::in_progress: {
-      const UnixMillis left = begun.lease_expires_at - clock.now_ms();
-      Answer busy = error_answer(409, "event_in_progress",
-                                 "this event is being handled right now; retry later");
-      busy.headers.emplace_back("Retry-After",
-                                std::to_string(std::max<std::int64_t>(1, (left + 999) / 1000)));
-      log(event, "event_in_progress", 409);
-      return busy;
-    }
-    case BeginOutcome::replay: {
-      Answer replayed = *begun.response;
-      replayed.headers.emplace_back("Idempotent-Replayed", "true");
-      log(event, "duplicate", replayed.status);
-      return replayed;
-    }
+  claim = claims->try_claim(config.consumer, event.id);
+  if (!claim) {  // a delivery of this event is being handled by this process right now
+    log(event, "event_in_progress", 409);
+    return idempotency::in_use(kEventVocabulary, kEventVocabulary.in_use_message);
   }
-  return std::nullopt;
+  seen = store.peek(config.consumer, event.id, sha256_hex(body), clock.now_ms());
+  event.attempt = seen.attempts;
+  return settled(event, seen);
 }
 
-Answer Receiver::Impl::settle(const Event& event, const BeginResult& begun,
-                              std::optional<Reply> reply, std::string_view failure) {
-  if (reply && idempotency::is_final_status(reply->status)) {
-    Answer answer{reply->status, {}, std::move(reply->body)};
-    if (answer.body.empty()) {
-      answer.body = reply->status < 300 ? std::string("{\"received\":true}")
-                                        : idempotency::error_body("event_rejected",
-                                                                  "the handler rejected the event");
-    }
-    return answer;
+Answer Receiver::Impl::final_answer(Reply reply) {
+  Answer answer{reply.status, {}, std::move(reply.body)};
+  if (answer.body.empty()) {
+    answer.body = reply.status < 300 ? std::string("{\"received\":true}")
+                                     : idempotency::error_body("event_rejected",
+                                                               "the handler rejected the event");
   }
-  const std::string why =
-      reply ? "the handler answered " + std::to_string(reply->status) : std::string(failure);
+  return answer;
+}
+
+Answer Receiver::Impl::handled(const Event& event, Answer answer) {
+  log(event, answer.status < 300 ? "handled" : "rejected", answer.status);
+  return answer;
+}
+
+Answer Receiver::Impl::failed(const Event& event, std::string_view why,
+                              const idempotency::Lease* lease) {
   log_event(spdlog::level::warn, {{"event", "webhook_handler_failed"},
                                   {"consumer", config.consumer},
                                   {"event_id", event.id},
                                   {"delivery_id", event.delivery_id},
-                                  {"attempt", begun.attempts},
+                                  {"attempt", event.attempt},
                                   {"error", why}});
+  // The failed attempt is recorded (state failed), so the next delivery runs it again as attempt
+  // + 1. A failure to record it changes nothing else: the next delivery runs it again anyway.
   try {
-    writer.fail(begun.lease, clock.now_ms());
+    const std::string fingerprint = sha256_hex(event.body);
+    group.run([&](db::Transaction& tx) {
+      if (lease) {
+        store.fail(tx, *lease, clock.now_ms());
+        return;
+      }
+      const BeginResult begun = store.begin(tx, config.consumer, event.id, fingerprint,
+                                            clock.now_ms());
+      if (!begun.lease.token.empty()) store.fail(tx, begun.lease, clock.now_ms());
+    });
   } catch (const std::exception& e) {
     log_event(spdlog::level::err, {{"event", "webhook_fail_failed"}, {"error", e.what()}});
   }
+  log(event, "failed", 500);
   return error_answer(500, "handler_failed",
-                      "the handler failed (" + why + "); the next delivery runs it again");
-}
-
-Receiver::Receiver(Config config)
-    : Receiver(config, db::Database::open(config.store, config.database)) {}
-
-Receiver::Receiver(Config config, std::shared_ptr<db::Database> database)
-    : impl_(std::make_unique<Impl>(std::move(config), std::move(database))) {}
-
-Receiver::~Receiver() = default;
-
-template <typename Run>
-Answer Receiver::Impl::handle_with(const Headers& headers, std::string_view body, Run&& run) {
-  nlohmann::json payload;
-  Event event;
-  BeginResult begun;
-  try {
-    if (auto answer = admit(headers, body, payload, event, begun)) return std::move(*answer);
-  } catch (const std::exception& e) {
-    log_event(spdlog::level::err, {{"event", "webhook_store_failed"}, {"error", e.what()}});
-    return Answer{503,
-                  {{"Retry-After", "1"}},
-                  idempotency::error_body("storage_unavailable", "the dedup store is unavailable")};
-  }
-  Heartbeat hold;
-  hold.emplace(keeper.hold(begun.lease));
-  Answer answer = run(event, begun, hold);
-  log(event,
-      answer.status < 300                           ? "handled"
-      : idempotency::is_final_status(answer.status) ? "rejected"
-                                                    : "failed",
-      answer.status);
-  return answer;
+                      "the handler failed (" + std::string(why) +
+                          "); the next delivery runs it again");
 }
 
 namespace {
@@ -275,92 +338,179 @@ bool timed_out(const Config& config, std::chrono::steady_clock::time_point start
 
 Answer store_failed(const std::exception& e) {
   log_event(spdlog::level::err, {{"event", "webhook_store_failed"}, {"error", e.what()}});
-  return Answer{503,
-                {{"Retry-After", "1"}},
-                idempotency::error_body("storage_unavailable", "the dedup store is unavailable")};
+  return idempotency::storage_unavailable("the dedup store is unavailable");
 }
 
-Answer lease_lost() {
-  return Answer{409,
-                {{"Retry-After", "1"}},
-                idempotency::error_body("event_in_progress",
-                                        "the lease on this event was lost while the handler ran")};
+// Runs the handler; its final reply, or std::nullopt with `why` set.
+template <typename Call>
+std::optional<Reply> call_handler(const Config& config, Call&& call, std::string& why) {
+  const auto started = std::chrono::steady_clock::now();
+  std::optional<Reply> reply;
+  try {
+    reply = call();
+  } catch (const std::exception& e) {
+    why = std::string("the handler threw: ") + e.what();
+    return std::nullopt;
+  } catch (...) {
+    why = "the handler threw";
+    return std::nullopt;
+  }
+  if (timed_out(config, started)) {
+    why = "the handler timed out";
+    return std::nullopt;
+  }
+  if (!idempotency::is_final_status(reply->status)) {
+    why = "the handler answered " + std::to_string(reply->status);
+    return std::nullopt;
+  }
+  return reply;
 }
 
 }  // namespace
 
+// Durable claim: an in_progress record with a lease is committed before the handler runs.
+Answer Receiver::Impl::run_durable(const Event& event, const Handler& handler) {
+  BeginResult begun;
+  const std::string fingerprint = sha256_hex(event.body);
+  try {
+    group.run([&](db::Transaction& tx) {
+      begun = store.begin(tx, config.consumer, event.id, fingerprint, clock.now_ms());
+    });
+  } catch (const std::exception& e) {
+    return store_failed(e);
+  }
+  if (auto answer = settled(event, begun)) return std::move(*answer);
+  Event running = event;
+  running.attempt = begun.attempts;
+  std::string why;
+  std::optional<Reply> reply;
+  {
+    const idempotency::LeaseKeeper::Hold hold = keeper.hold(begun.lease);
+    reply = call_handler(config, [&] { return handler(running); }, why);
+  }
+  if (!reply) return failed(running, why, &begun.lease);
+  Answer answer = final_answer(std::move(*reply));
+  bool kept = false;
+  try {
+    group.run([&](db::Transaction& tx) {
+      kept = store.complete(tx, begun.lease, answer, clock.now_ms());
+    });
+  } catch (const std::exception& e) {
+    return store_failed(e);
+  }
+  if (!kept) {
+    log(running, "event_in_progress", 409);
+    return idempotency::in_use(kEventVocabulary,
+                               "the lease on this event was lost while the handler ran");
+  }
+  return handled(running, std::move(answer));
+}
+
+// In-process claim: the handler runs under the claim; one commit records the answer.
+Answer Receiver::Impl::run_in_process(const Event& event, const Handler& handler) {
+  std::string why;
+  std::optional<Reply> reply = call_handler(config, [&] { return handler(event); }, why);
+  if (!reply) return failed(event, why, nullptr);
+  Answer answer = final_answer(std::move(*reply));
+  std::optional<Answer> other;
+  const std::string fingerprint = sha256_hex(event.body);
+  try {
+    group.run([&](db::Transaction& tx) {
+      const BeginResult begun =
+          store.begin(tx, config.consumer, event.id, fingerprint, clock.now_ms());
+      if (begun.lease.token.empty()) {  // settled meanwhile by another process (shared by mistake)
+        other = idempotency::answer_for(begun, clock.now_ms(), kEventVocabulary);
+        return;
+      }
+      store.complete(tx, begun.lease, answer, clock.now_ms());
+    });
+  } catch (const std::exception& e) {
+    return store_failed(e);
+  }
+  if (other) return std::move(*other);
+  return handled(event, std::move(answer));
+}
+
+Receiver::Receiver(Config config)
+    : Receiver(config, db::Database::open(config.store, config.database)) {}
+
+Receiver::Receiver(Config config, std::shared_ptr<db::Database> database)
+    : impl_(std::make_unique<Impl>(std::move(config), std::move(database))) {}
+
+Receiver::~Receiver() = default;
+
 Answer Receiver::handle(const Headers& headers, std::string_view raw_body, const Handler& handler) {
   Impl& impl = *impl_;
-  const auto run = [&](const Event& event, const BeginResult& begun, Heartbeat& hold) {
-    const auto started = std::chrono::steady_clock::now();
-    std::optional<Reply> reply;
-    std::string failure;
-    try {
-      reply = handler(event);
-    } catch (const std::exception& e) {
-      failure = std::string("the handler threw: ") + e.what();
-    } catch (...) {
-      failure = "the handler threw";
+  nlohmann::json payload;
+  Event event;
+  std::optional<idempotency::InProcessClaims::Claim> claim;
+  BeginResult seen;
+  try {
+    if (auto answer = impl.admit(headers, raw_body, payload, event, claim, seen)) {
+      return std::move(*answer);
     }
-    if (reply && timed_out(impl.config, started)) {
-      reply.reset();
-      failure = "the handler timed out";
-    }
-    hold.reset();
-    Answer answer = impl.settle(event, begun, std::move(reply), failure);
-    if (answer.status == 500) return answer;
-    try {
-      if (!impl.writer.complete(begun.lease, answer, impl.clock.now_ms())) return lease_lost();
-    } catch (const std::exception& e) {
-      return store_failed(e);
-    }
-    return answer;
-  };
-  return impl.handle_with(headers, raw_body, run);
+  } catch (const std::exception& e) {
+    return store_failed(e);
+  }
+  return impl.durable ? impl.run_durable(event, handler)
+                      : impl.run_in_process(event, handler);
 }
 
 Answer Receiver::handle(const Headers& headers, std::string_view raw_body,
-                        const TransactionalHandler& handler, const BeforeTransaction& before) {
+                        const TransactionalHandler& handler) {
   Impl& impl = *impl_;
-  return impl.handle_with(
-      headers, raw_body, [&](const Event& event, const BeginResult& begun, Heartbeat& hold) {
-        const auto started = std::chrono::steady_clock::now();
-        Answer answer;
-        std::string failure;
-        try {
-          if (before) before(event);
-          impl.db->transact([&](db::Transaction& tx) {
-            Reply reply = handler(event, tx);
-            hold.reset();
-            if (timed_out(impl.config, started)) throw RollBack{};
-            if (!idempotency::is_final_status(reply.status)) {
-              answer.status = reply.status;
-              throw RollBack{};
-            }
-            answer = impl.settle(event, begun, std::move(reply), {});
-            if (!impl.store.complete(tx, begun.lease, answer, impl.clock.now_ms())) {
-              answer = lease_lost();
-              throw RollBack{};
-            }
-          });
-          return answer;
-        } catch (const RollBack&) {
-          if (answer.status == 409) return answer;
-          failure = answer.status ? "the handler answered " + std::to_string(answer.status)
-                                  : "the handler timed out";
-        } catch (const std::exception& e) {
-          failure = std::string("the handler's transaction failed: ") + e.what();
-        } catch (...) {
-          failure = "the handler threw";
-        }
-        hold.reset();
-        return impl.settle(event, begun, std::nullopt, failure);
-      });
+  nlohmann::json payload;
+  Event event;
+  std::optional<idempotency::InProcessClaims::Claim> claim;
+  BeginResult seen;
+  try {
+    if (auto answer = impl.admit(headers, raw_body, payload, event, claim, seen)) {
+      return std::move(*answer);
+    }
+  } catch (const std::exception& e) {
+    return store_failed(e);
+  }
+  // One savepoint of a grouped transaction: the record (inserted in_progress, completed before
+  // the commit, so never seen in_progress outside it) and the handler's writes.
+  const std::string fingerprint = sha256_hex(raw_body);
+  std::optional<Answer> answer;
+  bool ran = false;  // the handler ran and its answer commits (else `answer` is a settled one)
+  try {
+    impl.group.run([&](db::Transaction& tx) {
+      const BeginResult begun =
+          impl.store.begin(tx, impl.config.consumer, event.id, fingerprint, impl.clock.now_ms());
+      if (begun.lease.token.empty()) {
+        answer = impl.settled(event, begun);
+        return;
+      }
+      event.attempt = begun.attempts;
+      std::string why;
+      std::optional<Reply> reply = call_handler(impl.config, [&] { return handler(event, tx); }, why);
+      if (!reply) throw HandlerFailed{std::move(why)};
+      answer = Impl::final_answer(std::move(*reply));
+      if (!impl.store.complete(tx, begun.lease, *answer, impl.clock.now_ms())) {
+        throw Error(ErrorCode::storage, "the dedup record changed inside its own transaction");
+      }
+      ran = true;
+    });
+  } catch (const HandlerFailed& failure) {
+    return impl.failed(event, failure.why, nullptr);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::conflict) {  // another process's transaction holds the event
+      impl.log(event, "event_in_progress", 409);
+      return idempotency::in_use(kEventVocabulary, kEventVocabulary.in_use_message);
+    }
+    return store_failed(e);
+  } catch (const std::exception& e) {
+    return store_failed(e);
+  }
+  return ran ? impl.handled(event, std::move(*answer)) : std::move(*answer);
 }
 
 db::Database& Receiver::database() { return *impl_->db; }
 std::shared_ptr<db::Database> Receiver::shared_database() const { return impl_->db; }
 idempotency::Store& Receiver::store() { return impl_->store; }
 const Config& Receiver::config() const { return impl_->config; }
+bool Receiver::durable_claims() const { return impl_->durable; }
 
 }  // namespace webhooks::receiver

@@ -144,7 +144,8 @@ TEST_CASE("Attempt::commit stores the record with the operation's writes") {
   CHECK(f.store.find("m1", "k1")->state == State::completed);
   CHECK(f.db->exec("SELECT COUNT(*) FROM orders").integer(0, 0) == 1);
 
-  // A lease lost before commit: the writes roll back and the answer is 500.
+  // A lease lost before commit: the writes roll back and the answer is 409, as for any caller
+  // that finds the key held by another (answers.h, in_use).
   const Response lost = f.guard.run("m1", "k2", "POST", "/orders", "{}", [&](Attempt& a) {
     f.clock.advance(31s);
     f.store.sweep(f.clock.now_ms());
@@ -153,7 +154,12 @@ TEST_CASE("Attempt::commit stores the record with the operation's writes") {
       return Response{201, {}, "{\"id\":\"o2\"}"};
     });
   });
-  CHECK(lost.status == 500);
+  CHECK(lost.status == 409);
+  CHECK(error_code(lost) == "idempotency_key_in_use");
+  CHECK(nlohmann::json::parse(lost.body)["error"]["message"] ==
+        "the idempotency lease was lost while the operation ran");
+  REQUIRE(lost.headers.size() == 1);
+  CHECK(lost.headers[0] == std::pair<std::string, std::string>{"Retry-After", "1"});
   CHECK(f.db->exec("SELECT COUNT(*) FROM orders").integer(0, 0) == 1);
 }
 

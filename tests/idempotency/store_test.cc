@@ -214,39 +214,46 @@ TEST_CASE("begin and fail inside the caller's transaction hold only once it comm
   CHECK(replay.response->status == 201);
 }
 
-TEST_CASE("peek answers only what needs no write") {
+TEST_CASE("peek gives begin's outcome without writing") {
   Fixture f;
-  CHECK_FALSE(f.store.peek("m1", "k1", "fp", kT0));  // absent
+  const BeginResult absent = f.store.peek("m1", "k1", "fp", kT0);
+  CHECK(absent.outcome == BeginOutcome::acquired);
+  CHECK(absent.attempts == 1);
+  CHECK(absent.lease.token.empty());
+  CHECK_FALSE(f.store.find("m1", "k1"));  // peek wrote nothing
   const BeginResult first = f.store.begin("m1", "k1", "fp", kT0);
 
-  const auto busy = f.store.peek("m1", "k1", "fp", kT0 + 1000);
-  REQUIRE(busy);
-  CHECK(busy->outcome == BeginOutcome::in_progress);
-  CHECK(busy->lease_expires_at == kT0 + 30'000);
-  CHECK(busy->lease.token.empty());
-  const auto reused = f.store.peek("m1", "k1", "other", kT0 + 1000);
-  REQUIRE(reused);
-  CHECK(reused->outcome == BeginOutcome::mismatch);
-  CHECK_FALSE(f.store.peek("m1", "k1", "fp", kT0 + 30'000));  // the lease lapsed: begin writes
+  const BeginResult busy = f.store.peek("m1", "k1", "fp", kT0 + 1000);
+  CHECK(busy.outcome == BeginOutcome::in_progress);
+  CHECK(busy.lease_expires_at == kT0 + 30'000);
+  CHECK(busy.lease.token.empty());
+  CHECK(f.store.peek("m1", "k1", "other", kT0 + 1000).outcome == BeginOutcome::mismatch);
+  const BeginResult lapsed = f.store.peek("m1", "k1", "fp", kT0 + 30'000);
+  CHECK(lapsed.outcome == BeginOutcome::reacquired);  // the lease lapsed: begin takes it over
+  CHECK(lapsed.attempts == 2);
+  CHECK(lapsed.created_at == kT0);
+  CHECK(lapsed.lease.token.empty());
 
   REQUIRE(f.store.complete(first.lease, kCreated, kT0 + 2000));
-  const auto replay = f.store.peek("m1", "k1", "fp", kT0 + 3000);
-  REQUIRE(replay);
-  CHECK(replay->outcome == BeginOutcome::replay);
-  REQUIRE(replay->response);
-  CHECK(replay->response->status == 201);
-  CHECK(replay->response->headers.size() == 1);
-  CHECK(replay->created_at == kT0);
-  CHECK(replay->attempts == 1);
-  CHECK_FALSE(f.store.peek("m1", "k1", "fp", kT0 + 24 * 3600 * 1000));  // expired: absent
+  const BeginResult replay = f.store.peek("m1", "k1", "fp", kT0 + 3000);
+  CHECK(replay.outcome == BeginOutcome::replay);
+  REQUIRE(replay.response);
+  CHECK(replay.response->status == 201);
+  CHECK(replay.response->headers.size() == 1);
+  CHECK(replay.created_at == kT0);
+  CHECK(replay.attempts == 1);
+  const BeginResult expired = f.store.peek("m1", "k1", "fp", kT0 + 24 * 3600 * 1000);
+  CHECK(expired.outcome == BeginOutcome::acquired);  // expired: as if absent
+  CHECK(expired.attempts == 1);
 
   const BeginResult second = f.store.begin("m1", "k2", "fp", kT0);
   REQUIRE(f.store.fail(second.lease, kT0 + 1));
-  CHECK_FALSE(f.store.peek("m1", "k2", "fp", kT0 + 2));  // failed: begin reacquires
-  const auto failed_reused = f.store.peek("m1", "k2", "other", kT0 + 2);
-  REQUIRE(failed_reused);
-  CHECK(failed_reused->outcome == BeginOutcome::mismatch);
+  const BeginResult failed = f.store.peek("m1", "k2", "fp", kT0 + 2);
+  CHECK(failed.outcome == BeginOutcome::reacquired);  // failed: begin reacquires
+  CHECK(failed.attempts == 2);
+  CHECK(f.store.peek("m1", "k2", "other", kT0 + 2).outcome == BeginOutcome::mismatch);
   CHECK(f.store.find("m1", "k2")->state == State::failed);  // peek wrote nothing
+  CHECK(f.store.find("m1", "k2")->attempts == 1);
 }
 
 TEST_CASE("final statuses: 2xx and deterministic 4xx") {

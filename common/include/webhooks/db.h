@@ -123,6 +123,8 @@ class Database {
   virtual Engine engine() const = 0;
   // A description safe to log (the path, or the URL without its password).
   virtual std::string describe() const = 0;
+  // SQLite: the database file's path, "" for an in-memory database. PostgreSQL: "".
+  virtual std::string file_path() const { return {}; }
 
   // Runs `fn` in one transaction on a pooled connection: commits when `fn` returns, rolls back
   // and rethrows when it throws. SQLite transactions start with BEGIN IMMEDIATE (one writer at a

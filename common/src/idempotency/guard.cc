@@ -9,15 +9,6 @@
 namespace webhooks::idempotency {
 namespace {
 
-Response error_response(int status, std::string_view code, std::string_view message) {
-  return Response{status, {}, error_body(code, message)};
-}
-
-// 503 storage_unavailable with Retry-After: 1: the database failed, so retrying soon is right.
-Response storage_unavailable(std::string_view message) {
-  return Response{503, {{"Retry-After", "1"}}, error_body("storage_unavailable", message)};
-}
-
 class GuardedAttempt final : public Attempt {
  public:
   GuardedAttempt(Store& store, const Clock& clock, const BeginResult& begun)
@@ -51,6 +42,29 @@ class GuardedAttempt final : public Attempt {
   bool settled_ = false;
 };
 
+// An answer that is not final, carried out of a transaction to roll it back.
+struct NotFinal {
+  Response response;
+};
+
+// The answer to an operation that threw `e` (its writes were rolled back).
+Response failed_operation(const std::exception& e, std::string_view scope, std::string_view key,
+                          std::string_view path) {
+  log_event(spdlog::level::err, {{"event", "operation_failed"},
+                                 {"scope", scope},
+                                 {"key", key},
+                                 {"path", path},
+                                 {"error", e.what()}});
+  const auto* error = dynamic_cast<const Error*>(&e);
+  if (error && error->code() == ErrorCode::storage) {
+    return storage_unavailable("the database failed; retry with the same key");
+  }
+  if (error && error->code() == ErrorCode::conflict) return in_use();
+  return error_response(500, "internal_error", "the operation failed; retry with the same key");
+}
+
+}  // namespace
+
 void log_outcome(std::string_view scope, std::string_view key, std::string_view path,
                  BeginOutcome outcome, UnixMillis age_ms) {
   log_event(spdlog::level::info, {{"event", "idempotency"},
@@ -61,7 +75,24 @@ void log_outcome(std::string_view scope, std::string_view key, std::string_view 
                                   {"age_ms", age_ms}});
 }
 
-}  // namespace
+std::optional<Response> key_request(std::optional<std::string_view> key_header,
+                                    std::string_view method, std::string_view path,
+                                    std::string_view body, KeyedRequest& out) {
+  KeyCheck check = parse_idempotency_key(key_header);
+  if (check.status == KeyCheck::Status::missing) {
+    return error_response(400, "idempotency_key_missing", check.message);
+  }
+  if (check.status == KeyCheck::Status::invalid) {
+    return error_response(400, "idempotency_key_invalid", check.message);
+  }
+  try {
+    out.fingerprint = request_fingerprint(method, path, body);
+  } catch (const Error& e) {
+    return error_response(400, "invalid_json", e.what());
+  }
+  out.key = std::move(check.key);
+  return std::nullopt;
+}
 
 KeyCheck parse_idempotency_key(std::optional<std::string_view> header) {
   if (!header) return {KeyCheck::Status::missing, {}, "the Idempotency-Key header is required"};
@@ -96,65 +127,34 @@ KeyCheck parse_idempotency_key(std::optional<std::string_view> header) {
   return {KeyCheck::Status::ok, std::move(key), {}};
 }
 
-std::string error_body(std::string_view code, std::string_view message) {
-  // A message may quote a client's bytes; invalid UTF-8 becomes U+FFFD instead of a type_error 316
-  // that would turn a client error into a 503 storage_unavailable.
-  return nlohmann::json{{"error", {{"code", code}, {"message", message}}}}.dump(
-      -1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 Guard::Guard(Store& store, LeaseKeeper& keeper, const Clock& clock, GuardOptions options)
-    : store_(store), keeper_(keeper), clock_(clock), options_(options) {}
+    : store_(store),
+      keeper_(keeper),
+      clock_(clock),
+      options_(options),
+      group_(store.database(), options.group) {}
 
 Response Guard::run(std::string_view scope, std::optional<std::string_view> key_header,
                     std::string_view method, std::string_view path, std::string_view body,
                     const Operation& operation) {
-  const KeyCheck check = parse_idempotency_key(key_header);
-  if (check.status == KeyCheck::Status::missing) {
-    if (!options_.key_required) {
-      BeginResult unguarded;
-      GuardedAttempt attempt(store_, clock_, unguarded);
-      return operation(attempt);
-    }
-    return error_response(400, "idempotency_key_missing", check.message);
+  if (!key_header && !options_.key_required) {
+    BeginResult unguarded;
+    GuardedAttempt attempt(store_, clock_, unguarded);
+    return operation(attempt);
   }
-  if (check.status == KeyCheck::Status::invalid) {
-    return error_response(400, "idempotency_key_invalid", check.message);
+  KeyedRequest request;
+  if (std::optional<Response> refused = key_request(key_header, method, path, body, request)) {
+    return std::move(*refused);
   }
-  std::string fingerprint;
-  try {
-    fingerprint = request_fingerprint(method, path, body);
-  } catch (const Error& e) {
-    return error_response(400, "invalid_json", e.what());
-  }
+  const std::string& key = request.key;
 
   if (has_unreleased_.load()) release_unreleased();
-  const BeginResult begun = store_.begin(scope, check.key, fingerprint, clock_.now_ms());
+  const BeginResult begun = store_.begin(scope, key, request.fingerprint, clock_.now_ms());
   const UnixMillis now = clock_.now_ms();
   if (begun.outcome != BeginOutcome::acquired) {
-    log_outcome(scope, check.key, path, begun.outcome, now - begun.created_at);
+    log_outcome(scope, key, path, begun.outcome, now - begun.created_at);
   }
-  switch (begun.outcome) {
-    case BeginOutcome::replay: {
-      Response replayed = *begun.response;
-      replayed.headers.emplace_back("Idempotent-Replayed", "true");
-      return replayed;
-    }
-    case BeginOutcome::in_progress: {
-      const UnixMillis left_ms = begun.lease_expires_at - now;
-      const std::int64_t seconds = std::max<std::int64_t>(1, (left_ms + 999) / 1000);
-      Response busy = error_response(409, "idempotency_key_in_use",
-                                     "a request with this Idempotency-Key is still in progress");
-      busy.headers.emplace_back("Retry-After", std::to_string(seconds));
-      return busy;
-    }
-    case BeginOutcome::mismatch:
-      return error_response(422, "idempotency_key_reused",
-                            "this Idempotency-Key was used with a different request");
-    case BeginOutcome::acquired:
-    case BeginOutcome::reacquired:
-      break;
-  }
+  if (std::optional<Response> answer = answer_for(begun, now)) return std::move(*answer);
 
   const LeaseKeeper::Hold hold = keeper_.hold(begun.lease);
   GuardedAttempt attempt(store_, clock_, begun);
@@ -162,39 +162,81 @@ Response Guard::run(std::string_view scope, std::optional<std::string_view> key_
   try {
     response = operation(attempt);
   } catch (const std::exception& e) {
-    log_event(spdlog::level::err, {{"event", "operation_failed"},
-                                   {"scope", scope},
-                                   {"key", check.key},
-                                   {"path", path},
-                                   {"error", e.what()}});
     try {
       store_.fail(begun.lease, clock_.now_ms());
     } catch (const std::exception& fail_error) {
       log_event(spdlog::level::err, {{"event", "idempotency_fail_failed"},
                                      {"scope", scope},
-                                     {"key", check.key},
+                                     {"key", key},
                                      {"error", fail_error.what()}});
       std::lock_guard lock(unreleased_mutex_);
       if (unreleased_.size() >= kMaxUnreleased) unreleased_.erase(unreleased_.begin());
       unreleased_.push_back(begun.lease);
       has_unreleased_ = true;
     }
-    const auto* error = dynamic_cast<const Error*>(&e);
-    if (error && error->code() == ErrorCode::storage) {
-      return storage_unavailable("the database failed; retry with the same key");
-    }
-    return error_response(500, "internal_error", "the operation failed; retry with the same key");
+    return failed_operation(e, scope, key, path);
   }
   if (!attempt.settled()) {
     if (is_final_status(response.status)) {
-      if (!store_.complete(begun.lease, response, clock_.now_ms())) {
-        return error_response(409, "idempotency_key_in_use",
-                              "the idempotency lease was lost while the operation ran");
-      }
+      if (!store_.complete(begun.lease, response, clock_.now_ms())) return in_use();
     } else {
       store_.fail(begun.lease, clock_.now_ms());
     }
   }
+  return response;
+}
+
+Response Guard::run_in_transaction(std::string_view scope,
+                                   std::optional<std::string_view> key_header,
+                                   std::string_view method, std::string_view path,
+                                   std::string_view body, const TransactionalOperation& operation) {
+  KeyedRequest request;
+  std::optional<InProcessClaims::Claim> claim;
+  const bool guarded = key_header || options_.key_required;
+  if (guarded) {
+    if (std::optional<Response> refused = key_request(key_header, method, path, body, request)) {
+      return std::move(*refused);
+    }
+    claim = claims_.try_claim(scope, request.key);
+    if (!claim) {
+      log_outcome(scope, request.key, path, BeginOutcome::in_progress, 0);
+      return in_use(kRequestVocabulary, kRequestVocabulary.in_use_message);
+    }
+    const BeginResult seen = store_.peek(scope, request.key, request.fingerprint, clock_.now_ms());
+    const UnixMillis now = clock_.now_ms();
+    if (std::optional<Response> answer = answer_for(seen, now)) {
+      log_outcome(scope, request.key, path, seen.outcome, now - seen.created_at);
+      return std::move(*answer);
+    }
+  }
+  Response response;
+  BeginOutcome outcome = BeginOutcome::acquired;
+  UnixMillis age_ms = 0;
+  try {
+    group_.run([&](db::Transaction& tx) {
+      BeginResult begun;
+      if (guarded) {
+        const UnixMillis now = clock_.now_ms();
+        begun = store_.begin(tx, scope, request.key, request.fingerprint, now);
+        outcome = begun.outcome;
+        age_ms = now - begun.created_at;
+        if (std::optional<Response> answer = answer_for(begun, now)) {
+          response = std::move(*answer);
+          return;
+        }
+      }
+      response = operation(tx, begun);
+      if (!is_final_status(response.status)) throw NotFinal{std::move(response)};
+      if (guarded && !store_.complete(tx, begun.lease, response, clock_.now_ms())) {
+        throw Error(ErrorCode::conflict, "the idempotency record was taken over in the transaction");
+      }
+    });
+  } catch (NotFinal& not_final) {
+    return std::move(not_final.response);
+  } catch (const std::exception& e) {
+    return failed_operation(e, scope, request.key, path);
+  }
+  if (outcome != BeginOutcome::acquired) log_outcome(scope, request.key, path, outcome, age_ms);
   return response;
 }
 
@@ -230,20 +272,33 @@ void Guard::release_unreleased() {
 void Guard::handle(const httplib::Request& req, httplib::Response& res, std::string_view scope,
                    const Operation& operation) {
   std::optional<std::string_view> key;
-  if (req.has_header("Idempotency-Key")) {
-    const auto range = req.headers.equal_range("Idempotency-Key");
-    key = range.first->second;
+  if (const auto it = req.headers.find("Idempotency-Key"); it != req.headers.end()) {
+    key = it->second;
   }
   Response answer;
   try {
     answer = run(scope, key, req.method, req.path, req.body, operation);
   } catch (const std::exception& e) {
     log_event(spdlog::level::err, {{"event", "idempotency_store_failed"}, {"error", e.what()}});
-    answer = storage_unavailable("the idempotency store is unavailable");
+    answer = storage_unavailable();
   }
-  res.status = answer.status;
-  for (const auto& [name, value] : answer.headers) res.set_header(name, value);
-  res.set_content(answer.body, "application/json");
+  write(answer, res);
+}
+
+void Guard::handle_in_transaction(const httplib::Request& req, httplib::Response& res,
+                                  std::string_view scope, const TransactionalOperation& operation) {
+  std::optional<std::string_view> key;
+  if (const auto it = req.headers.find("Idempotency-Key"); it != req.headers.end()) {
+    key = it->second;
+  }
+  Response answer;
+  try {
+    answer = run_in_transaction(scope, key, req.method, req.path, req.body, operation);
+  } catch (const std::exception& e) {
+    log_event(spdlog::level::err, {{"event", "idempotency_store_failed"}, {"error", e.what()}});
+    answer = storage_unavailable();
+  }
+  write(answer, res);
 }
 
 }  // namespace webhooks::idempotency

@@ -161,11 +161,20 @@ BeginResult Store::begin(db::Transaction& tx, std::string_view scope, std::strin
   return result;
 }
 
-std::optional<BeginResult> Store::peek(std::string_view scope, std::string_view key,
-                                       std::string_view fingerprint, UnixMillis now) {
+BeginResult Store::peek(std::string_view scope, std::string_view key, std::string_view fingerprint,
+                        UnixMillis now) {
   const db::Rows row = db_->read(statements(db_->engine()).select, {scope, key});
-  if (row.empty() || row.integer(0, kExpires) <= now) return std::nullopt;
-  return without_write(row, fingerprint, now);
+  BeginResult result;
+  result.attempts = 1;
+  result.created_at = now;
+  if (row.empty() || row.integer(0, kExpires) <= now) return result;  // acquired
+  if (std::optional<BeginResult> settled = without_write(row, fingerprint, now)) {
+    return std::move(*settled);
+  }
+  result.outcome = BeginOutcome::reacquired;
+  result.attempts = static_cast<int>(row.integer(0, kAttempts)) + 1;
+  result.created_at = row.integer(0, kCreated);
+  return result;
 }
 
 bool Store::complete(const Lease& lease, const Response& response, UnixMillis now) {

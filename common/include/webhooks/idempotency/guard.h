@@ -10,7 +10,10 @@
 //   acquired / reacquired    the operation's answer; stored when final (is_final_status)
 //   operation throws Error(storage)   503 storage_unavailable, `Retry-After: 1`; the record is
 //                            failed, a retry runs again
+//   operation throws Error(conflict)  409 idempotency_key_in_use, `Retry-After: 1` (its lease was
+//                            lost: another caller took the record over)
 //   operation throws anything else    500 internal_error; the record is failed, a retry runs again
+// (answers.h writes each of them.) run_in_transaction() gives the same answers in one commit.
 // When failing the record cannot be written either (the database that failed the operation, e.g.
 // a full disk, refuses that write too), the guard keeps the lease and writes the failure before
 // its next begin, so once the database takes writes again the retry runs at once instead of
@@ -27,6 +30,9 @@
 #include <vector>
 
 #include "webhooks/clock.h"
+#include "webhooks/idempotency/answers.h"
+#include "webhooks/idempotency/claims.h"
+#include "webhooks/idempotency/group_commit.h"
 #include "webhooks/idempotency/lease_keeper.h"
 #include "webhooks/idempotency/store.h"
 
@@ -49,8 +55,23 @@ struct KeyCheck {
 // 255 characters, each printable ASCII (0x20-0x7e).
 KeyCheck parse_idempotency_key(std::optional<std::string_view> header);
 
-// `{"error":{"code":code,"message":message}}`, the error body every server here uses.
-std::string error_body(std::string_view code, std::string_view message);
+// What identifies a guarded request: its key and its fingerprint.
+struct KeyedRequest {
+  std::string key;
+  std::string fingerprint;  // webhooks::request_fingerprint(method, path, body), hex
+};
+
+// Reads `key_header` (parse_idempotency_key) and fingerprints the request. Returns the 400 answer
+// (idempotency_key_missing, idempotency_key_invalid, invalid_json) or std::nullopt with `out`
+// filled. Throws nothing but std::bad_alloc.
+std::optional<Response> key_request(std::optional<std::string_view> key_header,
+                                    std::string_view method, std::string_view path,
+                                    std::string_view body, KeyedRequest& out);
+
+// The structured log line of a begin outcome (every one but `acquired`, DESIGN "Logging"):
+// {"event":"idempotency","scope","key","path","outcome","age_ms"}.
+void log_outcome(std::string_view scope, std::string_view key, std::string_view path,
+                 BeginOutcome outcome, UnixMillis age_ms);
 
 // What a running operation can do besides returning its answer.
 class Attempt {
@@ -68,9 +89,14 @@ class Attempt {
 };
 
 using Operation = std::function<Response(Attempt&)>;
+// An operation made only of writes to the guard's database: it runs inside the transaction that
+// also inserts and completes the idempotency record (`begun`: acquired or reacquired; for a
+// request without a key when keys are optional, outcome acquired and an empty lease).
+using TransactionalOperation = std::function<Response(db::Transaction&, const BeginResult& begun)>;
 
 struct GuardOptions {
   bool key_required = true;  // false: requests without a key run unguarded
+  GroupCommitOptions group;  // how run_in_transaction's commits are grouped
 };
 
 class Guard {
@@ -84,15 +110,35 @@ class Guard {
                std::string_view method, std::string_view path, std::string_view body,
                const Operation& operation);
 
-  // cpp-httplib adapter: reads the header, method, path and body from `req`, writes the answer
-  // (status, headers, body with content-type application/json) into `res`.
+  // The same answers in one commit, for an operation that only writes to this database: a
+  // caller of this process already running the key is answered 409 at once (InProcessClaims); a
+  // replay, mismatch or another process's live lease is answered from a read (Store::peek);
+  // otherwise one transaction, grouped with concurrent callers' (GroupCommit), begins the record,
+  // runs `operation` and completes the record with its answer, so the record is never seen
+  // `in_progress`. A racing duplicate from another process waits for that transaction and is
+  // replayed. An answer that is not final (is_final_status) rolls back the operation's writes and
+  // leaves no record (a retry runs again); so does an exception: Error(storage) 503
+  // storage_unavailable, Error(conflict) 409 idempotency_key_in_use, anything else 500
+  // internal_error. Throws Error(storage) when the database fails outside the operation.
+  Response run_in_transaction(std::string_view scope, std::optional<std::string_view> key_header,
+                              std::string_view method, std::string_view path,
+                              std::string_view body, const TransactionalOperation& operation);
+
+  // cpp-httplib adapters: read the header, method, path and body from `req`, write the answer
+  // (status, headers, body with content-type application/json) into `res`. A database failure is
+  // answered 503 storage_unavailable.
   void handle(const httplib::Request& req, httplib::Response& res, std::string_view scope,
               const Operation& operation);
+  void handle_in_transaction(const httplib::Request& req, httplib::Response& res,
+                             std::string_view scope, const TransactionalOperation& operation);
 
   // The record store and clock the guard uses, for callers that write a record in their own
   // transaction (Store::begin/complete with a db::Transaction) with the same answers.
   Store& store() const { return store_; }
   const Clock& clock() const { return clock_; }
+  // The group commit of the store's database, for callers that write a record together with
+  // their own rows (the publisher's ingest).
+  GroupCommit& group() { return group_; }
 
  private:
   // Fails the records of unreleased_ that can be written now; keeps the others.
@@ -102,6 +148,8 @@ class Guard {
   LeaseKeeper& keeper_;
   const Clock& clock_;
   GuardOptions options_;
+  GroupCommit group_;
+  InProcessClaims claims_;
   // Leases of operations that threw whose record could not be failed (at most
   // kMaxUnreleased, oldest dropped: their lease lapses on its own).
   static constexpr std::size_t kMaxUnreleased = 1024;

@@ -106,14 +106,14 @@ class Store {
   BeginResult begin(db::Transaction& tx, std::string_view scope, std::string_view key,
                     std::string_view fingerprint, UnixMillis now);
 
-  // A read without a write or a lock: the outcome begin() would give that involves no write,
-  // i.e. `mismatch`, `replay` or `in_progress` (a live lease), for a record that has not expired
-  // at `now`; std::nullopt when begin() has to write (no record, an expired one, a failed one or
-  // a lapsed lease). Those three answers stay true until the holder settles the record or it
-  // expires, so a caller may answer from them and send only the rest through begin(). Same
-  // fields as begin()'s result. Throws Error(storage).
-  std::optional<BeginResult> peek(std::string_view scope, std::string_view key,
-                                  std::string_view fingerprint, UnixMillis now);
+  // A read without a write or a lock: the outcome begin() would give at `now`, with the same
+  // fields, but no lease (lease.token empty) and nothing written. `mismatch`, `replay` and
+  // `in_progress` (a live lease) stay true until the holder settles the record or it expires, so
+  // a caller may answer from them and send only `acquired` (no record, or an expired one; attempts
+  // 1) and `reacquired` (a failed record or a lapsed lease; attempts = the record's + 1) through
+  // begin(). Throws Error(storage).
+  BeginResult peek(std::string_view scope, std::string_view key, std::string_view fingerprint,
+                   UnixMillis now);
 
   // Marks the record completed with `response`, only if `lease` still holds it. Returns false when
   // the lease was lost (swept or taken over): nothing was written. The second form writes inside

@@ -9,21 +9,14 @@
 // (merchant_id, Idempotency-Key): a retried ingest answers the same 202 with the same event_id
 // and makes no second event. Thread-safe.
 //
-// Grouped commits: concurrent HTTP ingests share one transaction. The first caller to find no
-// transaction running becomes the writer for everyone queued (up to kMaxGroup); in that
-// transaction each ingest begins its idempotency record, writes its event and tasks, and completes
-// the record, so the record never shows `in_progress` and each ingest costs a share of one commit
-// instead of two commits. Nobody is answered before the transaction holding their event has
-// committed. If a grouped transaction fails, its ingests are re-run one transaction each, so a bad
-// one fails alone. The writer wakes each caller of its group on its own, then hands the writer's
-// role to the oldest caller still queued (no broadcast: callers queued for the next transaction
-// sleep on).
+// One commit per group of ingests: over HTTP each ingest's idempotency record, event and tasks
+// are one caller's work in the guard's group commit (idempotency::Guard::run_in_transaction,
+// idempotency/group_commit.h): concurrent ingests share one transaction, each in its own
+// savepoint, the record is inserted already completed with the 202, and nobody is answered before
+// the transaction holding their event has committed.
 #pragma once
 
-#include <cstddef>
-#include <deque>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -73,12 +66,9 @@ class Ingest {
   Accepted publish(db::Transaction& tx, const EventInput& input);
   void notify() const;
 
-  // Most ingests written in one grouped transaction.
-  static constexpr std::size_t kMaxGroup = 128;
-
   // POST /v1/events: validates the body, then runs the ingest with the idempotency record of
-  // (merchant_id, key) in `guard`'s store, in a grouped transaction (above), with the guard's
-  // answers: 202 {"event_id","tasks"}; 400 invalid_json / invalid_request; 400
+  // (merchant_id, key) in `guard`'s store, in one grouped commit (above), with the guard's
+  // answers (answers.h): 202 {"event_id","tasks"}; 400 invalid_json / invalid_request; 400
   // idempotency_key_missing / idempotency_key_invalid; the stored answer with
   // `Idempotent-Replayed: true` for a replay; 409 idempotency_key_in_use (with Retry-After) while
   // another caller holds the key; 422 idempotency_key_reused for another body; 503
@@ -88,18 +78,11 @@ class Ingest {
                                std::string_view body);
 
  private:
-  struct Queued;
-  void apply(db::Transaction& tx, idempotency::Store& records, Queued& q);
-  void write_group(idempotency::Store& records, const std::vector<Queued*>& group);
-
   Store& store_;
   const Clock& clock_;
   Metrics& metrics_;
   std::function<void()> on_accepted_;
   UuidV7Generator ids_;
-  std::mutex group_mutex_;
-  std::deque<Queued*> group_queue_;  // callers waiting for a transaction, oldest first
-  bool group_writing_ = false;       // a caller is the writer (or has just been made it)
 };
 
 }  // namespace webhooks::publisher

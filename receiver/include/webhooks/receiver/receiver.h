@@ -49,18 +49,30 @@ struct Config {
   // Receiver is given an open database.
   std::string store = "./webhooks.db";
   db::Options database;
-  // A handler's lease; renewed every lease/3 while it runs, so only a crashed handler is taken
-  // over, one lease after its last heartbeat. The delivery meanwhile gets 409 + Retry-After.
+  // A handler's lease, where a durable claim is taken (below); renewed every lease/3 while it
+  // runs, so only a crashed handler is taken over, one lease after its last heartbeat. The
+  // delivery meanwhile gets 409 + Retry-After.
   std::chrono::milliseconds lease = std::chrono::seconds(30);
   // How long a dedup record is kept: longer than the publisher's retry window (3 days).
   std::chrono::milliseconds ttl = std::chrono::hours(24 * 7);
   // A handler that returns after this much (real, steady) time is treated as failed: 500, the
   // record is failed, its transaction (transactional mode) rolled back. 0: no limit.
   std::chrono::milliseconds handler_timeout = std::chrono::seconds(30);
-  // Group concurrent deliveries' dedup writes (begin, complete, fail) into one transaction by a
-  // single writer thread; each caller still waits until its own record is committed. Raises
-  // SQLite's throughput well past one commit per write. false: one transaction per write.
-  bool group_commits = true;
+  // Non-transactional mode: how a handler is kept from running twice at once (docs/receiver.md,
+  // "Claims"). `durable`: an `in_progress` record with a lease is committed before the handler
+  // runs (two commits per new event), so another process sharing the database sees it.
+  // `in_process`: the claim is held in memory only and the record is written once, after the
+  // handler (one commit), which is safe only when no other process runs handlers on the same
+  // database. `automatic` (default): durable on PostgreSQL; on SQLite in_process while this
+  // Receiver holds an exclusive lock (flock) on the database file, durable (a shared lock) when
+  // another Receiver already uses it durably; construction throws Error(invalid_argument) when
+  // another Receiver holds it in_process. Transactional mode never takes a durable claim: the
+  // record's unique key settles a race inside the handler's own transaction.
+  enum class Claims { automatic, durable, in_process };
+  Claims claims = Claims::automatic;
+  // PostgreSQL, transactional mode: how long a delivery waits for another process's uncommitted
+  // transaction of the same event before it is answered 409 event_in_progress (lock_timeout).
+  std::chrono::milliseconds lock_timeout = std::chrono::seconds(1);
   // Sweeper and purge of the dedup records (idempotency::Maintenance) every this much real
   // time. 0: not run by the Receiver.
   std::chrono::milliseconds maintenance_interval = std::chrono::seconds(10);
@@ -110,12 +122,12 @@ struct Reply {
 };
 
 using Handler = std::function<Reply(const Event&)>;
-// Transactional mode: `tx` is the transaction in which the event is marked handled, so the
-// handler's writes and the dedup record commit together, or (on failure) neither does.
+// Transactional mode: `tx` is the transaction that inserts the event's dedup record, already
+// completed with the answer, so the handler's writes and the record commit together, or (on
+// failure) neither does. Concurrent new events share one commit (idempotency::GroupCommit), each
+// in its own savepoint: a handler that fails rolls back only its own writes. The handler may run
+// on another delivery's thread; it must not open a transaction of its own on this database.
 using TransactionalHandler = std::function<Reply(const Event&, db::Transaction&)>;
-// A step run before the handler's transaction opens, in its own (e.g. to count attempts, or to
-// call a system that cannot join the transaction). Throwing fails the event like the handler.
-using BeforeTransaction = std::function<void(const Event&)>;
 
 // The HTTP answer: status, headers (Retry-After, Idempotent-Replayed), JSON body.
 using Answer = idempotency::Response;
@@ -135,12 +147,14 @@ class Receiver {
   // failure is answered 503 storage_unavailable with Retry-After: 1.
   Answer handle(const Headers& headers, std::string_view raw_body, const Handler& handler);
   Answer handle(const Headers& headers, std::string_view raw_body,
-                const TransactionalHandler& handler, const BeforeTransaction& before = {});
+                const TransactionalHandler& handler);
 
   db::Database& database();
   std::shared_ptr<db::Database> shared_database() const;
   idempotency::Store& store();
   const Config& config() const;
+  // Whether non-transactional deliveries take a durable claim (Config::claims, resolved).
+  bool durable_claims() const;
 
  private:
   struct Impl;

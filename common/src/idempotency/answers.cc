@@ -1,0 +1,61 @@
+#include "webhooks/idempotency/answers.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace webhooks::idempotency {
+
+std::string error_body(std::string_view code, std::string_view message) {
+  // A message may quote a client's bytes; invalid UTF-8 becomes U+FFFD instead of a type_error 316
+  // that would turn a client error into a 503 storage_unavailable.
+  return nlohmann::json{{"error", {{"code", code}, {"message", message}}}}.dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Response error_response(int status, std::string_view code, std::string_view message) {
+  return Response{status, {}, error_body(code, message)};
+}
+
+std::optional<Response> answer_for(const BeginResult& begun, UnixMillis now,
+                                   const Vocabulary& words) {
+  switch (begun.outcome) {
+    case BeginOutcome::acquired:
+    case BeginOutcome::reacquired:
+      return std::nullopt;
+    case BeginOutcome::replay: {
+      Response replayed = *begun.response;
+      replayed.headers.emplace_back("Idempotent-Replayed", "true");
+      return replayed;
+    }
+    case BeginOutcome::in_progress: {
+      const std::int64_t seconds =
+          std::max<std::int64_t>(1, (begun.lease_expires_at - now + 999) / 1000);
+      Response busy = error_response(409, words.in_use_code, words.in_use_message);
+      busy.headers.emplace_back("Retry-After", std::to_string(seconds));
+      return busy;
+    }
+    case BeginOutcome::mismatch:
+      return error_response(422, words.reused_code, words.reused_message);
+  }
+  return std::nullopt;
+}
+
+Response in_use(const Vocabulary& words, std::string_view message) {
+  Response busy = error_response(409, words.in_use_code, message);
+  busy.headers.emplace_back("Retry-After", "1");
+  return busy;
+}
+
+Response storage_unavailable(std::string_view message) {
+  return Response{503, {{"Retry-After", "1"}}, error_body("storage_unavailable", message)};
+}
+
+void write(const Response& answer, httplib::Response& res) {
+  res.status = answer.status;
+  for (const auto& [name, value] : answer.headers) res.set_header(name, value);
+  res.set_content(answer.body, "application/json");
+}
+
+}  // namespace webhooks::idempotency

@@ -1,0 +1,27 @@
+#include "webhooks/idempotency/claims.h"
+
+namespace webhooks::idempotency {
+
+InProcessClaims::Claim::~Claim() {
+  if (!owner_) return;
+  std::lock_guard lock(owner_->mutex_);
+  owner_->held_.erase(id_);
+}
+
+std::optional<InProcessClaims::Claim> InProcessClaims::try_claim(std::string_view scope,
+                                                                 std::string_view key) {
+  std::string id;
+  id.reserve(scope.size() + 1 + key.size());
+  id.append(scope).push_back('\0');
+  id.append(key);
+  std::lock_guard lock(mutex_);
+  if (!held_.insert(id).second) return std::nullopt;
+  return Claim(*this, std::move(id));
+}
+
+std::size_t InProcessClaims::size() const {
+  std::lock_guard lock(mutex_);
+  return held_.size();
+}
+
+}  // namespace webhooks::idempotency

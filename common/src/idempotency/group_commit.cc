@@ -1,0 +1,126 @@
+#include "webhooks/idempotency/group_commit.h"
+
+#include <exception>
+#include <semaphore>
+#include <string>
+#include <vector>
+
+#include "webhooks/error.h"
+
+namespace webhooks::idempotency {
+
+// One caller's work, on its stack while it waits.
+struct GroupCommit::Caller {
+  const Work* work = nullptr;
+  std::exception_ptr error;       // what its work threw, or the group's commit failure
+  bool done = false;              // committed (or failed); set before `wake` is released
+  std::binary_semaphore wake{0};  // released once: done, or made a leader
+};
+
+GroupCommit::GroupCommit(db::Database& db, GroupCommitOptions options)
+    : db_(db), options_(options) {
+  if (options_.max_group == 0) options_.max_group = 1;
+  if (options_.writers < 1) options_.writers = db.engine() == db::Engine::sqlite ? 1 : 4;
+}
+
+void GroupCommit::run(const Work& work) {
+  Caller me;
+  me.work = &work;
+  {
+    std::unique_lock lock(mutex_);
+    if (leading_ < options_.writers) {
+      ++leading_;
+    } else {
+      queue_.push_back(&me);
+      lock.unlock();
+      me.wake.acquire();  // done by another leader, or handed the leader's role
+    }
+  }
+  if (!me.done) lead(me);
+  if (me.error) std::rethrow_exception(me.error);
+}
+
+std::size_t GroupCommit::waiting() const {
+  std::lock_guard lock(mutex_);
+  return queue_.size();
+}
+
+void GroupCommit::lead(Caller& me) {
+  std::vector<Caller*> group{&me};
+  {
+    std::lock_guard lock(mutex_);
+    while (!queue_.empty() && group.size() < options_.max_group) {
+      group.push_back(queue_.front());
+      queue_.pop_front();
+    }
+  }
+  commit(group.data(), group.size());
+  std::lock_guard lock(mutex_);
+  me.done = true;
+  for (std::size_t i = 1; i < group.size(); ++i) {
+    group[i]->done = true;
+    group[i]->wake.release();  // after this, *group[i] may be gone
+  }
+  if (queue_.empty()) {
+    --leading_;
+  } else {
+    Caller* next = queue_.front();  // the oldest waiter leads the next group; leading_ stays
+    queue_.pop_front();
+    next->wake.release();
+  }
+}
+
+namespace {
+
+// A lock_timeout past which PostgreSQL gives up waiting (SQLSTATE 55P03), as Error(conflict).
+void run_work(const GroupCommit::Work& work, db::Transaction& tx) {
+  try {
+    work(tx);
+  } catch (const Error& e) {
+    const std::string_view what = e.what();
+    if (e.code() == ErrorCode::storage && what.find("SQLSTATE 55P03") != std::string_view::npos) {
+      throw Error(ErrorCode::conflict, "gave up waiting for another transaction on the same key");
+    }
+    throw;
+  }
+}
+
+}  // namespace
+
+void GroupCommit::commit(Caller* const* group, std::size_t size) {
+  try {
+    db_.transact([&](db::Transaction& tx) {
+      if (options_.lock_timeout.count() > 0 && tx.engine() == db::Engine::postgres) {
+        tx.exec("SET LOCAL lock_timeout = " + std::to_string(options_.lock_timeout.count()));
+      }
+      if (size == 1) {  // alone: the transaction is its savepoint
+        try {
+          run_work(*group[0]->work, tx);
+        } catch (...) {
+          group[0]->error = std::current_exception();
+          throw;
+        }
+        return;
+      }
+      for (std::size_t i = 0; i < size; ++i) {
+        tx.exec("SAVEPOINT webhooks_group");
+        try {
+          run_work(*group[i]->work, tx);
+        } catch (...) {
+          group[i]->error = std::current_exception();
+          tx.exec("ROLLBACK TO SAVEPOINT webhooks_group");
+        }
+        tx.exec("RELEASE SAVEPOINT webhooks_group");
+      }
+    });
+  } catch (...) {
+    // BEGIN, a savepoint statement or COMMIT failed (or a group of one's work threw, already
+    // recorded): nothing of this group was committed.
+    const std::exception_ptr failure = std::current_exception();
+    for (std::size_t i = 0; i < size; ++i) {
+      if (!group[i]->error) group[i]->error = failure;
+    }
+  }
+}
+
+}  // namespace webhooks::idempotency
