@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <map>
 #include <mutex>
@@ -77,7 +78,7 @@ struct FileLock {
   throw Error(ErrorCode::invalid_argument,
               "another process's receiver uses " + path +
                   " alone (in-process claims); give every receiver sharing a SQLite file "
-                  "Config::claims = durable (merchant-receiver: --durable-claims)");
+                  "Config::claims = durable");
 }
 
 // The process's lock on `path`: exclusive when no other process holds a lock, else shared when
@@ -148,12 +149,24 @@ struct Receiver::Impl {
     if (config.consumer.empty()) {
       throw Error(ErrorCode::invalid_argument, "the receiver's consumer name must not be empty");
     }
-    durable = resolve_claims();
     if (config.maintenance_interval.count() > 0) {
       maintenance =
           std::make_unique<idempotency::Maintenance>(store, clock, config.maintenance_interval);
     }
   }
+  // Resolves Config::claims at the first non-transactional delivery (a transactional receiver
+  // never locks the file); while that throws (another process holds the file alone), each call
+  // tries again, so the receiver works once that process has stopped.
+  bool durable_claims() {
+    if (claims_resolved.load(std::memory_order_acquire)) return durable;
+    std::lock_guard lock(claims_mutex);
+    if (!claims_resolved.load(std::memory_order_relaxed)) {
+      durable = resolve_claims();
+      claims_resolved.store(true, std::memory_order_release);
+    }
+    return durable;
+  }
+
   // Sets `file` and `claims`; true for durable claims.
   bool resolve_claims() {
     using Claims = Config::Claims;
@@ -168,7 +181,7 @@ struct Receiver::Impl {
     }
     file = lock_file(path);
     if (!file->exclusive) return true;
-    claims = &file->claims;
+    claims.store(&file->claims);
     return false;
   }
 
@@ -196,10 +209,13 @@ struct Receiver::Impl {
   idempotency::Store store;
   idempotency::GroupCommit group;
   idempotency::InProcessClaims own_claims;
-  idempotency::InProcessClaims* claims = &own_claims;  // or the file lock's, shared in-process
+  // Ours, or the file lock's (shared by this process's Receivers of the file) once resolved.
+  std::atomic<idempotency::InProcessClaims*> claims{&own_claims};
   std::shared_ptr<FileLock> file;
   idempotency::LeaseKeeper keeper;
   std::unique_ptr<idempotency::Maintenance> maintenance;
+  std::mutex claims_mutex;
+  std::atomic<bool> claims_resolved{false};
   bool durable = true;
 };
 
@@ -274,7 +290,7 @@ std::optional<Answer> Receiver::Impl::admit(
   } else {
     event.type = headers.get(kHeaderEventType).value_or("");
   }
-  claim = claims->try_claim(config.consumer, event.id);
+  claim = claims.load()->try_claim(config.consumer, event.id);
   if (!claim) {  // a delivery of this event is being handled by this process right now
     log(event, "event_in_progress", 409);
     return idempotency::in_use(kEventVocabulary, kEventVocabulary.in_use_message);
@@ -445,15 +461,16 @@ Answer Receiver::handle(const Headers& headers, std::string_view raw_body, const
   Event event;
   std::optional<idempotency::InProcessClaims::Claim> claim;
   BeginResult seen;
+  bool durable = true;
   try {
+    durable = impl.durable_claims();  // before admit: it picks the claim set admit uses
     if (auto answer = impl.admit(headers, raw_body, payload, event, claim, seen)) {
       return std::move(*answer);
     }
   } catch (const std::exception& e) {
-    return store_failed(e);
+    return store_failed(e);  // the store failed, or another process holds the file alone
   }
-  return impl.durable ? impl.run_durable(event, handler)
-                      : impl.run_in_process(event, handler);
+  return durable ? impl.run_durable(event, handler) : impl.run_in_process(event, handler);
 }
 
 Answer Receiver::handle(const Headers& headers, std::string_view raw_body,
@@ -511,6 +528,6 @@ db::Database& Receiver::database() { return *impl_->db; }
 std::shared_ptr<db::Database> Receiver::shared_database() const { return impl_->db; }
 idempotency::Store& Receiver::store() { return impl_->store; }
 const Config& Receiver::config() const { return impl_->config; }
-bool Receiver::durable_claims() const { return impl_->durable; }
+bool Receiver::durable_claims() { return impl_->durable_claims(); }
 
 }  // namespace webhooks::receiver

@@ -64,10 +64,12 @@ struct Config {
   // `in_process`: the claim is held in memory only and the record is written once, after the
   // handler (one commit), which is safe only when no other process runs handlers on the same
   // database. `automatic` (default): durable on PostgreSQL; on SQLite in_process while this
-  // Receiver holds an exclusive lock (flock) on the database file, durable (a shared lock) when
-  // another Receiver already uses it durably; construction throws Error(invalid_argument) when
-  // another Receiver holds it in_process. Transactional mode never takes a durable claim: the
-  // record's unique key settles a race inside the handler's own transaction.
+  // process holds an exclusive lock (flock) on the database file (its Receivers share one claim
+  // set), durable (a shared lock) when another process's Receiver already uses it durably; when
+  // another process holds it in_process, non-transactional deliveries are answered 503 (see
+  // durable_claims()). Resolved at the first non-transactional delivery. Transactional mode never
+  // takes a claim of either kind nor the lock: the record's unique key settles a race inside the
+  // handler's own transaction.
   enum class Claims { automatic, durable, in_process };
   Claims claims = Claims::automatic;
   // PostgreSQL, transactional mode: how long a delivery waits for another process's uncommitted
@@ -153,8 +155,11 @@ class Receiver {
   std::shared_ptr<db::Database> shared_database() const;
   idempotency::Store& store();
   const Config& config() const;
-  // Whether non-transactional deliveries take a durable claim (Config::claims, resolved).
-  bool durable_claims() const;
+  // Whether non-transactional deliveries take a durable claim (Config::claims, resolved at the
+  // first call of this or of the non-transactional handle()). Throws Error(invalid_argument) when
+  // another process holds the SQLite file with in-process claims (handle() answers 503
+  // storage_unavailable then), Error(storage) when the file cannot be opened.
+  bool durable_claims();
 
  private:
   struct Impl;
