@@ -9,22 +9,28 @@ void mount_any(http::Server& server, const std::string& route, Receiver& receive
   server.Post(route, [&receiver, handler = std::move(handler)](const httplib::Request& req,
                                                                httplib::Response& res) {
     if (http::refuse_unless_json(req, res)) return;
-    write_answer(receiver.handle(headers_of(req), req.body, handler), res);
+    write_answer(receiver.handle(headers_of(req), req.body, handler), res);  // moved, not copied
   });
 }
 
 }  // namespace
 
-Headers headers_of(const httplib::Request& request) {
-  Headers headers;
-  for (const auto& [name, value] : request.headers) headers.add(name, value);
-  return headers;
-}
+Headers headers_of(const httplib::Request& request) { return Headers::view(request.headers); }
 
 void write_answer(const Answer& answer, httplib::Response& response) {
+  write_answer(Answer(answer), response);
+}
+
+void write_answer(Answer&& answer, httplib::Response& response) {
+  // As Response::set_content(body, "application/json"), without copying the body or building the
+  // two strings (the content type is longer than the inline buffer of a std::string) per answer.
+  static const std::string kContentType = "Content-Type";
+  static const std::string kJson = "application/json";
   response.status = answer.status;
   for (const auto& [name, value] : answer.headers) response.set_header(name, value);
-  response.set_content(answer.body, "application/json");
+  response.body = std::move(answer.body);
+  response.headers.erase(kContentType);
+  response.set_header(kContentType, kJson);
 }
 
 void mount(http::Server& server, const std::string& route, Receiver& receiver, Handler handler) {
