@@ -54,6 +54,7 @@ bool BufferedStream::flush() {
     }
   }
   out_.clear();
+  if (out_.capacity() > 256 * 1024) out_.shrink_to_fit();  // after a large answer, as Connection::in
   return !failed_;
 }
 
