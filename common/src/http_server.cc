@@ -76,7 +76,7 @@ using HandlerResponse = httplib::Server::HandlerResponse;
 void write_error(httplib::Response& res, int status, std::string_view code,
                  const std::string& message) {
   res.status = status;
-  res.set_content(idempotency::error_body(code, message), "application/json");
+  set_json_body(res, idempotency::error_body(code, message));
 }
 
 std::string_view error_code_for(int status) {
@@ -265,6 +265,13 @@ bool storable_target(const httplib::Request& req) {
 }
 
 }  // namespace
+
+void set_json_body(httplib::Response& res, std::string body) {
+  static const std::string kJson = "application/json";
+  res.body = std::move(body);
+  res.headers.erase(kContentType);
+  res.set_header(kContentType, kJson);
+}
 
 bool is_json_media_type(std::string_view type) {
   const std::size_t begin = type.find_first_not_of(" \t");

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "webhooks/error.h"
+#include "webhooks/http_server.h"
 #include "webhooks/idempotency/guard.h"
 #include "webhooks/json_parse.h"
 
@@ -18,10 +19,10 @@ Response error_response(int status, std::string_view code, std::string_view mess
   return Response{status, {}, idempotency::error_body(code, message)};
 }
 
-void write(const Response& response, httplib::Response& res) {
+void write(Response response, httplib::Response& res) {
   res.status = response.status;
   for (const auto& [name, value] : response.headers) res.set_header(name, value);
-  res.set_content(response.body, "application/json");
+  http::set_json_body(res, std::move(response.body));
 }
 
 std::string rfc3339(UnixMillis ms) {

@@ -20,8 +20,8 @@ using idempotency::Response;
 Response json_response(int status, const nlohmann::json& body);
 // `{"error":{"code","message"}}`.
 Response error_response(int status, std::string_view code, std::string_view message);
-// Writes `response` into httplib's `res` as application/json.
-void write(const Response& response, httplib::Response& res);
+// Writes `response` into httplib's `res` as application/json (its body moved, not copied).
+void write(Response response, httplib::Response& res);
 
 // RFC 3339 in UTC with milliseconds, e.g. "2024-05-01T12:00:00.123Z".
 std::string rfc3339(UnixMillis ms);

@@ -22,15 +22,9 @@ void write_answer(const Answer& answer, httplib::Response& response) {
 }
 
 void write_answer(Answer&& answer, httplib::Response& response) {
-  // As Response::set_content(body, "application/json"), without copying the body or building the
-  // two strings (the content type is longer than the inline buffer of a std::string) per answer.
-  static const std::string kContentType = "Content-Type";
-  static const std::string kJson = "application/json";
   response.status = answer.status;
   for (const auto& [name, value] : answer.headers) response.set_header(name, value);
-  response.body = std::move(answer.body);
-  response.headers.erase(kContentType);
-  response.set_header(kContentType, kJson);
+  http::set_json_body(response, std::move(answer.body));  // moved, no Content-Type string built
 }
 
 void mount(http::Server& server, const std::string& route, Receiver& receiver, Handler handler) {
