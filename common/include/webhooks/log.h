@@ -10,7 +10,7 @@
 namespace webhooks {
 
 // Lines the asynchronous logger queues at most; a caller that finds the queue full waits for
-// room (spdlog's `block` policy: a payments log does not drop lines). About 330 bytes each.
+// room (spdlog's `block` policy: a payments log does not drop lines). 408 bytes a slot (1.7 MB).
 inline constexpr std::size_t kLogQueueLines = 4096;
 
 // Makes spdlog's default logger print bare lines to stderr (each line one JSON object written by
