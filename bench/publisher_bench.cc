@@ -14,6 +14,7 @@
 //   5. its resident memory while it ingests and delivers at once, round after round, with glibc's
 //      default malloc arenas beside the daemons' cap (examples::limit_malloc_arenas);
 //      `bench_publisher --memory-under-load` runs this phase alone.
+// `bench_publisher --ingest` runs phase 1 alone (with its baseline) and prints its lines.
 // Phases 1 to 3 run the library in this process, wired as examples/publisherd/main.cc wires it.
 #include <fcntl.h>
 #include <httplib.h>
@@ -545,6 +546,24 @@ void run_memory_under_load(const std::string& dir, Hook& endpoint) {
   }
 }
 
+// Phase 1's lines: the bare server, the ingest, what is durable, the target.
+void print_ingest(const Load& bare, const Load& ingest, std::int64_t events,
+                  std::int64_t tasks_pending, std::int64_t warm_tasks) {
+  std::printf(
+      "\n1. ingest: POST /v1/events + Idempotency-Key, %d keep-alive connections, %d "
+      "requests each (at most %lld s)\n",
+      kConnections, kPerConnection, static_cast<long long>(kPhaseBudget.count()));
+  print_load("bare cpp-httplib server answering 202 (baseline)", bare, 0);
+  print_load("publisher ingest (guard + event + 1 task)", ingest, bare.per_second);
+  std::printf(
+      "  durable: %lld events and %lld pending tasks committed for %ld answers 202 (and "
+      "%lld warm-up tasks)\n",
+      static_cast<long long>(events), static_cast<long long>(tasks_pending - warm_tasks),
+      ingest.done - ingest.failed, static_cast<long long>(warm_tasks));
+  std::printf("  target: >= 10000 ingests/s  -> %s\n",
+              ingest.per_second >= 10000 ? "met" : "MISSED");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -561,6 +580,7 @@ int main(int argc, char** argv) {
     std::filesystem::remove_all(dir);
     return 0;
   }
+  const bool ingest_only = argc >= 2 && std::strcmp(argv[1], "--ingest") == 0;
   spdlog::set_level(spdlog::level::warn);
   const std::string dir = "/tmp/webhooks-publisher-bench-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
@@ -621,6 +641,11 @@ int main(int argc, char** argv) {
     ingest = run_load(pub.port, requests, 202);
     events = pub.count("SELECT COUNT(*) FROM publisher_events") - warm_tasks;
     tasks_pending = pub.count("SELECT COUNT(*) FROM publisher_tasks WHERE state = 'pending'");
+    if (ingest_only) {
+      print_ingest(bare, ingest, events, tasks_pending, warm_tasks);
+      std::filesystem::remove_all(dir);
+      return 0;
+    }
 
     // 2. Delivery: start the workers and time the drain of every pending task.
     progress("delivery");
@@ -647,19 +672,7 @@ int main(int argc, char** argv) {
     pub.dispatcher.stop();
   }
 
-  std::printf(
-      "\n1. ingest: POST /v1/events + Idempotency-Key, %d keep-alive connections, %d "
-      "requests each (at most %lld s)\n",
-      kConnections, kPerConnection, static_cast<long long>(kPhaseBudget.count()));
-  print_load("bare cpp-httplib server answering 202 (baseline)", bare, 0);
-  print_load("publisher ingest (guard + event + 1 task)", ingest, bare.per_second);
-  std::printf(
-      "  durable: %lld events and %lld pending tasks committed for %ld answers 202 (and "
-      "%lld warm-up tasks)\n",
-      static_cast<long long>(events), static_cast<long long>(tasks_pending - warm_tasks),
-      ingest.done - ingest.failed, static_cast<long long>(warm_tasks));
-  std::printf("  target: >= 10000 ingests/s  -> %s\n",
-              ingest.per_second >= 10000 ? "met" : "MISSED");
+  print_ingest(bare, ingest, events, tasks_pending, warm_tasks);
 
   std::printf(
       "\n2. delivery: dispatcher drains the %lld tasks to an endpoint answering 200 at once\n",

@@ -25,8 +25,9 @@ namespace {
 
 using namespace std::chrono;
 
-std::map<std::string, std::string> parse_api_keys(const std::vector<std::string>& specs) {
-  std::map<std::string, std::string> keys;
+std::map<std::string, std::string, std::less<>> parse_api_keys(
+    const std::vector<std::string>& specs) {
+  std::map<std::string, std::string, std::less<>> keys;
   for (const std::string& spec : specs) {
     const std::size_t colon = spec.find(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size()) {
@@ -135,7 +136,7 @@ class Api {
                   [&](idempotency::Attempt& attempt) { return op(attempt, *merchant); });
   }
 
-  std::map<std::string, std::string> keys_;
+  std::map<std::string, std::string, std::less<>> keys_;  // found by a string_view: no copy
   std::shared_ptr<db::Database> db_;
   idempotency::Store store_;
   idempotency::LeaseKeeper keeper_;

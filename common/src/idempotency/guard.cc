@@ -285,7 +285,7 @@ void answer_request(const httplib::Request& req, httplib::Response& res, Run&& r
     log_event(spdlog::level::err, {{"event", "idempotency_store_failed"}, {"error", e.what()}});
     answer = storage_unavailable();
   }
-  write(answer, res);
+  write(std::move(answer), res);
 }
 
 }  // namespace

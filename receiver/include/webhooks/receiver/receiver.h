@@ -84,23 +84,56 @@ struct Config {
 };
 
 // Request headers as received. Names compare case-insensitively; a name may repeat.
+// A Headers either holds its own entries (the list constructor, add()) or views a container of
+// entries held elsewhere without copying them (Headers::view, e.g. over httplib::Request::headers,
+// which is what receiver::headers_of does for every HTTP request). Entries added to a view come
+// after the viewed ones.
 class Headers {
  public:
   Headers() = default;
   Headers(std::initializer_list<std::pair<std::string, std::string>> entries)
       : entries_(entries) {}
+  // A view of `entries`, any range of (name, value) pairs whose members convert to
+  // std::string_view (httplib::Headers, std::vector<std::pair<std::string, std::string>>, ...).
+  // Nothing is copied: `entries` must outlive the Headers (and its copies) and stay unchanged
+  // while they are used.
+  template <typename Range>
+  static Headers view(const Range& entries);
   void add(std::string name, std::string value) {
     entries_.emplace_back(std::move(name), std::move(value));
   }
-  // The first value of `name`, or std::nullopt.
+  // The first value of `name`, or std::nullopt. A view into the entries, valid as long as they.
   std::optional<std::string_view> get(std::string_view name) const;
   // Every value of `name`, joined with single spaces (repeated `webhook-signature` lines are one
   // list of entries), or std::nullopt when absent.
   std::optional<std::string> joined(std::string_view name) const;
 
  private:
+  // Calls `on_value(context, value)` for each value of `name` in the viewed range, in its order,
+  // until it returns false.
+  using OnValue = bool (*)(void* context, std::string_view value);
+  using Visit = void (*)(const void* range, std::string_view name, void* context, OnValue on_value);
+  static bool same_name(std::string_view a, std::string_view b);
+  // Calls `f(value)` for each value of `name` (viewed ones first) until it returns false.
+  template <typename F>
+  void each_value(std::string_view name, F&& f) const;
+
   std::vector<std::pair<std::string, std::string>> entries_;
+  const void* viewed_ = nullptr;
+  Visit visit_ = nullptr;
 };
+
+template <typename Range>
+Headers Headers::view(const Range& entries) {
+  Headers headers;
+  headers.viewed_ = &entries;
+  headers.visit_ = [](const void* range, std::string_view name, void* context, OnValue on_value) {
+    for (const auto& [n, v] : *static_cast<const Range*>(range)) {
+      if (same_name(n, name) && !on_value(context, v)) return;
+    }
+  };
+  return headers;
+}
 
 // A verified delivery, as the handler sees it. Views into the request; valid during the call.
 struct Event {
