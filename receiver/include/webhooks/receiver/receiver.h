@@ -99,6 +99,8 @@ class Headers {
   // while they are used.
   template <typename Range>
   static Headers view(const Range& entries);
+  template <typename Range>
+  static Headers view(const Range&& entries) = delete;  // a temporary would dangle
   void add(std::string name, std::string value) {
     entries_.emplace_back(std::move(name), std::move(value));
   }
