@@ -63,7 +63,7 @@ TEST_CASE(
   // Its record is claimed (in_progress): the operation is in its delay.
   const bool claimed = eventually([&] {
     return s.count("SELECT COUNT(*) FROM idempotency_records WHERE idempotency_key = 'gone-1' "
-                   "AND state = 'in_progress'") == 1;
+                   "AND state = 0") == 1;  // 0: in_progress
   });
   if (claimed) {
     ops->exec("ALTER DATABASE " + name + " ALLOW_CONNECTIONS false");
