@@ -68,6 +68,20 @@ bool usable(Connection& c) {
   return !c.broken && PQstatus(c.conn) == CONNECTION_OK;
 }
 
+// The type OID of bytea (pg_type.h), whose cells arrive in text format: \x and hex digits.
+constexpr Oid kByteaOid = 17;
+
+// A bytea cell's raw bytes; std::nullopt when libpq cannot decode it (out of memory).
+std::optional<std::string> unescape_bytea(const PGresult* res, int row, int col) {
+  std::size_t size = 0;
+  unsigned char* raw = PQunescapeBytea(
+      reinterpret_cast<const unsigned char*>(PQgetvalue(res, row, col)), &size);
+  if (!raw) return std::nullopt;
+  std::string bytes(reinterpret_cast<const char*>(raw), size);
+  PQfreemem(raw);
+  return bytes;
+}
+
 class PgTransaction final : public Transaction {
  public:
   explicit PgTransaction(Connection& c) : c_(c) {}
@@ -90,12 +104,14 @@ class PgTransaction final : public Transaction {
     std::size_t bytes = 0;
     for (const Param& p : params) {
       const auto* t = std::get_if<std::string_view>(&p);
-      bytes += (t ? t->size() : 20) + 1;  // an int64 in decimal is at most 20 characters
+      const auto* b = std::get_if<Bytes>(&p);
+      bytes += (t ? t->size() : b ? b->data.size() : 20) + 1;  // an int64: at most 20 digits
     }
     std::string buffer;
     buffer.reserve(bytes);
     std::vector<const char*> values(params.size());
     std::vector<int> lengths(params.size());
+    std::vector<int> formats(params.size(), 0);  // text, but bytes in binary format (raw)
     for (std::size_t i = 0; i < params.size(); ++i) {
       const std::size_t start = buffer.size();
       if (const auto* v = std::get_if<std::int64_t>(&params[i])) {
@@ -103,6 +119,9 @@ class PgTransaction final : public Transaction {
         buffer.append(digits, std::to_chars(digits, digits + sizeof digits, *v).ptr);
       } else if (const auto* t = std::get_if<std::string_view>(&params[i])) {
         buffer.append(*t);
+      } else if (const auto* b = std::get_if<Bytes>(&params[i])) {
+        buffer.append(b->data);
+        formats[i] = 1;
       } else {
         continue;  // NULL: values[i] stays nullptr, lengths[i] 0
       }
@@ -111,7 +130,7 @@ class PgTransaction final : public Transaction {
       buffer.push_back('\0');
     }
     return collect(PQexecPrepared(c_.conn, it->second.c_str(), static_cast<int>(params.size()),
-                                  values.data(), lengths.data(), nullptr, 0),
+                                  values.data(), lengths.data(), formats.data(), 0),
                    sql);
   }
 
@@ -134,6 +153,14 @@ class PgTransaction final : public Transaction {
       for (int c = 0; c < columns; ++c) {
         if (PQgetisnull(res, r, c)) {
           cells.emplace_back(std::nullopt);
+        } else if (PQftype(res, c) == kByteaOid) {
+          std::optional<std::string> bytes = unescape_bytea(res, r, c);
+          if (!bytes) {
+            PQclear(res);
+            throw Error(ErrorCode::storage, "postgres: cannot decode a bytea value in: " +
+                                                std::string(sql.substr(0, 120)));
+          }
+          cells.emplace_back(std::move(bytes));
         } else {
           cells.emplace_back(std::string(PQgetvalue(res, r, c), static_cast<std::size_t>(PQgetlength(res, r, c))));
         }

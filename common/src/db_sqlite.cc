@@ -116,6 +116,10 @@ struct Connection {
         rc = sqlite3_bind_int64(stmt, index, *v);
       } else if (const auto* t = std::get_if<std::string_view>(&params[i])) {
         rc = sqlite3_bind_text64(stmt, index, t->data(), t->size(), SQLITE_STATIC, SQLITE_UTF8);
+      } else if (const auto* b = std::get_if<Bytes>(&params[i])) {
+        // A non-null pointer even for no bytes: a NULL one would bind SQL NULL.
+        rc = sqlite3_bind_blob64(stmt, index, b->data.empty() ? "" : b->data.data(),
+                                 b->data.size(), SQLITE_STATIC);
       } else {
         rc = sqlite3_bind_null(stmt, index);
       }

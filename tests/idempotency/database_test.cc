@@ -50,6 +50,32 @@ TEST_CASE("parameters, NULLs, affected rows and errors") {
   CHECK(db->exec("SELECT note FROM t").text(0, 0) == "n");
 }
 
+TEST_CASE("bytes parameters round-trip as raw bytes, empty bytes are not NULL") {
+  auto db = test::open_database("bytes");
+  const std::string type = db->engine() == db::Engine::sqlite ? "BLOB" : "BYTEA";
+  db->exec("CREATE TABLE b (id BIGINT PRIMARY KEY, v " + type + ")");
+  const std::string raw("\x00\xff\x5cx'\x01", 6);  // NUL, 0xff, a backslash, x, a quote, 0x01
+  CHECK(db->exec("INSERT INTO b (id, v) VALUES (1, $1), (2, $2), (3, NULL)",
+                 {db::Bytes{raw}, db::Bytes{std::string_view()}})
+            .affected() == 3);
+  const std::string length = db->engine() == db::Engine::sqlite ? "length" : "octet_length";
+  const db::Rows rows = db->exec("SELECT id, v, " + length + "(v) FROM b ORDER BY id");
+  REQUIRE(rows.size() == 3);
+  CHECK(rows.text(0, 1) == raw);
+  CHECK(rows.integer(0, 2) == 6);
+  CHECK_FALSE(rows.is_null(1, 1));
+  CHECK(rows.text(1, 1).empty());
+  CHECK(rows.integer(1, 2) == 0);
+  CHECK(rows.is_null(2, 1));
+  // A bytes parameter compares with a stored value byte for byte, in a transaction and in a read.
+  db->transact([&](db::Transaction& tx) {
+    CHECK(tx.exec("SELECT id FROM b WHERE v = $1", {db::Bytes{raw}}).integer(0, 0) == 1);
+  });
+  CHECK(db->read("SELECT id FROM b WHERE v = $1", {db::Bytes{raw}}).integer(0, 0) == 1);
+  CHECK(db->read("SELECT COUNT(*) FROM b WHERE v = $1", {db::Bytes{raw.substr(0, 5)}})
+            .integer(0, 0) == 0);
+}
+
 TEST_CASE("a throwing transaction rolls back") {
   auto db = test::open_database("rollback");
   db->exec("CREATE TABLE t (id BIGINT PRIMARY KEY)");

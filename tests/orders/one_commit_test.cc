@@ -43,7 +43,7 @@ TEST_CASE(
     const auto deadline = steady_clock::now() + seconds(60);
     do {
       seen_in_progress +=
-          db.exec("SELECT COUNT(*) FROM idempotency_records WHERE state = 'in_progress'")
+          db.exec("SELECT COUNT(*) FROM idempotency_records WHERE state = 0")  // 0: in_progress
               .integer(0, 0);
       ++looks;
       watching = true;

@@ -220,7 +220,8 @@ TEST_CASE("migrating an existing database parks the tasks of endpoints already d
           {event_id, i % 2 ? "ep_off" : "ep_on", i < 4 ? "pending" : "succeeded"});
     }
   });
-  REQUIRE(db->migrate(1000) == 1);
+  // 0004 and every later migration.
+  REQUIRE(db->migrate(1000) == static_cast<int>(db::migrations(db->engine()).size()) - 3);
   CHECK(parked(*db, "ep_off") == 2);
   CHECK(due(*db, "ep_off") == 0);
   CHECK(due(*db, "ep_on") == 2);

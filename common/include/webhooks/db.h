@@ -3,9 +3,9 @@
 // (idempotency records, the publisher's queue, the outbox) are written against it, with their
 // statements as named constants per engine. A store never reads the clock: callers pass `now`.
 //
-// SQL uses PostgreSQL-style placeholders $1..$n on both engines. Values are NULL, 64-bit integers
-// or text (which may hold arbitrary bytes on SQLite; UTF-8 on PostgreSQL). Times are stored as
-// integer Unix milliseconds.
+// SQL uses PostgreSQL-style placeholders $1..$n on both engines. Values are NULL, 64-bit integers,
+// text (which may hold arbitrary bytes on SQLite; UTF-8 on PostgreSQL) or bytes (Bytes: a BLOB
+// column on SQLite, bytea on PostgreSQL). Times are stored as integer Unix milliseconds.
 #pragma once
 
 #include <cstdint>
@@ -23,11 +23,18 @@ namespace webhooks::db {
 
 enum class Engine { sqlite, postgres };
 
-// A statement parameter: NULL, an integer, or text.
-using Param = std::variant<std::nullptr_t, std::int64_t, std::string_view>;
+// Raw bytes, any length (0 included), bound as a BLOB on SQLite and as bytea (binary format) on
+// PostgreSQL; `data` is not copied and must outlive the call it is passed to.
+struct Bytes {
+  std::string_view data;
+};
 
-// The rows a statement returned (all cells kept as text, NULL as std::nullopt), and the number of
-// rows it changed.
+// A statement parameter: NULL, an integer, text, or bytes.
+using Param = std::variant<std::nullptr_t, std::int64_t, std::string_view, Bytes>;
+
+// The rows a statement returned (all cells kept as strings, NULL as std::nullopt), and the number
+// of rows it changed. A cell holds the value's text; a BLOB (SQLite) or bytea (PostgreSQL) cell
+// holds its raw bytes, the same on both engines.
 class Rows {
  public:
   Rows() = default;
@@ -39,7 +46,8 @@ class Rows {
   // Rows changed by an INSERT, UPDATE or DELETE.
   std::int64_t affected() const { return affected_; }
   bool is_null(std::size_t row, std::size_t col) const { return !cell(row, col).has_value(); }
-  // The cell as text; "" for NULL. Throws Error(storage) for an index out of range.
+  // The cell as text (raw bytes for a BLOB/bytea cell); "" for NULL. Throws Error(storage) for
+  // an index out of range.
   const std::string& text(std::size_t row, std::size_t col) const;
   // The cell as an integer; 0 for NULL. Throws Error(storage) if it is not an integer.
   std::int64_t integer(std::size_t row, std::size_t col) const;

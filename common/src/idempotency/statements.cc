@@ -3,53 +3,53 @@
 namespace webhooks::idempotency::detail {
 namespace {
 
+// States as in StateCode: 0 in_progress, 1 completed, 2 failed.
 #define WEBHOOKS_RECORD_COLUMNS                                                              \
   "fingerprint, state, lease_owner, lease_expires_at, attempts, response_status, "           \
-  "response_headers, response_body, created_at, updated_at, expires_at"
+  "response_headers, response_body, created_at, expires_at"
 
 constexpr std::string_view kInsert =
     "INSERT INTO idempotency_records (scope, idempotency_key, fingerprint, state, lease_owner, "
-    "lease_expires_at, attempts, created_at, updated_at, expires_at) "
-    "VALUES ($1, $2, $3, 'in_progress', $4, $5, 1, $6, $6, $7) "
+    "lease_expires_at, attempts, created_at, expires_at) "
+    "VALUES ($1, $2, $3, 0, $4, $5, 1, $6, $7) "
     "ON CONFLICT (scope, idempotency_key) DO NOTHING";
 
 // A record past expires_at counts as absent: it is reset as if new.
 constexpr std::string_view kRestart =
-    "UPDATE idempotency_records SET fingerprint = $3, state = 'in_progress', lease_owner = $4, "
+    "UPDATE idempotency_records SET fingerprint = $3, state = 0, lease_owner = $4, "
     "lease_expires_at = $5, attempts = 1, response_status = NULL, response_headers = NULL, "
-    "response_body = NULL, created_at = $6, updated_at = $6, expires_at = $7 "
+    "response_body = NULL, created_at = $6, expires_at = $7 "
     "WHERE scope = $1 AND idempotency_key = $2";
 
 constexpr std::string_view kReacquire =
-    "UPDATE idempotency_records SET state = 'in_progress', lease_owner = $3, lease_expires_at = $4, "
-    "attempts = attempts + 1, updated_at = $5 WHERE scope = $1 AND idempotency_key = $2";
+    "UPDATE idempotency_records SET state = 0, lease_owner = $3, lease_expires_at = $4, "
+    "attempts = attempts + 1 WHERE scope = $1 AND idempotency_key = $2";
 
 constexpr std::string_view kComplete =
-    "UPDATE idempotency_records SET state = 'completed', lease_owner = NULL, "
-    "lease_expires_at = NULL, response_status = $4, response_headers = $5, response_body = $6, "
-    "updated_at = $7 WHERE scope = $1 AND idempotency_key = $2 AND lease_owner = $3 "
-    "AND state = 'in_progress'";
+    "UPDATE idempotency_records SET state = 1, lease_owner = NULL, lease_expires_at = NULL, "
+    "response_status = $4, response_headers = $5, response_body = $6 "
+    "WHERE scope = $1 AND idempotency_key = $2 AND lease_owner = $3 AND state = 0";
 
 constexpr std::string_view kFail =
-    "UPDATE idempotency_records SET state = 'failed', lease_owner = NULL, lease_expires_at = NULL, "
-    "updated_at = $4 WHERE scope = $1 AND idempotency_key = $2 AND lease_owner = $3 "
-    "AND state = 'in_progress'";
+    "UPDATE idempotency_records SET state = 2, lease_owner = NULL, lease_expires_at = NULL "
+    "WHERE scope = $1 AND idempotency_key = $2 AND lease_owner = $3 AND state = 0";
 
 constexpr std::string_view kRenew =
-    "UPDATE idempotency_records SET lease_expires_at = $4, updated_at = $5 "
-    "WHERE scope = $1 AND idempotency_key = $2 AND lease_owner = $3 AND state = 'in_progress'";
+    "UPDATE idempotency_records SET lease_expires_at = $4 "
+    "WHERE scope = $1 AND idempotency_key = $2 AND lease_owner = $3 AND state = 0";
 
 constexpr std::string_view kSweep =
-    "UPDATE idempotency_records SET state = 'failed', lease_owner = NULL, lease_expires_at = NULL, "
-    "updated_at = $1 WHERE state = 'in_progress' AND lease_expires_at <= $1";
+    "UPDATE idempotency_records SET state = 2, lease_owner = NULL, lease_expires_at = NULL "
+    "WHERE state = 0 AND lease_expires_at <= $1";
 
 constexpr std::string_view kSelect = "SELECT " WEBHOOKS_RECORD_COLUMNS
     " FROM idempotency_records WHERE scope = $1 AND idempotency_key = $2";
 
 constexpr Statements kSqlite{
     kInsert, kSelect, kRestart, kReacquire, kComplete, kFail, kRenew, kSweep,
-    "DELETE FROM idempotency_records WHERE rowid IN (SELECT rowid FROM idempotency_records "
-    "WHERE expires_at <= $1 LIMIT $2)",
+    // A WITHOUT ROWID table: rows are named by their primary key.
+    "DELETE FROM idempotency_records WHERE (scope, idempotency_key) IN (SELECT scope, "
+    "idempotency_key FROM idempotency_records WHERE expires_at <= $1 LIMIT $2)",
     kSelect};
 
 constexpr Statements kPostgres{

@@ -1,5 +1,7 @@
 #include "webhooks/idempotency/store.h"
 
+#include <array>
+
 #include <nlohmann/json.hpp>
 
 #include "idempotency/statements.h"
@@ -15,7 +17,56 @@ using detail::statements;
 
 // Column order of the record SELECTs.
 enum Column { kFingerprint, kState, kLeaseOwner, kLeaseExpires, kAttempts, kStatus, kHeaders,
-              kBody, kCreated, kUpdated, kExpires };
+              kBody, kCreated, kExpires };
+
+constexpr std::size_t kFingerprintBytes = 32;  // SHA-256
+
+// A request fingerprint as stored: its 32 bytes.
+class StoredFingerprint {
+ public:
+  // From request_fingerprint's 64 hex digits (either case). Throws Error(invalid_argument) for
+  // anything else.
+  explicit StoredFingerprint(std::string_view hex) {
+    if (hex.size() != 2 * kFingerprintBytes) {
+      throw Error(ErrorCode::invalid_argument,
+                  "a request fingerprint is 64 hex digits (SHA-256), not " +
+                      std::to_string(hex.size()) + " characters");
+    }
+    for (std::size_t i = 0; i < kFingerprintBytes; ++i) {
+      const int high = digit(hex[2 * i]), low = digit(hex[2 * i + 1]);
+      if (high < 0 || low < 0) {
+        throw Error(ErrorCode::invalid_argument,
+                    "a request fingerprint is 64 hex digits (SHA-256); it has a non-hex character "
+                    "at offset " + std::to_string(high < 0 ? 2 * i : 2 * i + 1));
+      }
+      bytes_[i] = static_cast<char>(high << 4 | low);
+    }
+  }
+  std::string_view view() const { return {bytes_.data(), bytes_.size()}; }
+  db::Bytes param() const { return db::Bytes{view()}; }
+
+ private:
+  static int digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  }
+  std::array<char, kFingerprintBytes> bytes_{};
+};
+
+// Stored bytes as lowercase hex, as request_fingerprint writes them.
+std::string to_hex(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (const char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 0xF]);
+  }
+  return out;
+}
 
 std::string new_token() {
   std::uint8_t bytes[16];
@@ -23,16 +74,23 @@ std::string new_token() {
   return base64_encode(bytes);
 }
 
-State parse_state(const std::string& text) {
-  if (text == "completed") return State::completed;
-  if (text == "failed") return State::failed;
+State parse_state(std::int64_t code) {
+  if (code == detail::kCompleted) return State::completed;
+  if (code == detail::kFailed) return State::failed;
   return State::in_progress;
 }
 
+// The stored headers: a JSON array of [name, value] pairs, or "" (stored as NULL) for none.
 std::string encode_headers(const Response& response) {
+  if (response.headers.empty()) return {};
   nlohmann::json headers = nlohmann::json::array();
   for (const auto& [name, value] : response.headers) headers.push_back({name, value});
   return headers.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+db::Param headers_param(const std::string& encoded) {
+  if (encoded.empty()) return nullptr;
+  return std::string_view(encoded);
 }
 
 Response decode_response(const db::Rows& rows) {
@@ -60,16 +118,16 @@ BeginResult acquired(std::string_view scope, std::string_view key, std::string t
 // The outcomes of begin that need no write, from an unexpired record (`row`, in the record
 // SELECTs' column order): mismatch, replay, or in_progress under a live lease. std::nullopt for
 // a failed record or a lapsed lease, which begin reacquires.
-std::optional<BeginResult> without_write(const db::Rows& row, std::string_view fingerprint,
-                                         UnixMillis now) {
+std::optional<BeginResult> without_write(const db::Rows& row,
+                                         const StoredFingerprint& fingerprint, UnixMillis now) {
   BeginResult result;
   result.created_at = row.integer(0, kCreated);
   result.attempts = static_cast<int>(row.integer(0, kAttempts));
-  if (row.text(0, kFingerprint) != fingerprint) {
+  if (row.text(0, kFingerprint) != fingerprint.view()) {
     result.outcome = BeginOutcome::mismatch;
     return result;
   }
-  const State state = parse_state(row.text(0, kState));
+  const State state = parse_state(row.integer(0, kState));
   if (state == State::completed) {
     result.outcome = BeginOutcome::replay;
     result.response = decode_response(row);
@@ -119,10 +177,11 @@ Store::Store(std::shared_ptr<db::Database> db, Settings settings)
 BeginResult Store::begin(std::string_view scope, std::string_view key,
                          std::string_view fingerprint, UnixMillis now) {
   const auto& sql = statements(db_->engine());
+  const StoredFingerprint stored(fingerprint);
   const std::string token = new_token();
   // The common case, a new key, is one autocommit INSERT: one round trip, one commit.
-  if (db_->exec(sql.insert, {scope, key, fingerprint, token, now + settings_.lease.count(), now,
-                             now + settings_.ttl.count()})
+  if (db_->exec(sql.insert, {scope, key, stored.param(), token, now + settings_.lease.count(),
+                             now, now + settings_.ttl.count()})
           .affected() == 1) {
     return acquired(scope, key, token, now);
   }
@@ -134,11 +193,12 @@ BeginResult Store::begin(std::string_view scope, std::string_view key,
 BeginResult Store::begin(db::Transaction& tx, std::string_view scope, std::string_view key,
                          std::string_view fingerprint, UnixMillis now) {
   const auto& sql = statements(tx.engine());
+  const StoredFingerprint stored(fingerprint);
   std::string token = new_token();
   const std::int64_t lease_until = now + settings_.lease.count();
   const std::int64_t expires = now + settings_.ttl.count();
-  if (tx.exec(sql.insert, {scope, key, fingerprint, token, lease_until, now, expires}).affected() ==
-      1) {
+  if (tx.exec(sql.insert, {scope, key, stored.param(), token, lease_until, now, expires})
+          .affected() == 1) {
     return acquired(scope, key, std::move(token), now);
   }
   const db::Rows row = tx.exec(sql.select_lock, {scope, key});
@@ -146,13 +206,13 @@ BeginResult Store::begin(db::Transaction& tx, std::string_view scope, std::strin
     throw Error(ErrorCode::conflict, "idempotency record vanished during begin; retry");
   }
   if (row.integer(0, kExpires) <= now) {
-    tx.exec(sql.restart, {scope, key, fingerprint, token, lease_until, now, expires});
+    tx.exec(sql.restart, {scope, key, stored.param(), token, lease_until, now, expires});
     return acquired(scope, key, std::move(token), now);
   }
-  if (std::optional<BeginResult> settled = without_write(row, fingerprint, now)) {
+  if (std::optional<BeginResult> settled = without_write(row, stored, now)) {
     return std::move(*settled);
   }
-  tx.exec(sql.reacquire, {scope, key, token, lease_until, now});
+  tx.exec(sql.reacquire, {scope, key, token, lease_until});
   BeginResult result;
   result.outcome = BeginOutcome::reacquired;
   result.lease = Lease{std::string(scope), std::string(key), std::move(token)};
@@ -163,12 +223,13 @@ BeginResult Store::begin(db::Transaction& tx, std::string_view scope, std::strin
 
 BeginResult Store::peek(std::string_view scope, std::string_view key, std::string_view fingerprint,
                         UnixMillis now) {
+  const StoredFingerprint stored(fingerprint);
   const db::Rows row = db_->read(statements(db_->engine()).select, {scope, key});
   BeginResult result;
   result.attempts = 1;
   result.created_at = now;
   if (row.empty() || row.integer(0, kExpires) <= now) return result;  // acquired
-  if (std::optional<BeginResult> settled = without_write(row, fingerprint, now)) {
+  if (std::optional<BeginResult> settled = without_write(row, stored, now)) {
     return std::move(*settled);
   }
   result.outcome = BeginOutcome::reacquired;
@@ -177,36 +238,39 @@ BeginResult Store::peek(std::string_view scope, std::string_view key, std::strin
   return result;
 }
 
-bool Store::complete(const Lease& lease, const Response& response, UnixMillis now) {
+// complete and fail store no time (a record keeps no updated_at): `now` is not written.
+bool Store::complete(const Lease& lease, const Response& response, UnixMillis /*now*/) {
+  const std::string headers = encode_headers(response);
   // One autocommit UPDATE: one round trip, one commit.
   return db_->exec(statements(db_->engine()).complete,
                    {lease.scope, lease.key, lease.token, std::int64_t{response.status},
-                    encode_headers(response), response.body, now})
+                    headers_param(headers), response.body})
              .affected() == 1;
 }
 
 bool Store::complete(db::Transaction& tx, const Lease& lease, const Response& response,
-                     UnixMillis now) {
+                     UnixMillis /*now*/) {
   const std::string headers = encode_headers(response);
   const auto& sql = statements(tx.engine());
   return tx.exec(sql.complete, {lease.scope, lease.key, lease.token,
-                                std::int64_t{response.status}, headers, response.body, now})
+                                std::int64_t{response.status}, headers_param(headers),
+                                response.body})
              .affected() == 1;
 }
 
-bool Store::fail(const Lease& lease, UnixMillis now) {
-  return db_->exec(statements(db_->engine()).fail, {lease.scope, lease.key, lease.token, now})
+bool Store::fail(const Lease& lease, UnixMillis /*now*/) {
+  return db_->exec(statements(db_->engine()).fail, {lease.scope, lease.key, lease.token})
              .affected() == 1;
 }
 
-bool Store::fail(db::Transaction& tx, const Lease& lease, UnixMillis now) {
-  return tx.exec(statements(tx.engine()).fail, {lease.scope, lease.key, lease.token, now})
+bool Store::fail(db::Transaction& tx, const Lease& lease, UnixMillis /*now*/) {
+  return tx.exec(statements(tx.engine()).fail, {lease.scope, lease.key, lease.token})
              .affected() == 1;
 }
 
 bool Store::renew(const Lease& lease, UnixMillis now) {
   return db_->exec(statements(db_->engine()).renew,
-                   {lease.scope, lease.key, lease.token, now + settings_.lease.count(), now})
+                   {lease.scope, lease.key, lease.token, now + settings_.lease.count()})
              .affected() == 1;
 }
 
@@ -225,14 +289,13 @@ std::optional<Record> Store::find(std::string_view scope, std::string_view key) 
   Record r;
   r.scope = scope;
   r.key = key;
-  r.fingerprint = row.text(0, kFingerprint);
-  r.state = parse_state(row.text(0, kState));
+  r.fingerprint = to_hex(row.text(0, kFingerprint));
+  r.state = parse_state(row.integer(0, kState));
   if (!row.is_null(0, kLeaseOwner)) r.lease_owner = row.text(0, kLeaseOwner);
   r.lease_expires_at = row.integer(0, kLeaseExpires);
   r.attempts = static_cast<int>(row.integer(0, kAttempts));
   if (!row.is_null(0, kStatus)) r.response = decode_response(row);
   r.created_at = row.integer(0, kCreated);
-  r.updated_at = row.integer(0, kUpdated);
   r.expires_at = row.integer(0, kExpires);
   return r;
 }

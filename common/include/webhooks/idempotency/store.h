@@ -63,13 +63,13 @@ struct BeginResult {
 
 // A whole record, for inspection (tests, debugging, admin tools).
 struct Record {
-  std::string scope, key, fingerprint;
+  std::string scope, key, fingerprint;  // fingerprint: 64 lowercase hex digits (stored as 32 bytes)
   State state = State::in_progress;
   std::optional<std::string> lease_owner;
   UnixMillis lease_expires_at = 0;  // 0 when no lease
   int attempts = 0;
   std::optional<Response> response;
-  UnixMillis created_at = 0, updated_at = 0, expires_at = 0;
+  UnixMillis created_at = 0, expires_at = 0;
 };
 
 struct Settings {
@@ -93,14 +93,16 @@ class Store {
   const Settings& settings() const { return settings_; }
 
   // Starts (or finds) the record for (scope, key). `fingerprint` is the request fingerprint
-  // (webhooks::request_fingerprint); `now` is Unix ms. A record past its expires_at counts as
-  // absent. Throws Error(storage) when the database fails.
+  // (webhooks::request_fingerprint: 64 hex digits, stored as its 32 bytes); `now` is Unix ms. A
+  // record past its expires_at counts as absent. Throws Error(invalid_argument) for a fingerprint
+  // that is not 64 hex digits (nothing is written), Error(storage) when the database fails.
   BeginResult begin(std::string_view scope, std::string_view key, std::string_view fingerprint,
                     UnixMillis now);
   // The same inside the caller's transaction `tx` (on this store's database), which the caller
   // commits: the outcome holds only once it has committed, and a rollback undoes the acquisition.
   // Lets a caller group several records' writes into one transaction. Returns the outcome as
-  // above. Throws Error(storage) when a statement fails and Error(conflict) when a record seen
+  // above. Throws Error(invalid_argument) as above (before any statement), Error(storage) when
+  // a statement fails and Error(conflict) when a record seen
   // by the failed INSERT is gone by the SELECT (a concurrent purge); in both cases the caller
   // must roll `tx` back (let the exception leave Database::transact) and may retry.
   BeginResult begin(db::Transaction& tx, std::string_view scope, std::string_view key,
@@ -111,7 +113,8 @@ class Store {
   // `in_progress` (a live lease) stay true until the holder settles the record or it expires, so
   // a caller may answer from them and send only `acquired` (no record, or an expired one; attempts
   // 1) and `reacquired` (a failed record or a lapsed lease; attempts = the record's + 1) through
-  // begin(). Throws Error(storage).
+  // begin(). Throws Error(invalid_argument) for a fingerprint that is not 64 hex digits,
+  // Error(storage) when the database fails.
   BeginResult peek(std::string_view scope, std::string_view key, std::string_view fingerprint,
                    UnixMillis now);
 
@@ -119,7 +122,8 @@ class Store {
   // the lease was lost (swept or taken over): nothing was written. The second form writes inside
   // the caller's transaction, so the caller's own writes and the record commit together; the
   // caller must abort the transaction (throw) when it returns false. Both throw Error(storage)
-  // when the database fails.
+  // when the database fails. `now` is not stored, here and in fail(): a record keeps no update
+  // time (docs/idempotency.md, record layout).
   bool complete(const Lease& lease, const Response& response, UnixMillis now);
   bool complete(db::Transaction& tx, const Lease& lease, const Response& response, UnixMillis now);
 
