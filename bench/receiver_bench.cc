@@ -301,7 +301,16 @@ std::int64_t count_rows(const std::string& path, const std::string& table) {
 
 }  // namespace
 
-int main() {
+// `bench_receiver [PART...]` runs only the parts named (loop, merchant, library, postgres,
+// in-process); all by default.
+int main(int argc, char** argv) {
+  const auto part = [&](std::string_view name) {
+    if (argc < 2) return true;
+    for (int i = 1; i < argc; ++i) {
+      if (name == argv[i]) return true;
+    }
+    return false;
+  };
   spdlog::set_level(spdlog::level::warn);
   const std::string dir = "/tmp/webhooks-receiver-bench-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
@@ -334,7 +343,7 @@ int main() {
   });
   load(bare.port, make_requests("warm_", kConnections * 20));  // warm-up
   Rounds loop, merchant, library, on_pg;
-  {
+  if (part("loop")) {
     // The same route on webhooks::http::Server (event loop + workers), body limit included.
     progress("http::Server");
     Served<http::Server> same(tuning, [](http::Server& s) {
@@ -351,7 +360,9 @@ int main() {
   const std::string merchant_bin = bin_path("merchant-receiver");
   const std::string merchant_db = dir + "/merchant.db";
   std::string merchant_note;
-  if (merchant_bin.empty()) {
+  if (!part("merchant")) {
+    merchant_note = "not measured (not asked for)";
+  } else if (merchant_bin.empty()) {
     merchant_note = "skipped: build/bin/merchant-receiver not found (build the examples)";
   } else {
     progress("merchant-receiver");
@@ -368,7 +379,7 @@ int main() {
   }
 
   // The library's non-transactional path on SQLite.
-  {
+  if (part("library")) {
     progress("receiver, non-transactional");
     Served<http::Server> ours(tuning, [&](http::Server& s) {
       mount(s, "/webhooks", receiver, [](const Event&) { return Reply{}; });
@@ -380,7 +391,7 @@ int main() {
   // The same on PostgreSQL, durable claims (Config::claims automatic), one round.
   const char* pg_url = std::getenv("WEBHOOKS_BENCH_POSTGRES_URL");
   std::string pg_note;
-  if (pg_url && *pg_url) {
+  if (pg_url && *pg_url && part("postgres")) {
     progress("receiver, non-transactional, PostgreSQL");
     try {
       Config pg = config;
@@ -403,25 +414,30 @@ int main() {
   }
 
   std::printf("\n  webhooks::http::Server, the same route answering 200 at once\n");
-  report("webhooks::http::Server, same route", loop, false);
+  if (!loop.fresh.empty()) report("webhooks::http::Server, same route", loop, false);
   std::printf(
       "\n  merchant-receiver, a process (transactional: effect row + calls row + dedup record in "
       "one grouped commit); %s\n",
       merchant_note.c_str());
   if (!merchant.fresh.empty()) {
     report("merchant-receiver", merchant, true);
+    long events = kConnections * 20;  // warm-up, then each round's keys (sent new or, past the
+                                      // budget, first in the duplicates phase)
+    for (int r = 0; r < kRounds; ++r) {
+      events += std::max(merchant.fresh[r].done, merchant.dup[r].done);
+    }
     std::printf(
-        "    durable: %lld effect rows, %lld dedup records for %ld new events answered 200 "
-        "(and %d warm-up)\n",
+        "    durable: %lld effect rows, %lld dedup records for the %ld events sent (warm-up "
+        "included), %ld answers not 200\n",
         static_cast<long long>(count_rows(merchant_db, "merchant_effects")),
-        static_cast<long long>(count_rows(merchant_db, "idempotency_records")),
-        median_of(merchant.fresh).done - median_of(merchant.fresh).failed, kConnections * 20);
+        static_cast<long long>(count_rows(merchant_db, "idempotency_records")), events,
+        median_of(merchant.fresh).failed + median_of(merchant.dup).failed);
   }
   std::printf(
       "\n  library, non-transactional (Receiver + mount, the handler returns 200), SQLite, %s\n",
       claim_mode.c_str());
-  report("receiver (" + claim_mode + ")", library, true);
-  if (pg_url && *pg_url) {
+  if (!library.fresh.empty()) report("receiver (" + claim_mode + ")", library, true);
+  if (pg_url && *pg_url && part("postgres")) {
     std::printf(
         "\n  the same on PostgreSQL (fsync, synchronous_commit=on), %s; one round, for "
         "information\n",
@@ -433,6 +449,10 @@ int main() {
   }
   std::printf("\n");
 
+  if (!part("in-process")) {
+    std::filesystem::remove_all(dir);
+    return 0;
+  }
   in_process(receiver, "in-process claims,");
   config.claims = Config::Claims::durable;
   config.store = dir + "/dedup-durable.db";
