@@ -14,6 +14,7 @@
 //   5. its resident memory while it ingests and delivers at once, round after round, with glibc's
 //      default malloc arenas beside the daemons' cap (examples::limit_malloc_arenas);
 //      `bench_publisher --memory-under-load` runs this phase alone.
+// `bench_publisher --ingest` runs phase 1 alone (for profiling it, or a quick figure).
 // Phases 1 to 3 run the library in this process, wired as examples/publisherd/main.cc wires it.
 #include <fcntl.h>
 #include <httplib.h>
@@ -561,6 +562,7 @@ int main(int argc, char** argv) {
     std::filesystem::remove_all(dir);
     return 0;
   }
+  const bool ingest_only = argc >= 2 && std::strcmp(argv[1], "--ingest") == 0;  // phase 1 alone
   spdlog::set_level(spdlog::level::warn);
   const std::string dir = "/tmp/webhooks-publisher-bench-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
@@ -586,9 +588,13 @@ int main(int argc, char** argv) {
 
   // Baselines first: the endpoint's ceiling and a bare ingest server.
   const std::vector<HttpRequest> deliveries = delivery_requests(n);
-  run_load(endpoint.port, std::vector<HttpRequest>(deliveries.begin(), deliveries.begin() + 2000),
-           200);  // warm-up
-  const Load ceiling = run_load(endpoint.port, deliveries, 200);
+  Load ceiling;
+  if (!ingest_only) {
+    run_load(endpoint.port,
+             std::vector<HttpRequest>(deliveries.begin(), deliveries.begin() + 2000),
+             200);  // warm-up
+    ceiling = run_load(endpoint.port, deliveries, 200);
+  }
   const std::vector<HttpRequest> requests = ingest_requests("bench-", n);
   Load bare;
   {
@@ -623,28 +629,31 @@ int main(int argc, char** argv) {
     tasks_pending = pub.count("SELECT COUNT(*) FROM publisher_tasks WHERE state = 'pending'");
 
     // 2. Delivery: start the workers and time the drain of every pending task.
-    progress("delivery");
-    const long before = endpoint.received.load();
-    const auto t0 = Steady::now();
-    pub.dispatcher.start();
-    const auto deadline = t0 + std::chrono::seconds(20);
-    while (endpoint.received.load() - before < tasks_pending && Steady::now() < deadline) {
-      std::this_thread::sleep_for(milliseconds(2));
-    }
-    const double seconds = since_ms(t0, Steady::now()) / 1000;
-    pub.dispatcher.stop();  // in-flight batches are recorded before it returns
-    endpoint_received = endpoint.received.load() - before;
-    delivered.done = endpoint_received;
-    delivered.per_second = static_cast<double>(endpoint_received) / seconds;
-    attempts_ok = pub.count("SELECT COUNT(*) FROM publisher_attempts WHERE status = 200");
-    tasks_succeeded = pub.count("SELECT COUNT(*) FROM publisher_tasks WHERE state = 'succeeded'");
-    delivered.failed = tasks_pending - tasks_succeeded;
+    if (!ingest_only) {
+      progress("delivery");
+      const long before = endpoint.received.load();
+      const auto t0 = Steady::now();
+      pub.dispatcher.start();
+      const auto deadline = t0 + std::chrono::seconds(20);
+      while (endpoint.received.load() - before < tasks_pending && Steady::now() < deadline) {
+        std::this_thread::sleep_for(milliseconds(2));
+      }
+      const double seconds = since_ms(t0, Steady::now()) / 1000;
+      pub.dispatcher.stop();  // in-flight batches are recorded before it returns
+      endpoint_received = endpoint.received.load() - before;
+      delivered.done = endpoint_received;
+      delivered.per_second = static_cast<double>(endpoint_received) / seconds;
+      attempts_ok = pub.count("SELECT COUNT(*) FROM publisher_attempts WHERE status = 200");
+      tasks_succeeded =
+          pub.count("SELECT COUNT(*) FROM publisher_tasks WHERE state = 'succeeded'");
+      delivered.failed = tasks_pending - tasks_succeeded;
 
-    // 3. Steady 1,000 events/s with the workers running.
-    progress("latency");
-    pub.dispatcher.start();
-    steady = steady_ingest(pub, endpoint);
-    pub.dispatcher.stop();
+      // 3. Steady 1,000 events/s with the workers running.
+      progress("latency");
+      pub.dispatcher.start();
+      steady = steady_ingest(pub, endpoint);
+      pub.dispatcher.stop();
+    }
   }
 
   std::printf(
@@ -663,6 +672,10 @@ int main(int argc, char** argv) {
               ingest.per_second >= 0.5 * bare.per_second && ingest.failed == 0 ? "met" : "MISSED");
   std::printf("  target: >= 10000 ingests/s  -> %s\n",
               ingest.per_second >= 10000 ? "met" : "MISSED");
+  if (ingest_only) {
+    std::filesystem::remove_all(dir);
+    return 0;
+  }
 
   std::printf(
       "\n2. delivery: dispatcher drains the %lld tasks to an endpoint answering 200 at once\n",

@@ -207,7 +207,9 @@ struct Child {
       const std::string text = slurp(out);
       if (const std::size_t newline = text.find('\n'); newline != std::string::npos) {
         const std::string line = text.substr(0, newline);
-        if (line.rfind("listening on ", 0) == 0) port = std::atoi(line.c_str() + line.rfind(':') + 1);
+        if (line.rfind("listening on ", 0) == 0) {
+          port = std::atoi(line.c_str() + line.rfind(':') + 1);
+        }
         return;
       }
       int status = 0;
