@@ -15,7 +15,7 @@
 //   5. its resident memory while it ingests and delivers at once, round after round, with glibc's
 //      default malloc arenas beside the daemons' cap (examples::limit_malloc_arenas);
 //      `bench_publisher --memory-under-load` runs this phase alone.
-// `bench_publisher --ingest` runs phase 1 alone (for profiling it, or a quick figure).
+// `bench_publisher --ingest` runs phase 1 alone (with its baseline) and prints its lines.
 // Phases 1 to 3 run the library in this process, wired as examples/publisherd/main.cc wires it.
 #include <fcntl.h>
 #include <httplib.h>
@@ -566,6 +566,40 @@ void run_memory_under_load(const std::string& dir, Hook& endpoint) {
   }
 }
 
+// Phase 1's lines: the bare server, the ingest, what is durable, the target.
+// Phase 1's lines from its rounds (bare server, then ingest, on the same keys).
+void print_ingest(const std::vector<Load>& bare_rounds, const std::vector<Load>& ingest_rounds,
+                  std::int64_t events, std::int64_t tasks_pending, std::int64_t warm_tasks) {
+  const Load bare = median_load(bare_rounds), ingest = median_load(ingest_rounds);
+  std::vector<double> ratios;
+  std::string each;
+  for (std::size_t r = 0; r < ingest_rounds.size() && r < bare_rounds.size(); ++r) {
+    ratios.push_back(ingest_rounds[r].per_second / bare_rounds[r].per_second);
+    char text[16];
+    std::snprintf(text, sizeof text, "%s%.2fx", r ? " " : "", ratios.back());
+    each += text;
+  }
+  const double ratio = ratios.empty() ? 0 : bench::median(ratios);
+  std::printf(
+      "\n1. ingest: POST /v1/events + Idempotency-Key, %d keep-alive connections; %d rounds of "
+      "(bare server, publisher) on %d fresh keys each (at most %lld s a load); medians\n",
+      kConnections, kIngestRounds, kConnections * kPerConnection / kIngestRounds,
+      static_cast<long long>(kPhaseBudget.count()));
+  print_load("bare cpp-httplib server answering 202 (baseline)", bare, 0);
+  print_load("publisher ingest (guard + event + 1 task)", ingest, 0);
+  std::printf(
+      "  durable: %lld events and %lld pending tasks committed for %ld answers 202 (and "
+      "%lld warm-up tasks)\n",
+      static_cast<long long>(events), static_cast<long long>(tasks_pending - warm_tasks),
+      ingest.done - ingest.failed, static_cast<long long>(warm_tasks));
+  std::printf("  ingest / bare: %.2fx (median of the %d rounds' ratios: %s)\n", ratio,
+              kIngestRounds, each.c_str());
+  std::printf("  target: >= 0.5x the bare server, every answer 202 (issue 13)  -> %s\n",
+              ratio >= 0.5 && ingest.failed == 0 ? "met" : "MISSED");
+  std::printf("  target: >= 10000 ingests/s  -> %s\n",
+              ingest.per_second >= 10000 ? "met" : "MISSED");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -582,7 +616,7 @@ int main(int argc, char** argv) {
     std::filesystem::remove_all(dir);
     return 0;
   }
-  const bool ingest_only = argc >= 2 && std::strcmp(argv[1], "--ingest") == 0;  // phase 1 alone
+  const bool ingest_only = argc >= 2 && std::strcmp(argv[1], "--ingest") == 0;
   spdlog::set_level(spdlog::level::warn);
   const std::string dir = "/tmp/webhooks-publisher-bench-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
@@ -629,8 +663,6 @@ int main(int argc, char** argv) {
   // 1. Ingest (the dispatcher is not running yet, so the tasks wait for phase 2): kIngestRounds
   // rounds of (bare server, publisher) on the same fresh keys, n in all.
   std::vector<Load> bare_rounds, ingest_rounds;
-  Load bare, ingest;
-  double ingest_ratio = 0;
   Load delivered;
   Steady3 steady;
   std::int64_t warm_tasks = 0, events = 0, tasks_pending = 0, attempts_ok = 0, tasks_succeeded = 0;
@@ -649,75 +681,40 @@ int main(int argc, char** argv) {
     }
     bare_server.stop();
     bare_thread.join();
-    bare = median_load(bare_rounds);
-    ingest = median_load(ingest_rounds);
-    std::vector<double> ratios;
-    for (int r = 0; r < kIngestRounds; ++r) {
-      ratios.push_back(ingest_rounds[r].per_second / bare_rounds[r].per_second);
-    }
-    ingest_ratio = bench::median(ratios);
     events = pub.count("SELECT COUNT(*) FROM publisher_events") - warm_tasks;
     tasks_pending = pub.count("SELECT COUNT(*) FROM publisher_tasks WHERE state = 'pending'");
+    if (ingest_only) {
+      print_ingest(bare_rounds, ingest_rounds, events, tasks_pending, warm_tasks);
+      std::filesystem::remove_all(dir);
+      return 0;
+    }
 
     // 2. Delivery: start the workers and time the drain of every pending task.
-    if (!ingest_only) {
-      progress("delivery");
-      const long before = endpoint.received.load();
-      const auto t0 = Steady::now();
-      pub.dispatcher.start();
-      const auto deadline = t0 + std::chrono::seconds(20);
-      while (endpoint.received.load() - before < tasks_pending && Steady::now() < deadline) {
-        std::this_thread::sleep_for(milliseconds(2));
-      }
-      const double seconds = since_ms(t0, Steady::now()) / 1000;
-      pub.dispatcher.stop();  // in-flight batches are recorded before it returns
-      endpoint_received = endpoint.received.load() - before;
-      delivered.done = endpoint_received;
-      delivered.per_second = static_cast<double>(endpoint_received) / seconds;
-      attempts_ok = pub.count("SELECT COUNT(*) FROM publisher_attempts WHERE status = 200");
-      tasks_succeeded =
-          pub.count("SELECT COUNT(*) FROM publisher_tasks WHERE state = 'succeeded'");
-      delivered.failed = tasks_pending - tasks_succeeded;
-
-      // 3. Steady 1,000 events/s with the workers running.
-      progress("latency");
-      pub.dispatcher.start();
-      steady = steady_ingest(pub, endpoint);
-      pub.dispatcher.stop();
+    progress("delivery");
+    const long before = endpoint.received.load();
+    const auto t0 = Steady::now();
+    pub.dispatcher.start();
+    const auto deadline = t0 + std::chrono::seconds(20);
+    while (endpoint.received.load() - before < tasks_pending && Steady::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(2));
     }
+    const double seconds = since_ms(t0, Steady::now()) / 1000;
+    pub.dispatcher.stop();  // in-flight batches are recorded before it returns
+    endpoint_received = endpoint.received.load() - before;
+    delivered.done = endpoint_received;
+    delivered.per_second = static_cast<double>(endpoint_received) / seconds;
+    attempts_ok = pub.count("SELECT COUNT(*) FROM publisher_attempts WHERE status = 200");
+    tasks_succeeded = pub.count("SELECT COUNT(*) FROM publisher_tasks WHERE state = 'succeeded'");
+    delivered.failed = tasks_pending - tasks_succeeded;
+
+    // 3. Steady 1,000 events/s with the workers running.
+    progress("latency");
+    pub.dispatcher.start();
+    steady = steady_ingest(pub, endpoint);
+    pub.dispatcher.stop();
   }
 
-  std::printf(
-      "\n1. ingest: POST /v1/events + Idempotency-Key, %d keep-alive connections; %d rounds of "
-      "(bare server, publisher) on %d fresh keys each (at most %lld s a load); medians\n",
-      kConnections, kIngestRounds, n / kIngestRounds,
-      static_cast<long long>(kPhaseBudget.count()));
-  print_load("bare cpp-httplib server answering 202 (baseline)", bare, 0);
-  print_load("publisher ingest (guard + event + 1 task)", ingest, 0);
-  std::printf(
-      "  durable: %lld events and %lld pending tasks committed for %ld answers 202 (and "
-      "%lld warm-up tasks)\n",
-      static_cast<long long>(events), static_cast<long long>(tasks_pending - warm_tasks),
-      ingest.done - ingest.failed, static_cast<long long>(warm_tasks));
-  std::printf("  ingest / bare: %.2fx (median of the %d rounds' ratios; %s)\n", ingest_ratio,
-              kIngestRounds, [&] {
-                std::string each;
-                for (int r = 0; r < kIngestRounds; ++r) {
-                  char text[16];
-                  std::snprintf(text, sizeof text, "%s%.2fx", r ? " " : "",
-                                ingest_rounds[r].per_second / bare_rounds[r].per_second);
-                  each += text;
-                }
-                return each;
-              }().c_str());
-  std::printf("  target: >= 0.5x the bare server, every answer 202 (issue 13)  -> %s\n",
-              ingest_ratio >= 0.5 && ingest.failed == 0 ? "met" : "MISSED");
-  std::printf("  target: >= 10000 ingests/s  -> %s\n",
-              ingest.per_second >= 10000 ? "met" : "MISSED");
-  if (ingest_only) {
-    std::filesystem::remove_all(dir);
-    return 0;
-  }
+  print_ingest(bare_rounds, ingest_rounds, events, tasks_pending, warm_tasks);
 
   std::printf(
       "\n2. delivery: dispatcher drains the %lld tasks to an endpoint answering 200 at once\n",

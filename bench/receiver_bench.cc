@@ -263,8 +263,7 @@ std::pair<double, long> drive(Receiver& receiver, const std::vector<Request>& re
         std::size_t i = next++;
         if (i >= (cycle ? 4 * limit : limit)) break;
         i %= limit;
-        Headers headers;
-        for (const auto& [n, v] : requests[i].headers) headers.add(n, v);
+        const Headers headers = Headers::view(requests[i].headers);  // as headers_of(request)
         const Answer a =
             receiver.handle(headers, requests[i].body, [](const Event&) { return Reply{}; });
         if (a.status != 200)

@@ -6,6 +6,7 @@
 #include <libpq-fe.h>
 #include <poll.h>
 
+#include <charconv>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -28,7 +29,8 @@ std::string without_password(const std::string& url) {
 
 struct Connection {
   PGconn* conn = nullptr;
-  std::unordered_map<std::string, std::string> prepared;  // SQL -> statement name
+  // SQL -> statement name, looked up by the caller's std::string_view without a copy.
+  std::unordered_map<std::string, std::string, TextHash, std::equal_to<>> prepared;
   // The server said it closes the connection (a FATAL message), or a statement failed with a
   // connection error: never reused.
   bool broken = false;
@@ -75,27 +77,38 @@ class PgTransaction final : public Transaction {
     if (params.empty() && sql.find(';') != std::string_view::npos) {
       return collect(PQexec(c_.conn, std::string(sql).c_str()), sql);  // a script
     }
-    std::string key(sql);
-    auto it = c_.prepared.find(key);
+    auto it = c_.prepared.find(sql);
     if (it == c_.prepared.end()) {
+      std::string key(sql);
       const std::string name = "s" + std::to_string(c_.prepared.size());
       collect(PQprepare(c_.conn, name.c_str(), key.c_str(), 0, nullptr), sql);
       it = c_.prepared.emplace(std::move(key), name).first;
     }
-    std::vector<std::string> storage(params.size());
+    // Text parameters must end in NUL: every value is copied, one after another, into one
+    // buffer reserved up front (so the pointers into it stay valid): one allocation, not one
+    // string per parameter. NULL is a null pointer.
+    std::size_t bytes = 0;
+    for (const Param& p : params) {
+      const auto* t = std::get_if<std::string_view>(&p);
+      bytes += (t ? t->size() : 20) + 1;  // an int64 in decimal is at most 20 characters
+    }
+    std::string buffer;
+    buffer.reserve(bytes);
     std::vector<const char*> values(params.size());
     std::vector<int> lengths(params.size());
     for (std::size_t i = 0; i < params.size(); ++i) {
+      const std::size_t start = buffer.size();
       if (const auto* v = std::get_if<std::int64_t>(&params[i])) {
-        storage[i] = std::to_string(*v);
-        values[i] = storage[i].c_str();
+        char digits[24];
+        buffer.append(digits, std::to_chars(digits, digits + sizeof digits, *v).ptr);
       } else if (const auto* t = std::get_if<std::string_view>(&params[i])) {
-        storage[i].assign(*t);
-        values[i] = storage[i].c_str();
+        buffer.append(*t);
       } else {
-        values[i] = nullptr;
+        continue;  // NULL: values[i] stays nullptr, lengths[i] 0
       }
-      lengths[i] = static_cast<int>(storage[i].size());
+      values[i] = buffer.data() + start;
+      lengths[i] = static_cast<int>(buffer.size() - start);
+      buffer.push_back('\0');
     }
     return collect(PQexecPrepared(c_.conn, it->second.c_str(), static_cast<int>(params.size()),
                                   values.data(), lengths.data(), nullptr, 0),

@@ -51,7 +51,9 @@ bool blank(const char* text) {
 // user holds its own mutex.
 struct Connection {
   sqlite3* db = nullptr;
-  std::unordered_map<std::string, sqlite3_stmt*> cache;
+  // Looked up by the caller's std::string_view without building a std::string (C++20
+  // heterogeneous lookup): a cached statement costs no allocation per exec.
+  std::unordered_map<std::string, sqlite3_stmt*, TextHash, std::equal_to<>> cache;
 
   // Opens `path` (creating it when `create`), with the busy timeout; throws Error(storage)
   // naming `what` and the path.
@@ -73,7 +75,7 @@ struct Connection {
   }
 
   Rows run(std::string_view sql, std::span<const Param> params) {
-    auto it = cache.find(std::string(sql));
+    auto it = cache.find(sql);
     if (it != cache.end()) return step(it->second, params, sql);
     sqlite3_stmt* stmt = nullptr;
     const char* tail = nullptr;

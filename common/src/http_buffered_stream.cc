@@ -54,6 +54,8 @@ bool BufferedStream::flush() {
     }
   }
   out_.clear();
+  // After a large answer, as Connection::in after a large request.
+  if (out_.capacity() > 256 * 1024) out_.shrink_to_fit();
   return !failed_;
 }
 

@@ -19,6 +19,18 @@
 namespace webhooks::http {
 namespace {
 
+// Header names as std::string once, so a lookup in httplib's header map (keyed by std::string)
+// builds no key per request ("Transfer-Encoding" is past std::string's inline buffer).
+const std::string kContentType = "Content-Type";
+const std::string kContentLength = "Content-Length";
+const std::string kTransferEncoding = "Transfer-Encoding";
+
+// The first value of header `name`, or nullptr; a view into the request, not a copy.
+const std::string* header_value(const httplib::Request& req, const std::string& name) {
+  const auto it = req.headers.find(name);
+  return it == req.headers.end() ? nullptr : &it->second;
+}
+
 // Remembers the listening socket httplib creates, so bind_server can raise its backlog.
 std::shared_ptr<std::atomic<int>> install_socket_options(httplib::Server& server) {
   auto listening = std::make_shared<std::atomic<int>>(-1);
@@ -64,7 +76,7 @@ using HandlerResponse = httplib::Server::HandlerResponse;
 void write_error(httplib::Response& res, int status, std::string_view code,
                  const std::string& message) {
   res.status = status;
-  res.set_content(idempotency::error_body(code, message), "application/json");
+  set_json_body(res, idempotency::error_body(code, message));
 }
 
 std::string_view error_code_for(int status) {
@@ -132,7 +144,8 @@ bool body_is_read(const std::string& method) {
 // A request whose body is still unread on the connection (it has one and was answered before
 // routing read it).
 bool has_unread_body(const httplib::Request& req) {
-  return req.get_header_value("Content-Length").find_first_not_of('0') != std::string::npos;
+  const std::string* length = header_value(req, kContentLength);
+  return length && length->find_first_not_of('0') != std::string::npos;
 }
 
 HandlerResponse guard_body(const httplib::Request& req, httplib::Response& res) {
@@ -143,7 +156,7 @@ HandlerResponse guard_body(const httplib::Request& req, httplib::Response& res) 
       return refuse(req, res, 400, "bad_request", "a header name has whitespace before its ':'");
     }
   }
-  if (req.has_header("Transfer-Encoding")) {
+  if (header_value(req, kTransferEncoding)) {
     return refuse(req, res, 411, "length_required",
                   "send the body with a Content-Length header; Transfer-Encoding (chunked) "
                   "bodies are not accepted");
@@ -253,23 +266,38 @@ bool storable_target(const httplib::Request& req) {
 
 }  // namespace
 
+void set_json_body(httplib::Response& res, std::string body) {
+  static const std::string kJson = "application/json";
+  res.body = std::move(body);
+  res.headers.erase(kContentType);
+  res.set_header(kContentType, kJson);
+}
+
 bool is_json_media_type(std::string_view type) {
   const std::size_t begin = type.find_first_not_of(" \t");
   if (begin == std::string_view::npos) return false;
   type.remove_prefix(begin);
   type = type.substr(0, type.find(';'));
   while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.remove_suffix(1);
-  std::string lower(type);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (lower == "application/json") return true;
-  return lower.starts_with("application/") && lower.ends_with("+json") &&
-         lower.find('/') == lower.rfind('/');
+  // ASCII case-insensitive, without a lower-cased copy (one allocation per request before).
+  const auto same = [](std::string_view text, std::string_view lower) {
+    return text.size() == lower.size() &&
+           std::equal(text.begin(), text.end(), lower.begin(), [](char c, char l) {
+             return (c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c) == l;
+           });
+  };
+  constexpr std::string_view kApplication = "application/", kSuffix = "+json";
+  if (same(type, "application/json")) return true;
+  return type.size() >= kApplication.size() && type.size() >= kSuffix.size() &&
+         same(type.substr(0, kApplication.size()), kApplication) &&
+         same(type.substr(type.size() - kSuffix.size()), kSuffix) &&
+         type.find('/') == type.rfind('/');
 }
 
 bool refuse_unless_json(const httplib::Request& req, httplib::Response& res) {
-  if (!req.has_header("Content-Type")) return false;
-  std::string type = req.get_header_value("Content-Type");
-  if (is_json_media_type(type)) return false;
+  const std::string* value = header_value(req, kContentType);
+  if (!value || is_json_media_type(*value)) return false;
+  std::string type = *value;
   const std::size_t begin = type.find_first_not_of(" \t");
   type = begin == std::string::npos ? std::string() : type.substr(begin);
   if (type.size() > 100) type = type.substr(0, 100) + "...";

@@ -1,35 +1,100 @@
 #include "webhooks/log.h"
 
+#include <spdlog/async.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
+#include <mutex>
 
 namespace webhooks {
+namespace {
+
+// The asynchronous logger's queue, its sink and the logger itself, kept for the exit handler.
+struct AsyncLogging {
+  std::shared_ptr<spdlog::details::thread_pool> pool;
+  std::shared_ptr<spdlog::sinks::sink> sink;
+  std::shared_ptr<spdlog::logger> logger;
+};
+
+AsyncLogging& async_logging() {
+  static AsyncLogging* state = new AsyncLogging();  // never destroyed: used by the exit handler
+  return *state;
+}
+
+// At exit (return from main or std::exit): lines logged from now on are written synchronously
+// by a logger on the same sink, and the queue's thread writes every line queued before it stops.
+// The asynchronous logger itself is kept (not destroyed) for a thread still inside a call to it.
+void finish_logging_at_exit() {
+  AsyncLogging& state = async_logging();
+  if (!state.pool) return;
+  auto direct = std::make_shared<spdlog::logger>("webhooks", state.sink);
+  direct->set_pattern("%v");
+  direct->set_level(state.logger->level());
+  direct->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(direct);
+  state.pool.reset();  // ~thread_pool: writes the queued lines, then joins its thread
+}
+
+// "YYYY-MM-DDTHH:MM:SS" of `seconds` (UTC), formatted again only when the second changes.
+std::string_view utc_second(std::time_t seconds) {
+  thread_local std::time_t cached = -1;
+  thread_local char text[32];
+  thread_local std::size_t length = 0;
+  if (seconds != cached) {
+    std::tm utc{};
+    gmtime_r(&seconds, &utc);
+    length = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
+    cached = seconds;
+  }
+  return {text, length};
+}
+
+}  // namespace
 
 void configure_json_logging(const std::string& level) {
-  auto logger = spdlog::stderr_logger_mt("webhooks");
-  logger->set_pattern("%v");
-  logger->set_level(spdlog::level::from_str(level));
-  logger->flush_on(spdlog::level::info);
-  spdlog::set_default_logger(logger);
+  static std::once_flag at_exit;
+  AsyncLogging& state = async_logging();
+  // The writing thread blocks every signal, so a process-directed one (SIGTERM to a daemon that
+  // waits for it with sigwait) is never delivered to it, whenever the caller blocks its own.
+  state.pool = std::make_shared<spdlog::details::thread_pool>(kLogQueueLines, 1, [] {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  });
+  state.sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  state.logger = std::make_shared<spdlog::async_logger>("webhooks", state.sink, state.pool,
+                                                        spdlog::async_overflow_policy::block);
+  state.logger->set_pattern("%v");
+  state.logger->set_level(spdlog::level::from_str(level));
+  state.logger->flush_on(spdlog::level::info);  // on the queue's thread, after each line
+  spdlog::set_default_logger(state.logger);
+  // After spdlog's registry was made (above), so this runs before the registry is destroyed.
+  std::call_once(at_exit, [] { std::atexit(finish_logging_at_exit); });
 }
 
 void log_event(spdlog::level::level_enum level, nlohmann::json fields) {
   if (!spdlog::should_log(level)) return;
   using namespace std::chrono;
   const auto now = system_clock::now();
-  const std::time_t seconds = system_clock::to_time_t(now);
-  const auto millis = duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
+  const auto millis = duration_cast<milliseconds>(now.time_since_epoch()).count();
+  const std::string_view second = utc_second(static_cast<std::time_t>(millis / 1000));
   char ts[40];
-  const std::size_t n = std::strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &utc);
-  std::snprintf(ts + n, sizeof ts - n, ".%03dZ", static_cast<int>(millis));
-  nlohmann::json line = {{"ts", ts}, {"level", std::string(spdlog::level::to_string_view(level).data(),
-                                                  spdlog::level::to_string_view(level).size())}};
-  line.update(fields);
-  spdlog::log(level, "{}", line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  std::snprintf(ts, sizeof ts, "%.*s.%03dZ", static_cast<int>(second.size()), second.data(),
+                static_cast<int>(millis % 1000));
+  const spdlog::string_view_t name = spdlog::level::to_string_view(level);
+  // The line is `fields` with "ts" and "level" added (a field of the same name wins), keys in
+  // sorted order (nlohmann::json's objects): built in place rather than copied into another
+  // object.
+  fields.emplace("ts", ts);
+  fields.emplace("level", std::string(name.data(), name.size()));
+  const std::string line = fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  spdlog::default_logger_raw()->log(level, spdlog::string_view_t(line.data(), line.size()));
 }
 
 }  // namespace webhooks

@@ -46,12 +46,12 @@ int run(const Flags& flags) {
   webhooks::receiver::limit_request_bodies(server, config.max_body_bytes, nullptr,
                                            webhooks::http::Bodies::json);
   server.Post("/webhooks", [&](const httplib::Request& req, httplib::Response& res) {
-    const auto answer = receiver.handle(
+    auto answer = receiver.handle(
         webhooks::receiver::headers_of(req), req.body,
         [&](const webhooks::receiver::Event& e, webhooks::db::Transaction& tx) {
           return shop.handle(e, tx);
         });
-    webhooks::receiver::write_answer(answer, res);
+    webhooks::receiver::write_answer(std::move(answer), res);
   });
   server.Get("/handled", [&](const httplib::Request&, httplib::Response& res) {
     res.set_content(shop.handled_json(), "application/json");

@@ -17,7 +17,7 @@ namespace webhooks::orders {
 
 using idempotency::error_response;  // `{"error":{"code","message"}}`
 using idempotency::Response;
-using idempotency::write;  // writes a Response into httplib's `res` as application/json
+using idempotency::write;  // a Response into httplib's `res` as application/json, body moved
 
 // An answer with a JSON body; `headers` are stored with it when it is an idempotent answer.
 Response json_response(int status, const nlohmann::json& body);

@@ -4,6 +4,7 @@
 
 #include "storage.h"
 #include "webhooks/error.h"
+#include "webhooks/log.h"
 #include "webhooks/publisher/outbox_relay.h"
 
 namespace webhooks::orders {
@@ -38,44 +39,60 @@ Orders::Orders(db::Database& db, const Clock& clock, UuidV7Generator& ids, Order
       operation_delay_(options.operation_delay),
       break_transaction_(options.break_transaction_once) {}
 
-Response Orders::create(idempotency::Attempt& attempt, const std::string& merchant_id,
-                        std::string_view body) {
+OrderDraft Orders::draft(const std::string& merchant_id, std::string_view body) {
+  OrderDraft draft;
   Response invalid;
   const auto input = parse_object(body, invalid);
-  if (!input) return invalid;
+  if (!input) {
+    draft.refused = std::move(invalid);
+    return draft;
+  }
   std::string error;
   const auto amount = read_amount(*input, error);
-  if (!amount) return error_response(422, "validation_failed", error);
-  const auto currency = read_currency(*input, error);
-  if (!currency) return error_response(422, "validation_failed", error);
-  const auto reference = read_text(*input, "reference", error);
-  if (!reference) return error_response(422, "validation_failed", error);
+  std::optional<std::string> currency, reference;
+  if (amount) currency = read_currency(*input, error);
+  if (currency) reference = read_text(*input, "reference", error);
+  if (!reference) {
+    draft.refused = error_response(422, "validation_failed", error);
+    return draft;
+  }
+  draft.id = ids_.next();
+  draft.merchant_id = merchant_id;
+  draft.amount = *amount;
+  draft.currency = std::move(*currency);
+  draft.reference = std::move(*reference);
+  draft.created_at = clock_.now_ms();
+  draft.json = nlohmann::json{{"id", draft.id},
+                              {"merchant_id", draft.merchant_id},
+                              {"amount", draft.amount},
+                              {"currency", draft.currency},
+                              {"reference", draft.reference},
+                              {"status", "created"},
+                              {"created_at", rfc3339(draft.created_at)}}
+                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return draft;
+}
 
-  if (operation_delay_.count() > 0) std::this_thread::sleep_for(operation_delay_);
-  const std::string id = ids_.next();
-  const UnixMillis now = clock_.now_ms();
-  const nlohmann::json order = {{"id", id},
-                                {"merchant_id", merchant_id},
-                                {"amount", *amount},
-                                {"currency", *currency},
-                                {"reference", *reference},
-                                {"status", "created"},
-                                {"created_at", rfc3339(now)}};
-  const std::string& key = attempt.lease().key;
-  return attempt.commit([&](db::Transaction& tx) {
-    tx.exec(kInsert, {id, merchant_id, *amount, *currency, *reference,
-                      key.empty() ? db::Param(nullptr) : db::Param(std::string_view(key)), now});
-    publisher::enqueue_outbox_event(tx, ids_, merchant_id, "order.created", order.dump(), now);
-    if (break_transaction_.exchange(false)) {
-      if (tx.engine() == db::Engine::postgres) {
-        tx.exec("SELECT pg_terminate_backend(pg_backend_pid())");
-      }
-      throw Error(ErrorCode::storage, "test hook: the transaction was broken on purpose");
+Response Orders::create(db::Transaction& tx, std::string_view key, const OrderDraft& draft) {
+  if (draft.refused) return *draft.refused;
+  if (operation_delay_.count() > 0) {  // test hook: inside the transaction, its record begun
+    log_event(spdlog::level::info, {{"event", "operation_delay"},
+                                    {"key", key},
+                                    {"ms", operation_delay_.count()}});
+    std::this_thread::sleep_for(operation_delay_);
+  }
+  tx.exec(kInsert, {draft.id, draft.merchant_id, draft.amount, draft.currency, draft.reference,
+                    key.empty() ? db::Param(nullptr) : db::Param(key), draft.created_at});
+  publisher::enqueue_outbox_event(tx, ids_, draft.merchant_id, "order.created", draft.json,
+                                  draft.created_at);
+  if (break_transaction_.exchange(false)) {
+    if (tx.engine() == db::Engine::postgres) {
+      tx.exec("SELECT pg_terminate_backend(pg_backend_pid())");
     }
-    Response created = json_response(201, order);
-    created.headers.emplace_back("Location", "/orders/" + id);
-    return created;
-  });
+    throw Error(ErrorCode::storage, "test hook: the transaction was broken on purpose");
+  }
+  Response created{201, {{"Location", "/orders/" + draft.id}}, draft.json};
+  return created;
 }
 
 Response Orders::get(const std::string& merchant_id, const std::string& id) {
@@ -84,8 +101,8 @@ Response Orders::get(const std::string& merchant_id, const std::string& id) {
   return json_response(200, order_json(rows));
 }
 
-Response Orders::update(const std::string& merchant_id, const std::string& id,
-                        std::string_view body) {
+Response Orders::update(db::Transaction& tx, const std::string& merchant_id,
+                        const std::string& id, std::string_view body) {
   Response invalid;
   const auto input = parse_object(body, invalid);
   if (!input) return invalid;
@@ -95,28 +112,20 @@ Response Orders::update(const std::string& merchant_id, const std::string& id,
     return error_response(422, "validation_failed", "status must be \"captured\" or \"cancelled\"");
   }
   const std::string target = status->get<std::string>();
-  Response answer;
-  db_.transact([&](db::Transaction& tx) {
-    const UnixMillis now = clock_.now_ms();
-    const bool moved = tx.exec(kTransition, {target, now, id, merchant_id}).affected() == 1;
-    const db::Rows rows = tx.exec(kSelect, {id, merchant_id});
-    if (rows.empty()) {
-      answer = error_response(404, "not_found", "no such order");
-      return;
-    }
-    const nlohmann::json order = order_json(rows);
-    if (moved) {
-      publisher::enqueue_outbox_event(tx, ids_, merchant_id, "order." + target, order.dump(), now);
-    }
-    if (order["status"] != target) {
-      answer = error_response(
-          409, "invalid_transition",
-          "the order is " + order["status"].get<std::string>() + " and cannot become " + target);
-      return;
-    }
-    answer = json_response(200, order);
-  });
-  return answer;
+  const UnixMillis now = clock_.now_ms();
+  const bool moved = tx.exec(kTransition, {target, now, id, merchant_id}).affected() == 1;
+  const db::Rows rows = tx.exec(kSelect, {id, merchant_id});
+  if (rows.empty()) return error_response(404, "not_found", "no such order");
+  const nlohmann::json order = order_json(rows);
+  if (moved) {
+    publisher::enqueue_outbox_event(tx, ids_, merchant_id, "order." + target, order.dump(), now);
+  }
+  if (order["status"] != target) {
+    return error_response(
+        409, "invalid_transition",
+        "the order is " + order["status"].get<std::string>() + " and cannot become " + target);
+  }
+  return json_response(200, order);
 }
 
 }  // namespace webhooks::orders

@@ -25,8 +25,9 @@ namespace {
 
 using namespace std::chrono;
 
-std::map<std::string, std::string> parse_api_keys(const std::vector<std::string>& specs) {
-  std::map<std::string, std::string> keys;
+std::map<std::string, std::string, std::less<>> parse_api_keys(
+    const std::vector<std::string>& specs) {
+  std::map<std::string, std::string, std::less<>> keys;
   for (const std::string& spec : specs) {
     const std::size_t colon = spec.find(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size()) {
@@ -65,20 +66,38 @@ class Api {
                  {milliseconds(config.operation_delay_ms), config.crash_after_partner_commit}) {}
 
   void routes(http::Server& server) {
+    // Record, order and outbox row in one transaction, grouped with concurrent requests'.
     server.Post("/orders", [this](const httplib::Request& req, httplib::Response& res) {
-      guarded(req, res, [&](idempotency::Attempt& a, const std::string& merchant) {
-        return orders_.create(a, merchant, req.body);
-      });
+      const auto merchant = authenticate(req, res);
+      if (!merchant) return;
+      const OrderDraft draft = orders_.draft(*merchant, req.body);  // no database access
+      guard_.handle_in_transaction(
+          req, res, *merchant, [&](db::Transaction& tx, const idempotency::BeginResult& begun) {
+            return orders_.create(tx, begun.lease.key, draft);
+          });
     });
     server.Get(R"(/orders/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
       if (const auto merchant = authenticate(req, res)) {
         write(orders_.get(*merchant, req.matches[1]), res);
       }
     });
+    // Idempotent by nature, so the key is optional: with one, its record commits in the same
+    // transaction as the order and outbox row; without, that transaction alone (also grouped).
     server.Put(R"(/orders/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-      if (const auto merchant = authenticate(req, res)) {
-        write(orders_.update(*merchant, req.matches[1], req.body), res);
+      const auto merchant = authenticate(req, res);
+      if (!merchant) return;
+      const std::string id = req.matches[1];
+      if (req.has_header("Idempotency-Key")) {
+        guard_.handle_in_transaction(
+            req, res, *merchant, [&](db::Transaction& tx, const idempotency::BeginResult&) {
+              return orders_.update(tx, *merchant, id, req.body);
+            });
+        return;
       }
+      Response answer;
+      guard_.group().run(
+          [&](db::Transaction& tx) { answer = orders_.update(tx, *merchant, id, req.body); });
+      write(answer, res);
     });
     server.Post("/payouts", [this](const httplib::Request& req, httplib::Response& res) {
       guarded(req, res, [&](idempotency::Attempt& a, const std::string& merchant) {
@@ -112,7 +131,9 @@ class Api {
             idempotency::write(idempotency::storage_unavailable(), res);
             return;
           }
-          examples::json_error(res, 500, "internal_error", "the request failed; retry later");
+          idempotency::write(
+              idempotency::error_response(500, "internal_error", "the request failed; retry later"),
+              res);
         });
   }
 
@@ -135,7 +156,7 @@ class Api {
                   [&](idempotency::Attempt& attempt) { return op(attempt, *merchant); });
   }
 
-  std::map<std::string, std::string> keys_;
+  std::map<std::string, std::string, std::less<>> keys_;  // found by a string_view: no copy
   std::shared_ptr<db::Database> db_;
   idempotency::Store store_;
   idempotency::LeaseKeeper keeper_;

@@ -114,9 +114,9 @@ bool drop_connection(const httplib::Request& req) {
   return fd >= 0 && ::shutdown(fd, SHUT_RDWR) == 0;
 }
 
-void json_answer(httplib::Response& res, int status, const std::string& body) {
+void json_answer(httplib::Response& res, int status, std::string body) {
   res.status = status;
-  res.set_content(body, "application/json");
+  http::set_json_body(res, std::move(body));
 }
 
 void json_error(httplib::Response& res, int status, std::string_view code,
@@ -124,8 +124,11 @@ void json_error(httplib::Response& res, int status, std::string_view code,
   json_answer(res, status, idempotency::error_body(code, message));
 }
 
-std::string bearer_token(const httplib::Request& req) {
-  const std::string value = req.get_header_value("Authorization");
+std::string_view bearer_token(const httplib::Request& req) {
+  static const std::string kAuthorization = "Authorization";
+  const auto header = req.headers.find(kAuthorization);
+  if (header == req.headers.end()) return {};
+  const std::string_view value = header->second;
   constexpr std::string_view kScheme = "bearer ";
   if (value.size() <= kScheme.size()) return {};
   for (std::size_t i = 0; i < kScheme.size(); ++i) {

@@ -11,15 +11,19 @@
 namespace webhooks::publisher {
 namespace {
 
-std::string bearer(const httplib::Request& req) {
-  const std::string value = req.get_header_value("Authorization");
+// The token of `Authorization: Bearer TOKEN`, or "": a view into the request's header.
+std::string_view bearer(const httplib::Request& req) {
+  static const std::string kAuthorization = "Authorization";
+  const auto header = req.headers.find(kAuthorization);
+  if (header == req.headers.end()) return {};
+  const std::string_view value = header->second;
   constexpr std::string_view kPrefix = "Bearer ";
-  if (value.size() <= kPrefix.size() || value.compare(0, kPrefix.size(), kPrefix) != 0) return {};
+  if (value.size() <= kPrefix.size() || !value.starts_with(kPrefix)) return {};
   return value.substr(kPrefix.size());
 }
 
 // Constant-time comparison, so the token cannot be guessed byte by byte from timings.
-bool same_token(const std::string& a, const std::string& b) {
+bool same_token(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   unsigned char diff = 0;
   for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);

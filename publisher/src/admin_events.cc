@@ -2,6 +2,7 @@
 #include <httplib.h>
 
 #include "admin_json.h"
+#include "webhooks/http_server.h"
 #include "webhooks/log.h"
 #include "webhooks/publisher/admin_api.h"
 #include "webhooks/rfc3339.h"
@@ -23,11 +24,10 @@ std::optional<std::string_view> header(const httplib::Request& req, const char* 
 
 void AdminApi::mount_events(http::Server& server) {
   server.Post("/v1/events", [this](const httplib::Request& req, httplib::Response& res) {
-    const idempotency::Response out =
-        ingest_.handle(guard_, header(req, "Idempotency-Key"), req.body);
+    idempotency::Response out = ingest_.handle(guard_, header(req, "Idempotency-Key"), req.body);
     res.status = out.status;
     for (const auto& [name, value] : out.headers) res.set_header(name, value);
-    res.set_content(out.body, "application/json");
+    http::set_json_body(res, std::move(out.body));
   });
 
   server.Get("/v1/events", [this](const httplib::Request& req, httplib::Response& res) {

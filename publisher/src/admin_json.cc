@@ -1,6 +1,7 @@
 #include "admin_json.h"
 
 #include "webhooks/error.h"
+#include "webhooks/http_server.h"
 #include "webhooks/idempotency/guard.h"
 #include "webhooks/json_parse.h"
 #include "webhooks/random.h"
@@ -106,12 +107,12 @@ void answer(httplib::Response& res, int status, const nlohmann::json& body, cons
   res.status = status;
   std::string text = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (raw) text = raw->splice(text);
-  res.set_content(text, "application/json");
+  http::set_json_body(res, std::move(text));
 }
 
 void fail(httplib::Response& res, int status, std::string_view code, std::string_view message) {
   res.status = status;
-  res.set_content(idempotency::error_body(code, message), "application/json");
+  http::set_json_body(res, idempotency::error_body(code, message));
 }
 
 std::optional<std::int64_t> parse_decimal(std::string_view text, std::int64_t min,

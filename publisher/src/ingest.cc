@@ -41,13 +41,14 @@ std::optional<EventInput> parse_event_input(std::string_view body, std::string& 
   const auto merchant = doc.find("merchant_id");
   // A NUL ("\u0000") would be cut off by PostgreSQL's text parameters: "m1\u0000x" was stored,
   // and delivered, as merchant m1's event.
-  if (merchant == doc.end() || !merchant->is_string() || merchant->get<std::string>().empty() ||
-      merchant->get<std::string>().find('\0') != std::string::npos) {
+  if (merchant == doc.end() || !merchant->is_string() ||
+      merchant->get_ref<const std::string&>().empty() ||
+      merchant->get_ref<const std::string&>().find('\0') != std::string::npos) {
     message = "merchant_id must be a non-empty string without NUL characters";
     return std::nullopt;
   }
   const auto type = doc.find("type");
-  if (type == doc.end() || !type->is_string() || !valid_type(type->get<std::string>())) {
+  if (type == doc.end() || !type->is_string() || !valid_type(type->get_ref<const std::string&>())) {
     message = "type must be 1 to 255 printable ASCII characters without spaces";
     return std::nullopt;
   }
@@ -60,7 +61,9 @@ std::optional<EventInput> parse_event_input(std::string_view body, std::string& 
   // The data as received: compact, number tokens byte for byte (a tree would round
   // 36893488147419103233 to a double). The body parsed above, so this cannot throw.
   std::optional<std::string> data_text = compact_json_member(body, "data");
-  return EventInput{merchant->get<std::string>(), type->get<std::string>(),
+  // The strings are moved out of the tree (read above without copies), not copied.
+  return EventInput{std::move(merchant->get_ref<std::string&>()),
+                    std::move(type->get_ref<std::string&>()),
                     data_text ? std::move(*data_text) : std::string("{}")};
 }
 

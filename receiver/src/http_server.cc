@@ -11,20 +11,20 @@ void mount_any(http::Server& server, const std::string& route, Receiver& receive
   server.Post(route, [&receiver, handler = std::move(handler)](const httplib::Request& req,
                                                                httplib::Response& res) {
     if (http::refuse_unless_json(req, res)) return;
-    write_answer(receiver.handle(headers_of(req), req.body, handler), res);
+    write_answer(receiver.handle(headers_of(req), req.body, handler), res);  // moved, not copied
   });
 }
 
 }  // namespace
 
-Headers headers_of(const httplib::Request& request) {
-  Headers headers;
-  for (const auto& [name, value] : request.headers) headers.add(name, value);
-  return headers;
-}
+Headers headers_of(const httplib::Request& request) { return Headers::view(request.headers); }
 
 void write_answer(const Answer& answer, httplib::Response& response) {
   idempotency::write(answer, response);
+}
+
+void write_answer(Answer&& answer, httplib::Response& response) {
+  idempotency::write(std::move(answer), response);
 }
 
 void mount(http::Server& server, const std::string& route, Receiver& receiver, Handler handler) {

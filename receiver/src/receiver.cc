@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <map>
 #include <mutex>
@@ -30,13 +31,6 @@ namespace {
 using idempotency::BeginOutcome;
 using idempotency::BeginResult;
 using idempotency::kEventVocabulary;
-
-bool same_name(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 Answer error_answer(int status, std::string_view code, std::string_view message) {
   return idempotency::error_response(status, code, message);
@@ -77,7 +71,7 @@ struct FileLock {
   throw Error(ErrorCode::invalid_argument,
               "another process's receiver uses " + path +
                   " alone (in-process claims); give every receiver sharing a SQLite file "
-                  "Config::claims = durable (merchant-receiver: --durable-claims)");
+                  "Config::claims = durable");
 }
 
 // The process's lock on `path`: exclusive when no other process holds a lock, else shared when
@@ -115,24 +109,54 @@ std::shared_ptr<FileLock> lock_file_shared(const std::string& path) {
 
 }  // namespace
 
-std::optional<std::string_view> Headers::get(std::string_view name) const {
-  for (const auto& [n, v] : entries_) {
-    if (same_name(n, name)) return std::string_view(v);
+bool Headers::same_name(std::string_view a, std::string_view b) {
+  // ASCII case folding: header names are ASCII (RFC 9110), and no locale is consulted per byte.
+  constexpr auto lower = [](char c) {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;
+  };
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
+                                            [&](char x, char y) { return lower(x) == lower(y); });
+}
+
+template <typename F>
+void Headers::each_value(std::string_view name, F&& f) const {
+  struct Context {
+    F& f;
+    bool stopped = false;
+  } context{f};
+  if (visit_) {
+    visit_(viewed_, name, &context, [](void* c, std::string_view value) {
+      auto& ctx = *static_cast<Context*>(c);
+      ctx.stopped = !ctx.f(value);
+      return !ctx.stopped;
+    });
+    if (context.stopped) return;
   }
-  return std::nullopt;
+  for (const auto& [n, v] : entries_) {
+    if (same_name(n, name) && !f(std::string_view(v))) return;
+  }
+}
+
+std::optional<std::string_view> Headers::get(std::string_view name) const {
+  std::optional<std::string_view> first;
+  each_value(name, [&](std::string_view value) {
+    first = value;
+    return false;
+  });
+  return first;
 }
 
 std::optional<std::string> Headers::joined(std::string_view name) const {
   std::optional<std::string> out;
-  for (const auto& [n, v] : entries_) {
-    if (!same_name(n, name)) continue;
+  each_value(name, [&](std::string_view value) {
     if (out) {
       out->push_back(' ');
-      out->append(v);
+      out->append(value);
     } else {
-      out = v;
+      out.emplace(value);
     }
-  }
+    return true;
+  });
   return out;
 }
 
@@ -148,12 +172,24 @@ struct Receiver::Impl {
     if (config.consumer.empty()) {
       throw Error(ErrorCode::invalid_argument, "the receiver's consumer name must not be empty");
     }
-    durable = resolve_claims();
     if (config.maintenance_interval.count() > 0) {
       maintenance =
           std::make_unique<idempotency::Maintenance>(store, clock, config.maintenance_interval);
     }
   }
+  // Resolves Config::claims at the first non-transactional delivery (a transactional receiver
+  // never locks the file); while that throws (another process holds the file alone), each call
+  // tries again, so the receiver works once that process has stopped.
+  bool durable_claims() {
+    if (claims_resolved.load(std::memory_order_acquire)) return durable;
+    std::lock_guard lock(claims_mutex);
+    if (!claims_resolved.load(std::memory_order_relaxed)) {
+      durable = resolve_claims();
+      claims_resolved.store(true, std::memory_order_release);
+    }
+    return durable;
+  }
+
   // Sets `file` and `claims`; true for durable claims.
   bool resolve_claims() {
     using Claims = Config::Claims;
@@ -168,7 +204,7 @@ struct Receiver::Impl {
     }
     file = lock_file(path);
     if (!file->exclusive) return true;
-    claims = &file->claims;
+    claims.store(&file->claims);
     return false;
   }
 
@@ -199,10 +235,13 @@ struct Receiver::Impl {
   idempotency::Store store;
   idempotency::GroupCommit group;
   idempotency::InProcessClaims own_claims;
-  idempotency::InProcessClaims* claims = &own_claims;  // or the file lock's, shared in-process
+  // Ours, or the file lock's (shared by this process's Receivers of the file) once resolved.
+  std::atomic<idempotency::InProcessClaims*> claims{&own_claims};
   std::shared_ptr<FileLock> file;
   idempotency::LeaseKeeper keeper;
   std::unique_ptr<idempotency::Maintenance> maintenance;
+  std::mutex claims_mutex;
+  std::atomic<bool> claims_resolved{false};
   bool durable = true;
 };
 
@@ -278,7 +317,7 @@ std::optional<Answer> Receiver::Impl::admit(
   } else {
     event.type = headers.get(kHeaderEventType).value_or("");
   }
-  claim = claims->try_claim(config.consumer, event.id);
+  claim = claims.load()->try_claim(config.consumer, event.id);
   if (!claim) {  // a delivery of this event is being handled by this process right now
     log(event, "event_in_progress", 409);
     return idempotency::in_use(kEventVocabulary, kEventVocabulary.in_use_message);
@@ -450,15 +489,17 @@ Answer Receiver::handle(const Headers& headers, std::string_view raw_body, const
   std::optional<idempotency::InProcessClaims::Claim> claim;
   BeginResult seen;
   std::string fingerprint;
+  bool durable = true;
   try {
+    durable = impl.durable_claims();  // before admit: it picks the claim set admit uses
     if (auto answer = impl.admit(headers, raw_body, payload, event, claim, seen, fingerprint)) {
       return std::move(*answer);
     }
   } catch (const std::exception& e) {
-    return store_failed(e);
+    return store_failed(e);  // the store failed, or another process holds the file alone
   }
-  return impl.durable ? impl.run_durable(event, fingerprint, handler)
-                      : impl.run_in_process(event, fingerprint, handler);
+  return durable ? impl.run_durable(event, fingerprint, handler)
+                 : impl.run_in_process(event, fingerprint, handler);
 }
 
 Answer Receiver::handle(const Headers& headers, std::string_view raw_body,
@@ -516,6 +557,6 @@ db::Database& Receiver::database() { return *impl_->db; }
 std::shared_ptr<db::Database> Receiver::shared_database() const { return impl_->db; }
 idempotency::Store& Receiver::store() { return impl_->store; }
 const Config& Receiver::config() const { return impl_->config; }
-bool Receiver::durable_claims() const { return impl_->durable; }
+bool Receiver::durable_claims() { return impl_->durable_claims(); }
 
 }  // namespace webhooks::receiver

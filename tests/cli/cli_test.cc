@@ -174,6 +174,34 @@ TEST_CASE("send to listen, then replay the capture: one new event, one duplicate
   CHECK(cli("send --url http://127.0.0.1:1/x --secret " + kSecret + " --type t --data '{}'").code == 1);
 }
 
+TEST_CASE("two listeners on one SQLite file: the second waits (503) until the first has stopped") {
+  // `listen` runs the receiver's non-transactional mode with in-process claims, which are safe
+  // only while one process uses the file: the first takes it alone (flock), the second is refused.
+  const std::string dir = test::temp_dir("cli-two-listeners");
+  const std::vector<std::string> args = {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret,
+                                         "--db", dir + "/shared.db"};
+  auto first = std::make_unique<test::Process>("webhooks", args, dir);
+  const std::string first_url =
+      "http://127.0.0.1:" + std::to_string(first->wait_listening()) + "/webhooks";
+  const std::string send = " --secret " + kSecret + " --type order.created --data '{}'";
+  Run run = cli("send --url " + first_url + send);
+  CHECK(run.code == 0);
+  CHECK(run.out.find("status: 200\n") != std::string::npos);
+
+  test::Process second("webhooks", args, dir);
+  const std::string second_url =
+      "http://127.0.0.1:" + std::to_string(second.wait_listening()) + "/webhooks";
+  run = cli("send --url " + second_url + send);
+  CHECK(run.code == 1);
+  CHECK(run.out.find("status: 503\n") != std::string::npos);
+  CHECK(run.out.find("storage_unavailable") != std::string::npos);
+
+  first.reset();  // SIGTERM, waited for: its lock is released
+  run = cli("send --url " + second_url + send);
+  CHECK(run.code == 0);
+  CHECK(run.out.find("status: 200\n") != std::string::npos);
+}
+
 TEST_CASE("a malformed capture line is FILE:LINE: what is wrong, exit 2, nothing sent") {
   const std::string dir = test::temp_dir("cli-capture");
   const std::string good =

@@ -364,3 +364,19 @@ TEST_CASE("stop_server lets a running handler answer, refuses new requests, ends
   ::close(quiet);
   ::close(busy);
 }
+
+TEST_CASE("is_json_media_type: application/json and application/*+json, any case, any parameters") {
+  using webhooks::http::is_json_media_type;
+  for (const char* yes :
+       {"application/json", " APPLICATION/JSON ", "Application/Json; charset=utf-8",
+        "application/merge-patch+json", "application/vnd.api+JSON;v=1", "\tapplication/+json"}) {
+    INFO(yes);
+    CHECK(is_json_media_type(yes));
+  }
+  for (const char* no :
+       {"", " ", "text/plain", "application/jsonx", "application/xjson", "text/x+json",
+        "application/a/b+json", "application/json+x", "application/", "+json", "application/jso"}) {
+    INFO(no);
+    CHECK_FALSE(is_json_media_type(no));
+  }
+}

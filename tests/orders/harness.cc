@@ -107,8 +107,9 @@ Answer Stack::get(const std::string& path, const std::string& token) {
   return to_answer(result);
 }
 
-Answer Stack::put(const std::string& path, const std::string& body, const std::string& token) {
-  const auto result = client(api_port)->Put(path.c_str(), auth_headers(token, std::nullopt), body,
+Answer Stack::put(const std::string& path, const std::string& body, const std::string& token,
+                  std::optional<std::string> key) {
+  const auto result = client(api_port)->Put(path.c_str(), auth_headers(token, key), body,
                                             "application/json");
   if (!result) FAIL("PUT " << path << ": " << httplib::to_string(result.error()));
   return to_answer(result);

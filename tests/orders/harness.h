@@ -48,7 +48,9 @@ class Stack {
   std::optional<Answer> try_post(const std::string& path, std::optional<std::string> key,
                                  const std::string& body, const std::string& token = "key-m1");
   Answer get(const std::string& path, const std::string& token = "key-m1");
-  Answer put(const std::string& path, const std::string& body, const std::string& token = "key-m1");
+  // PUT with `Authorization: Bearer token` and, when given, `Idempotency-Key: key`.
+  Answer put(const std::string& path, const std::string& body, const std::string& token = "key-m1",
+             std::optional<std::string> key = std::nullopt);
   // The partner's GET /transfers, as its "transfers" array.
   nlohmann::json transfers();
   // `orders-api reconcile` against this stack's databases.

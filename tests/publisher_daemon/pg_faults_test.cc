@@ -222,7 +222,10 @@ TEST_CASE(
     return true;
   };
   REQUIRE(eventually(settled));
-  CHECK(daemon.err().find(R"("event":"record_stored")") != std::string::npos);
+  // Logged after the commit that settled the tasks, by the logger's own thread (asynchronous).
+  CHECK(eventually([&] {
+    return daemon.err().find(R"("event":"record_stored")") != std::string::npos;
+  }));
   CHECK(client.http.Get("/healthz")->status == 200);
 
   // Each event was delivered exactly once, and that attempt is on record.

@@ -1,7 +1,10 @@
 // The receiver's answer table (DESIGN.md, "The receiver") row by row, the Standard Webhooks
 // vectors through the receiver, signatures, secrets and timestamps; on the engine named by
 // WEBHOOKS_TEST_ENGINE, with a fake clock.
+#include <httplib.h>
+
 #include <fstream>
+#include <vector>
 
 #include "receiver_support.h"
 #include "webhooks/ed25519.h"
@@ -140,6 +143,39 @@ TEST_CASE("header names are case-insensitive; repeated signature lines are one l
                       {"webhook-signature", sign(kSecret, "e2", kNow, body2)}};
   CHECK(f.post(split, body2).status == 200);
   CHECK(f.calls == 2);
+}
+
+TEST_CASE("Headers::view reads a container in place: case-insensitive, repeats joined in order") {
+  // httplib::Request::headers (what headers_of views: a multimap ordered by case-folded name,
+  // repeats in arrival order), and below a plain vector.
+  httplib::Headers received{{"Webhook-Signature", "v1,a"},
+                            {"webhook-id", "e1"},
+                            {"WEBHOOK-SIGNATURE", "v1,b"}};
+  Headers view = Headers::view(received);
+  CHECK(view.get("webhook-id") == std::optional<std::string_view>("e1"));
+  CHECK(view.get("Webhook-Signature") == std::optional<std::string_view>("v1,a"));
+  CHECK(view.joined("webhook-signature") == std::optional<std::string>("v1,a v1,b"));
+  CHECK(view.get("webhook-timestamp") == std::nullopt);
+  CHECK(view.joined("webhook-timestamp") == std::nullopt);
+  // Not a copy: a value changed in the container is seen, and get() points into it.
+  received.find("webhook-id")->second = "e2";
+  CHECK(view.get("webhook-id") == std::optional<std::string_view>("e2"));
+  CHECK(view.get("webhook-id")->data() == received.find("webhook-id")->second.data());
+  // Entries added to a view come after the viewed ones.
+  view.add("webhook-signature", "v1,c");
+  view.add("webhook-timestamp", "1700000000");
+  CHECK(view.joined("webhook-signature") == std::optional<std::string>("v1,a v1,b v1,c"));
+  CHECK(view.get("webhook-timestamp") == std::optional<std::string_view>("1700000000"));
+
+  Fixture f;
+  const std::string body = event_body("e3");
+  const std::vector<std::pair<std::string, std::string>> lines{
+      {"Webhook-Id", "e3"},
+      {"Webhook-Timestamp", std::to_string(kNow)},
+      {"webhook-signature", sign(kOtherSecret, "e3", kNow, body)},
+      {"Webhook-Signature", sign(kSecret, "e3", kNow, body)}};
+  CHECK(f.post(Headers::view(lines), body).status == 200);
+  CHECK(f.calls == 1);
 }
 
 TEST_CASE("step 3: signatures that match nothing are 401 signature_invalid") {

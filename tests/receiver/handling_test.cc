@@ -291,10 +291,8 @@ TEST_CASE("transactional mode: 24 concurrent new events, one handler fails: only
 
 TEST_CASE("transactional mode: a duplicate from another process waits for the first, bounded") {
   // The other "process" is a second Receiver on the same database, with claims of its own.
-  // On one SQLite file, two receivers take the shared (durable) lock: Claims::durable in both.
   Fixture f;
   Config config = test_config(f.clock);
-  config.claims = Claims::durable;
   config.lock_timeout = std::chrono::milliseconds(200);
   if (test::engine() == db::Engine::sqlite) {
     // SQLite: the second writer waits for the first's BEGIN IMMEDIATE lock; bounded by the

@@ -182,6 +182,11 @@ void limit_request_bodies(httplib::Server& server, std::size_t limit,
                           httplib::Server::HandlerWithResponse then = nullptr,
                           Bodies bodies = Bodies::any);
 
+// Sets `body` as the answer's body with Content-Type: application/json (replacing one set
+// before), as Response::set_content(body, "application/json") does, but moving the body in
+// instead of copying it and building no string for the header per answer.
+void set_json_body(httplib::Response& res, std::string body);
+
 // Whether a Content-Type value names JSON: application/json or application/<anything>+json, in
 // any letter case, with any parameters (charset=utf-8), with or without surrounding whitespace.
 bool is_json_media_type(std::string_view content_type);

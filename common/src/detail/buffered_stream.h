@@ -13,13 +13,16 @@
 namespace webhooks::http::detail {
 
 // Reads come from the connection's buffer (Connection::in) and never block (past its end: end of
-// stream, which ends the connection after the answer); writes are collected and sent when the
-// answer is complete (flush) or 64 KiB are pending, waiting for the socket up to `deadline`. A
-// "100 Continue" httplib writes is dropped when the loop sent it already (Connection::continue_sent).
+// stream, which ends the connection after the answer); writes are collected (in Connection::out)
+// and sent when the answer is complete (flush) or 64 KiB are pending, waiting for the socket up to
+// `deadline`. A "100 Continue" httplib writes is dropped when the loop sent it already
+// (Connection::continue_sent).
 class BufferedStream final : public httplib::Stream, public ServedConnection {
  public:
   BufferedStream(Connection& c, LoopClock::time_point deadline)
-      : c_(c), deadline_(deadline), swallow_continue_(c.continue_sent) {}
+      : c_(c), out_(c.out), deadline_(deadline), swallow_continue_(c.continue_sent) {
+    out_.clear();
+  }
 
   bool is_readable() const override { return pos_ < c_.in.size(); }
   bool is_writable() const override { return !failed_ && !abandoned_; }
@@ -58,8 +61,8 @@ class BufferedStream final : public httplib::Stream, public ServedConnection {
 
  private:
   Connection& c_;
+  std::string& out_;  // c_.out: the connection's buffer, reused answer after answer
   LoopClock::time_point deadline_;
-  std::string out_;
   std::size_t pos_ = 0;
   bool swallow_continue_ = false;
   bool starved_ = false;

@@ -32,6 +32,9 @@ struct Connection : RequestFraming {
   int fd = -1;
   Phase phase = Phase::idle;
   std::string in;  // received, not yet consumed: the start of the next request(s)
+  // The answer a worker is writing (BufferedStream), empty between answers; its capacity is kept
+  // from one answer to the next, so writing an answer allocates nothing in the steady state.
+  std::string out;
   std::string local_addr, remote_addr;
   int local_port = 0, remote_port = 0;
   std::size_t served = 0;  // requests answered on this connection

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "webhooks/http_server.h"
+
 namespace webhooks::idempotency {
 
 std::string error_body(std::string_view code, std::string_view message) {
@@ -52,10 +54,10 @@ Response storage_unavailable(std::string_view message) {
   return Response{503, {{"Retry-After", "1"}}, error_body("storage_unavailable", message)};
 }
 
-void write(const Response& answer, httplib::Response& res) {
+void write(Response answer, httplib::Response& res) {
   res.status = answer.status;
   for (const auto& [name, value] : answer.headers) res.set_header(name, value);
-  res.set_content(answer.body, "application/json");
+  http::set_json_body(res, std::move(answer.body));
 }
 
 }  // namespace webhooks::idempotency

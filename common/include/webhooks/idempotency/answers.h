@@ -61,7 +61,8 @@ Response in_use(const Vocabulary& words = kRequestVocabulary,
 Response storage_unavailable(
     std::string_view message = "the database is unavailable; retry with the same request");
 
-// Writes `answer` into a cpp-httplib response: status, headers, body as application/json.
-void write(const Response& answer, httplib::Response& res);
+// Writes `answer` into a cpp-httplib response: status, headers, body as application/json (moved
+// in, not copied: pass std::move(answer) when it is not needed afterwards).
+void write(Response answer, httplib::Response& res);
 
 }  // namespace webhooks::idempotency

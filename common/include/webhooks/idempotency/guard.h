@@ -96,7 +96,9 @@ using TransactionalOperation = std::function<Response(db::Transaction&, const Be
 
 struct GuardOptions {
   bool key_required = true;  // false: requests without a key run unguarded
-  GroupCommitOptions group;  // how run_in_transaction's commits are grouped
+  // How run_in_transaction's commits are grouped; on PostgreSQL a racing duplicate from another
+  // process waits at most 1 s for the first one's transaction, then is answered 409.
+  GroupCommitOptions group{128, 0, std::chrono::seconds(1)};
 };
 
 class Guard {

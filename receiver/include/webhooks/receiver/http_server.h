@@ -26,10 +26,13 @@ using http::ServerTuning;
 using http::stop_server;
 using http::tune_server;
 
-// The request's headers, for Receiver::handle.
+// The request's headers, for Receiver::handle: a view of request.headers (Headers::view), not a
+// copy, so valid while `request` is (the whole handler).
 Headers headers_of(const httplib::Request& request);
-// Writes `answer` (status, headers, JSON body) into `response`.
+// Writes `answer` (status, headers, JSON body, Content-Type: application/json) into `response`.
+// The second form moves the body instead of copying it.
 void write_answer(const Answer& answer, httplib::Response& response);
+void write_answer(Answer&& answer, httplib::Response& response);
 
 // Serves POST `route` with `receiver` and `handler`. `receiver` must outlive the server. Also
 // limits the server's request bodies to receiver.config().max_body_bytes before they are read

@@ -64,10 +64,12 @@ struct Config {
   // `in_process`: the claim is held in memory only and the record is written once, after the
   // handler (one commit), which is safe only when no other process runs handlers on the same
   // database. `automatic` (default): durable on PostgreSQL; on SQLite in_process while this
-  // Receiver holds an exclusive lock (flock) on the database file, durable (a shared lock) when
-  // another Receiver already uses it durably; construction throws Error(invalid_argument) when
-  // another Receiver holds it in_process. Transactional mode never takes a durable claim: the
-  // record's unique key settles a race inside the handler's own transaction.
+  // process holds an exclusive lock (flock) on the database file (its Receivers share one claim
+  // set), durable (a shared lock) when another process's Receiver already uses it durably; when
+  // another process holds it in_process, non-transactional deliveries are answered 503 (see
+  // durable_claims()). Resolved at the first non-transactional delivery. Transactional mode never
+  // takes a claim of either kind nor the lock: the record's unique key settles a race inside the
+  // handler's own transaction.
   enum class Claims { automatic, durable, in_process };
   Claims claims = Claims::automatic;
   // PostgreSQL, transactional mode: how long a delivery waits for another process's uncommitted
@@ -82,23 +84,58 @@ struct Config {
 };
 
 // Request headers as received. Names compare case-insensitively; a name may repeat.
+// A Headers either holds its own entries (the list constructor, add()) or views a container of
+// entries held elsewhere without copying them (Headers::view, e.g. over httplib::Request::headers,
+// which is what receiver::headers_of does for every HTTP request). Entries added to a view come
+// after the viewed ones.
 class Headers {
  public:
   Headers() = default;
   Headers(std::initializer_list<std::pair<std::string, std::string>> entries)
       : entries_(entries) {}
+  // A view of `entries`, any range of (name, value) pairs whose members convert to
+  // std::string_view (httplib::Headers, std::vector<std::pair<std::string, std::string>>, ...).
+  // Nothing is copied: `entries` must outlive the Headers (and its copies) and stay unchanged
+  // while they are used.
+  template <typename Range>
+  static Headers view(const Range& entries);
+  template <typename Range>
+  static Headers view(const Range&& entries) = delete;  // a temporary would dangle
   void add(std::string name, std::string value) {
     entries_.emplace_back(std::move(name), std::move(value));
   }
-  // The first value of `name`, or std::nullopt.
+  // The first value of `name`, or std::nullopt. A view into the entries, valid as long as they.
   std::optional<std::string_view> get(std::string_view name) const;
   // Every value of `name`, joined with single spaces (repeated `webhook-signature` lines are one
   // list of entries), or std::nullopt when absent.
   std::optional<std::string> joined(std::string_view name) const;
 
  private:
+  // Calls `on_value(context, value)` for each value of `name` in the viewed range, in its order,
+  // until it returns false.
+  using OnValue = bool (*)(void* context, std::string_view value);
+  using Visit = void (*)(const void* range, std::string_view name, void* context, OnValue on_value);
+  static bool same_name(std::string_view a, std::string_view b);
+  // Calls `f(value)` for each value of `name` (viewed ones first) until it returns false.
+  template <typename F>
+  void each_value(std::string_view name, F&& f) const;
+
   std::vector<std::pair<std::string, std::string>> entries_;
+  const void* viewed_ = nullptr;
+  Visit visit_ = nullptr;
 };
+
+template <typename Range>
+Headers Headers::view(const Range& entries) {
+  Headers headers;
+  headers.viewed_ = &entries;
+  headers.visit_ = [](const void* range, std::string_view name, void* context, OnValue on_value) {
+    for (const auto& [n, v] : *static_cast<const Range*>(range)) {
+      if (same_name(n, name) && !on_value(context, v)) return;
+    }
+  };
+  return headers;
+}
 
 // A verified delivery, as the handler sees it. Views into the request; valid during the call.
 struct Event {
@@ -153,8 +190,11 @@ class Receiver {
   std::shared_ptr<db::Database> shared_database() const;
   idempotency::Store& store();
   const Config& config() const;
-  // Whether non-transactional deliveries take a durable claim (Config::claims, resolved).
-  bool durable_claims() const;
+  // Whether non-transactional deliveries take a durable claim (Config::claims, resolved at the
+  // first call of this or of the non-transactional handle()). Throws Error(invalid_argument) when
+  // another process holds the SQLite file with in-process claims (handle() answers 503
+  // storage_unavailable then), Error(storage) when the file cannot be opened.
+  bool durable_claims();
 
  private:
   struct Impl;

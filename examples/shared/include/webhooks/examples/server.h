@@ -76,12 +76,13 @@ class StopOnSignal {
 bool drop_connection(const httplib::Request& req);
 
 // Sets `body` as the application/json answer with `status`.
-void json_answer(httplib::Response& res, int status, const std::string& body);
+void json_answer(httplib::Response& res, int status, std::string body);
 // `{"error":{"code":code,"message":message}}` with `status`.
 void json_error(httplib::Response& res, int status, std::string_view code,
                 std::string_view message);
 
-// The bearer token of `Authorization: Bearer TOKEN`, or "" when absent or malformed.
-std::string bearer_token(const httplib::Request& req);
+// The bearer token of `Authorization: Bearer TOKEN`, or "" when absent or malformed. A view into
+// `req`'s header (not a copy), valid while `req` is.
+std::string_view bearer_token(const httplib::Request& req);
 
 }  // namespace webhooks::examples

@@ -1,0 +1,195 @@
+// orders-api `POST /orders`, every request a new Idempotency-Key (the idempotency record, the
+// order and its outbox row in one grouped transaction), over 64 keep-alive connections on
+// loopback, beside a bare cpp-httplib server with the same settings answering 201 with a body of
+// the same size, in the same run. orders-api runs as a child process (build/bin/orders-api) on a
+// SQLite file in a temporary directory (synchronous=NORMAL, its default); also on PostgreSQL when
+// WEBHOOKS_BENCH_POSTGRES_URL is set (scripts/bench sets it). Rounds alternate the servers so drift
+// of a shared machine hits both alike; each phase is bounded in requests and time.
+#include <httplib.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "bench_util.h"
+#include "http_load.h"
+#include "webhooks/http_server.h"
+
+extern char** environ;
+
+namespace {
+
+constexpr int kConnections = 64;
+constexpr int kRounds = 3;                              // bare, orders-api, bare, ...
+constexpr int kPerConnection = 200;                     // requests per connection per phase
+constexpr auto kPhaseBudget = std::chrono::seconds(8);  // and at most this long per phase
+constexpr int kWarmUp = 20;                             // requests per connection, not measured
+
+// orders-api as a child process, stopped with SIGTERM.
+class OrdersApi {
+ public:
+  OrdersApi(const std::string& db, const std::string& dir) {
+    const std::filesystem::path exe =
+        std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "orders-api";
+    const std::string binary = exe.string();
+    const std::string err = dir + "/orders-api.err";
+    std::vector<std::string> args = {binary,      "--listen",    "127.0.0.1:0", "--db",
+                                     db,          "--api-key",   "bench:m1",    "--log-level",
+                                     "warn"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int out[2];
+    if (::pipe(out) != 0) throw std::runtime_error("pipe failed");
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int rc = posix_spawn(&pid_, binary.c_str(), &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(out[1]);
+    if (rc != 0) throw std::runtime_error("cannot start " + binary);
+    out_ = out[0];
+    // The first stdout line: `listening on 127.0.0.1:PORT`.
+    std::string line;
+    char c;
+    while (line.size() < 200 && ::read(out_, &c, 1) == 1 && c != '\n') line += c;
+    const std::size_t colon = line.rfind(':');
+    if (line.rfind("listening on ", 0) != 0 || colon == std::string::npos) {
+      throw std::runtime_error("orders-api did not start; see " + err);
+    }
+    port = std::stoi(line.substr(colon + 1));
+  }
+  ~OrdersApi() {
+    ::kill(pid_, SIGTERM);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    ::close(out_);
+  }
+  int port = 0;
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+};
+
+std::vector<bench::HttpRequest> orders(const std::string& prefix, int count) {
+  std::vector<bench::HttpRequest> out;
+  out.reserve(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    bench::HttpRequest r;
+    r.path = "/orders";
+    r.body = R"({"amount":)" + std::to_string(1000 + i) +
+             R"(,"currency":"EUR","reference":"inv-)" + std::to_string(i) + "\"}";
+    r.headers = {{"Authorization", "Bearer bench"}, {"Idempotency-Key", prefix + std::to_string(i)}};
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// Medians over the rounds of one server's figures.
+struct Summary {
+  double per_second = 0, p50_ms = 0, p99_ms = 0, ratio = 0;
+  long done = 0, failed = 0;
+};
+
+Summary summarise(const std::vector<bench::HttpLoad>& rounds, const std::vector<bench::HttpLoad>& bare) {
+  std::vector<double> rate, p50, p99, ratio;
+  Summary s;
+  for (std::size_t i = 0; i < rounds.size(); ++i) {
+    rate.push_back(rounds[i].per_second);
+    p50.push_back(rounds[i].p50_ms);
+    p99.push_back(rounds[i].p99_ms);
+    if (!bare.empty()) ratio.push_back(rounds[i].per_second / bare[i].per_second);
+    s.done += rounds[i].done;
+    s.failed += rounds[i].failed;
+  }
+  s.per_second = bench::median(rate);
+  s.p50_ms = bench::median(p50);
+  s.p99_ms = bench::median(p99);
+  s.ratio = ratio.empty() ? 0 : bench::median(ratio);
+  return s;
+}
+
+void print(const char* name, const Summary& f) {
+  std::printf("  %-36s %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  (%ld requests, %ld not 201)",
+              name, f.per_second, f.p50_ms, f.p99_ms, f.done, f.failed);
+  if (f.ratio > 0) std::printf("  %.2fx bare", f.ratio);
+  std::printf("\n");
+}
+
+bench::HttpLoad phase(int port, const std::string& prefix, int per_connection) {
+  return bench::http_load(port, orders(prefix, kConnections * per_connection), kConnections,
+                          kPhaseBudget, 201);
+}
+
+}  // namespace
+
+int main() {
+  const std::string dir = "/tmp/webhooks-orders-bench-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  // Keys new in every run, also against a PostgreSQL database kept between runs.
+  const std::string prefix =
+      "bench-" + std::to_string(::getpid()) + "-" +
+      std::to_string(std::chrono::system_clock::now().time_since_epoch().count()) + "-";
+  webhooks::http::ServerTuning tuning;  // orders-api's defaults: --threads 64, the same keep-alive
+  std::printf(
+      "orders-api POST /orders, every key new: %d keep-alive connections on loopback, %d rounds "
+      "of %d requests per connection per server (each at most %lld s), medians; %d cores\n",
+      kConnections, kRounds, kPerConnection, static_cast<long long>(kPhaseBudget.count()),
+      static_cast<int>(std::thread::hardware_concurrency()));
+  std::printf(
+      "  both servers: tcp_nodelay on, %zu pool threads, keep_alive_max_count %zu, backlog %d; "
+      "orders-api a child process, SQLite synchronous=NORMAL; rounds alternate bare and "
+      "orders-api\n",
+      tuning.threads, tuning.keep_alive_max_count, tuning.backlog);
+
+  httplib::Server bare_server;
+  const std::string answer =
+      R"({"amount":1000,"created_at":"2026-12-01T00:00:00.000Z","currency":"EUR",)"
+      R"("id":"0193a000-0000-7000-8000-000000000000","merchant_id":"m1","reference":"inv-0",)"
+      R"("status":"created"})";
+  bare_server.Post("/orders", [&](const httplib::Request&, httplib::Response& res) {
+    res.status = 201;
+    res.set_content(answer, "application/json");
+  });
+  const int bare_port = webhooks::http::bind_server(bare_server, "127.0.0.1", 0, tuning);
+  std::thread bare_thread([&] { bare_server.listen_after_bind(); });
+
+  std::vector<bench::HttpLoad> bare, sqlite, postgres;
+  {
+    OrdersApi api(dir + "/orders.db", dir);
+    std::unique_ptr<OrdersApi> pg;
+    const char* url = std::getenv("WEBHOOKS_BENCH_POSTGRES_URL");
+    if (url && *url) pg = std::make_unique<OrdersApi>(url, dir);
+    phase(bare_port, "warm-", kWarmUp);
+    phase(api.port, prefix + "warm-", kWarmUp);
+    if (pg) phase(pg->port, prefix + "pg-warm-", kWarmUp);
+    for (int round = 0; round < kRounds; ++round) {
+      const std::string r = std::to_string(round) + "-";
+      bare.push_back(phase(bare_port, "bare-" + r, kPerConnection));
+      sqlite.push_back(phase(api.port, prefix + r, kPerConnection));
+      if (pg) postgres.push_back(phase(pg->port, prefix + "pg-" + r, kPerConnection));
+    }
+  }
+  bare_server.stop();
+  bare_thread.join();
+  print("bare cpp-httplib server (baseline)", summarise(bare, {}));
+  print("orders-api POST /orders, SQLite", summarise(sqlite, bare));
+  if (!postgres.empty()) print("orders-api POST /orders, PostgreSQL", summarise(postgres, bare));
+  std::printf("  target: orders-api (SQLite) >= 0.5x bare (the ratio: median of the rounds')\n");
+  std::filesystem::remove_all(dir);
+  return 0;
+}

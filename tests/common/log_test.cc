@@ -1,0 +1,89 @@
+// webhooks::log_event through configure_json_logging's asynchronous logger, in a child process
+// whose stderr is a file: every line is on disk once the process has exited, in order, in the
+// line format the daemons' tests and operators read.
+#include "webhooks/log.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/test_env.h"
+
+namespace {
+
+// Forks; the child points stderr at `path`, configures the JSON logger, runs `body` and leaves
+// with std::exit(0) (the at-exit path of a daemon returning from main). Returns the wait status.
+template <typename Body>
+int in_child(const std::string& path, Body body) {
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || ::dup2(fd, STDERR_FILENO) < 0) ::_exit(90);
+    webhooks::configure_json_logging("info");
+    body();
+    std::exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  return status;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("log_event: 3 x kLogQueueLines lines from 3 threads, all on stderr at exit, in order") {
+  const std::string path = webhooks::test::temp_dir("log-async") + "/stderr";
+  constexpr int kPerThread = static_cast<int>(webhooks::kLogQueueLines);  // fills the queue
+  const int status = in_child(path, [] {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 3; ++t) {
+      threads.emplace_back([t] {
+        for (int i = 0; i < kPerThread; ++i) {
+          webhooks::log_event(spdlog::level::info, {{"event", "line"}, {"thread", t}, {"n", i}});
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    webhooks::log_event(spdlog::level::debug, {{"event", "below the level"}});
+    webhooks::log_event(spdlog::level::warn, {{"event", "last"}, {"level", "kept"}});
+  });
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  const std::vector<std::string> lines = lines_of(webhooks::test::read_file(path));
+  REQUIRE(lines.size() == 3 * kPerThread + 1);
+  // Keys in sorted order, "ts" UTC with milliseconds: the format tests and operators read.
+  const std::string ts = R"("ts":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")";
+  const std::regex line_format(R"(\{"event":"line","level":"info","n":(\d+),"thread":(\d),)" + ts +
+                               R"(\})");
+  int next[3] = {0, 0, 0};
+  for (std::size_t k = 0; k + 1 < lines.size(); ++k) {
+    std::smatch m;
+    INFO(lines[k]);
+    REQUIRE(std::regex_match(lines[k], m, line_format));
+    const int thread = std::stoi(m[2].str());
+    REQUIRE(std::stoi(m[1].str()) == next[thread]);  // each thread's lines in the order logged
+    ++next[thread];
+  }
+  CHECK(next[0] == kPerThread);
+  CHECK(next[1] == kPerThread);
+  CHECK(next[2] == kPerThread);
+  // A field named like an added one wins, as before; the debug line is below the level.
+  CHECK(std::regex_match(lines.back(),
+                         std::regex(R"(\{"event":"last","level":"kept",)" + ts + R"(\})")));
+}
