@@ -32,6 +32,9 @@ int run(const Flags& flags) {
   config.lease = webhooks::examples::seconds_to_millis(flags.lease_s);
   config.ttl = webhooks::examples::seconds_to_millis(flags.ttl_s);
   config.tolerance = std::chrono::seconds(flags.tolerance_s);
+  // WAL checkpoints (SQLite) off the commit path, as webhooks-publisherd: a checkpoint inside a
+  // commit fdatasyncs twice while every delivery queued behind that commit waits.
+  config.database.sqlite_background_checkpoint = true;
   if (config.lease < std::chrono::seconds(3)) {
     config.maintenance_interval = std::max(config.lease, std::chrono::milliseconds(100));
   }

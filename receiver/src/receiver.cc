@@ -209,21 +209,24 @@ struct Receiver::Impl {
   }
 
   // Verification, parsing and the reads that need no write: the answer, or std::nullopt with
-  // `event`, `claim` and `seen` (acquired or reacquired) filled when the handler is to run.
+  // `event`, `claim`, `seen` (acquired or reacquired) and `fingerprint` (the body's SHA-256, hex,
+  // computed once per delivery) filled when the handler is to run.
   std::optional<Answer> admit(const Headers& headers, std::string_view body,
                               nlohmann::json& payload, Event& event,
                               std::optional<idempotency::InProcessClaims::Claim>& claim,
-                              BeginResult& seen);
+                              BeginResult& seen, std::string& fingerprint);
   // The answer of a final reply (its empty body replaced).
   static Answer final_answer(Reply reply);
   // Logs a failed handler, records the failed attempt and answers 500 handler_failed.
-  Answer failed(const Event& event, std::string_view why, const idempotency::Lease* lease);
+  Answer failed(const Event& event, std::string_view why, const idempotency::Lease* lease,
+                std::string_view fingerprint);
   // The answer for a begin outcome that runs nothing, logged.
   std::optional<Answer> settled(const Event& event, const BeginResult& begun);
   void log(const Event& event, std::string_view outcome, int status);
   Answer handled(const Event& event, Answer answer);
-  Answer run_durable(const Event& event, const Handler& handler);
-  Answer run_in_process(const Event& event, const Handler& handler);
+  Answer run_durable(const Event& event, const std::string& fingerprint, const Handler& handler);
+  Answer run_in_process(const Event& event, const std::string& fingerprint,
+                        const Handler& handler);
 
   Config config;
   const Clock& clock;
@@ -266,7 +269,8 @@ std::optional<Answer> Receiver::Impl::settled(const Event& event, const BeginRes
 
 std::optional<Answer> Receiver::Impl::admit(
     const Headers& headers, std::string_view body, nlohmann::json& payload, Event& event,
-    std::optional<idempotency::InProcessClaims::Claim>& claim, BeginResult& seen) {
+    std::optional<idempotency::InProcessClaims::Claim>& claim, BeginResult& seen,
+    std::string& fingerprint) {
   event.delivery_id = headers.get(kHeaderDeliveryId).value_or("");
   if (body.size() > config.max_body_bytes) {
     log(event, "payload_too_large", 413);
@@ -318,7 +322,8 @@ std::optional<Answer> Receiver::Impl::admit(
     log(event, "event_in_progress", 409);
     return idempotency::in_use(kEventVocabulary, kEventVocabulary.in_use_message);
   }
-  seen = store.peek(config.consumer, event.id, sha256_hex(body), clock.now_ms());
+  fingerprint = sha256_hex(body);
+  seen = store.peek(config.consumer, event.id, fingerprint, clock.now_ms());
   event.attempt = seen.attempts;
   return settled(event, seen);
 }
@@ -339,7 +344,7 @@ Answer Receiver::Impl::handled(const Event& event, Answer answer) {
 }
 
 Answer Receiver::Impl::failed(const Event& event, std::string_view why,
-                              const idempotency::Lease* lease) {
+                              const idempotency::Lease* lease, std::string_view fingerprint) {
   log_event(spdlog::level::warn, {{"event", "webhook_handler_failed"},
                                   {"consumer", config.consumer},
                                   {"event_id", event.id},
@@ -349,7 +354,6 @@ Answer Receiver::Impl::failed(const Event& event, std::string_view why,
   // The failed attempt is recorded (state failed), so the next delivery runs it again as attempt
   // + 1. A failure to record it changes nothing else: the next delivery runs it again anyway.
   try {
-    const std::string fingerprint = sha256_hex(event.body);
     group.run([&](db::Transaction& tx) {
       if (lease) {
         store.fail(tx, *lease, clock.now_ms());
@@ -408,9 +412,9 @@ std::optional<Reply> call_handler(const Config& config, Call&& call, std::string
 }  // namespace
 
 // Durable claim: an in_progress record with a lease is committed before the handler runs.
-Answer Receiver::Impl::run_durable(const Event& event, const Handler& handler) {
+Answer Receiver::Impl::run_durable(const Event& event, const std::string& fingerprint,
+                                   const Handler& handler) {
   BeginResult begun;
-  const std::string fingerprint = sha256_hex(event.body);
   try {
     group.run([&](db::Transaction& tx) {
       begun = store.begin(tx, config.consumer, event.id, fingerprint, clock.now_ms());
@@ -427,7 +431,7 @@ Answer Receiver::Impl::run_durable(const Event& event, const Handler& handler) {
     const idempotency::LeaseKeeper::Hold hold = keeper.hold(begun.lease);
     reply = call_handler(config, [&] { return handler(running); }, why);
   }
-  if (!reply) return failed(running, why, &begun.lease);
+  if (!reply) return failed(running, why, &begun.lease, fingerprint);
   Answer answer = final_answer(std::move(*reply));
   bool kept = false;
   try {
@@ -446,13 +450,13 @@ Answer Receiver::Impl::run_durable(const Event& event, const Handler& handler) {
 }
 
 // In-process claim: the handler runs under the claim; one commit records the answer.
-Answer Receiver::Impl::run_in_process(const Event& event, const Handler& handler) {
+Answer Receiver::Impl::run_in_process(const Event& event, const std::string& fingerprint,
+                                      const Handler& handler) {
   std::string why;
   std::optional<Reply> reply = call_handler(config, [&] { return handler(event); }, why);
-  if (!reply) return failed(event, why, nullptr);
+  if (!reply) return failed(event, why, nullptr, fingerprint);
   Answer answer = final_answer(std::move(*reply));
   std::optional<Answer> other;
-  const std::string fingerprint = sha256_hex(event.body);
   try {
     group.run([&](db::Transaction& tx) {
       const BeginResult begun =
@@ -484,16 +488,18 @@ Answer Receiver::handle(const Headers& headers, std::string_view raw_body, const
   Event event;
   std::optional<idempotency::InProcessClaims::Claim> claim;
   BeginResult seen;
+  std::string fingerprint;
   bool durable = true;
   try {
     durable = impl.durable_claims();  // before admit: it picks the claim set admit uses
-    if (auto answer = impl.admit(headers, raw_body, payload, event, claim, seen)) {
+    if (auto answer = impl.admit(headers, raw_body, payload, event, claim, seen, fingerprint)) {
       return std::move(*answer);
     }
   } catch (const std::exception& e) {
     return store_failed(e);  // the store failed, or another process holds the file alone
   }
-  return durable ? impl.run_durable(event, handler) : impl.run_in_process(event, handler);
+  return durable ? impl.run_durable(event, fingerprint, handler)
+                 : impl.run_in_process(event, fingerprint, handler);
 }
 
 Answer Receiver::handle(const Headers& headers, std::string_view raw_body,
@@ -503,8 +509,9 @@ Answer Receiver::handle(const Headers& headers, std::string_view raw_body,
   Event event;
   std::optional<idempotency::InProcessClaims::Claim> claim;
   BeginResult seen;
+  std::string fingerprint;
   try {
-    if (auto answer = impl.admit(headers, raw_body, payload, event, claim, seen)) {
+    if (auto answer = impl.admit(headers, raw_body, payload, event, claim, seen, fingerprint)) {
       return std::move(*answer);
     }
   } catch (const std::exception& e) {
@@ -512,7 +519,6 @@ Answer Receiver::handle(const Headers& headers, std::string_view raw_body,
   }
   // One savepoint of a grouped transaction: the record (inserted in_progress, completed before
   // the commit, so never seen in_progress outside it) and the handler's writes.
-  const std::string fingerprint = sha256_hex(raw_body);
   std::optional<Answer> answer;
   bool ran = false;  // the handler ran and its answer commits (else `answer` is a settled one)
   try {
@@ -534,7 +540,7 @@ Answer Receiver::handle(const Headers& headers, std::string_view raw_body,
       ran = true;
     });
   } catch (const HandlerFailed& failure) {
-    return impl.failed(event, failure.why, nullptr);
+    return impl.failed(event, failure.why, nullptr, fingerprint);
   } catch (const Error& e) {
     if (e.code() == ErrorCode::conflict) {  // another process's transaction holds the event
       impl.log(event, "event_in_progress", 409);

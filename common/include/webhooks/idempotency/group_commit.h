@@ -13,8 +13,8 @@
 // Leader and followers: a caller that finds fewer than `writers` transactions under way leads one;
 // the others queue. A leader takes itself and up to max_group - 1 queued callers, runs each one's
 // work in turn (in `SAVEPOINT webhooks_group` / `RELEASE`, or `ROLLBACK TO` when that work throws,
-// so its writes alone are undone), commits, wakes each of them, and hands its role to the oldest
-// caller still queued. A group of one runs without a savepoint. Every caller is woken once.
+// so its writes alone are undone), commits, hands its role to the oldest caller still queued, and
+// wakes each of them. A group of one runs without a savepoint. Every caller is woken once.
 // Thread-safe.
 #pragma once
 
