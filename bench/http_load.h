@@ -63,4 +63,23 @@ inline HttpLoad http_load(int port, const std::vector<HttpRequest>& requests, in
           static_cast<long>(all.size()), failed.load()};
 }
 
+// Rounds of one load: the median rate, p50 and p99 (each the median over the rounds); requests
+// and failures summed.
+inline HttpLoad median_load(const std::vector<HttpLoad>& rounds) {
+  std::vector<double> rate, p50, p99;
+  HttpLoad out;
+  for (const HttpLoad& l : rounds) {
+    rate.push_back(l.per_second);
+    p50.push_back(l.p50_ms);
+    p99.push_back(l.p99_ms);
+    out.done += l.done;
+    out.failed += l.failed;
+  }
+  if (rounds.empty()) return out;
+  out.per_second = median(rate);
+  out.p50_ms = median(p50);
+  out.p99_ms = median(p99);
+  return out;
+}
+
 }  // namespace bench

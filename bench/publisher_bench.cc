@@ -136,24 +136,6 @@ Load run_load(int port, const std::vector<HttpRequest>& requests, int expect_sta
   return bench::http_load(port, requests, kConnections, kPhaseBudget, expect_status);
 }
 
-// Rounds of one load: the median rate, p50 and p99; requests and failures summed.
-Load median_load(const std::vector<Load>& rounds) {
-  std::vector<double> rate, p50, p99;
-  Load out;
-  for (const Load& l : rounds) {
-    rate.push_back(l.per_second);
-    p50.push_back(l.p50_ms);
-    p99.push_back(l.p99_ms);
-    out.done += l.done;
-    out.failed += l.failed;
-  }
-  if (rounds.empty()) return out;
-  out.per_second = bench::median(rate);
-  out.p50_ms = bench::median(p50);
-  out.p99_ms = bench::median(p99);
-  return out;
-}
-
 void print_load(const char* name, const Load& f, double baseline, const char* unit = "req/s") {
   std::printf("  %-44s %8.0f %s  p50 %6.2f ms  p99 %6.2f ms  (%ld requests, %ld failed)", name,
               f.per_second, unit, f.p50_ms, f.p99_ms, f.done, f.failed);
@@ -570,7 +552,7 @@ void run_memory_under_load(const std::string& dir, Hook& endpoint) {
 // Phase 1's lines from its rounds (bare server, then ingest, on the same keys).
 void print_ingest(const std::vector<Load>& bare_rounds, const std::vector<Load>& ingest_rounds,
                   std::int64_t events, std::int64_t tasks_pending, std::int64_t warm_tasks) {
-  const Load bare = median_load(bare_rounds), ingest = median_load(ingest_rounds);
+  const Load bare = bench::median_load(bare_rounds), ingest = bench::median_load(ingest_rounds);
   std::vector<double> ratios;
   std::string each;
   for (std::size_t r = 0; r < ingest_rounds.size() && r < bare_rounds.size(); ++r) {

@@ -89,24 +89,6 @@ struct Rounds {
   std::vector<Figures> bare, fresh, dup;
 };
 
-// The median round's figures (rate, p50 and p99 each the median of the rounds); counts summed.
-Figures median_of(const std::vector<Figures>& rounds) {
-  std::vector<double> rate, p50, p99;
-  Figures out;
-  for (const Figures& f : rounds) {
-    rate.push_back(f.per_second);
-    p50.push_back(f.p50_ms);
-    p99.push_back(f.p99_ms);
-    out.done += f.done;
-    out.failed += f.failed;
-  }
-  if (rounds.empty()) return out;
-  out.per_second = bench::median(rate);
-  out.p50_ms = bench::median(p50);
-  out.p99_ms = bench::median(p99);
-  return out;
-}
-
 // Median over the rounds of ours / bare.
 double ratio_of(const std::vector<Figures>& ours, const std::vector<Figures>& bare) {
   std::vector<double> r;
@@ -147,8 +129,8 @@ bool target(const std::string& what, bool met) {
 // server; with `targets`, issue 13's: new events >= 0.6x bare with p99 < 10 ms, duplicates >=
 // 0.7x bare, every answer 200.
 void report(const std::string& name, const Rounds& m, bool targets) {
-  print("bare cpp-httplib server, its rounds (baseline)", median_of(m.bare), 0);
-  const Figures fresh = median_of(m.fresh), dup = median_of(m.dup);
+  print("bare cpp-httplib server, its rounds (baseline)", bench::median_load(m.bare), 0);
+  const Figures fresh = bench::median_load(m.fresh), dup = bench::median_load(m.dup);
   const double fresh_ratio = ratio_of(m.fresh, m.bare), dup_ratio = ratio_of(m.dup, m.bare);
   print(name + ", new events", fresh, fresh_ratio);
   if (!m.dup.empty()) print(name + ", duplicates", dup, dup_ratio);
@@ -434,7 +416,7 @@ int main(int argc, char** argv) {
         "included), %ld answers not 200\n",
         static_cast<long long>(count_rows(merchant_db, "merchant_effects")),
         static_cast<long long>(count_rows(merchant_db, "idempotency_records")), events,
-        median_of(merchant.fresh).failed + median_of(merchant.dup).failed);
+        bench::median_load(merchant.fresh).failed + bench::median_load(merchant.dup).failed);
   }
   std::printf(
       "\n  library, non-transactional (Receiver + mount, the handler returns 200), SQLite, %s\n",
