@@ -1,5 +1,6 @@
 // webhooks listen: a local receiver built on the receiver library with SQLite dedup. Prints one
 // line per delivery; optionally forwards new events and captures them (each event once).
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -49,7 +50,8 @@ void add_listen(CLI::App& app, Action& action) {
   cmd->add_option("--capture", a->capture,
                   "append each new event (the delivery handled first, as `new`) as a JSON line to "
                   "FILE; duplicates, failed and rejected deliveries are not recorded, so replaying "
-                  "the file to this listener leaves it unchanged");
+                  "the file to this listener leaves it unchanged; a line that cannot be written "
+                  "(a full disk) fails the delivery with 500, so the sender retries it");
   cmd->callback([a, &action] {
     action = [a] {
       // SIGTERM and SIGINT stop the server (exit 0); blocked before the receiver starts its
@@ -77,6 +79,30 @@ void add_listen(CLI::App& app, Action& action) {
         if (!capture) throw UsageError("cannot open " + a->capture);
       }
       std::mutex out;
+      // Appends the new event's line before its record commits, inside the handler: a line that
+      // cannot be written (a full disk) fails the delivery (500, the sender retries) instead of
+      // being lost behind a 200, and what was partly written is cut off again.
+      const auto append_capture = [&](const receiver::Headers& headers, const std::string& body) {
+        nlohmann::json h;
+        for (std::string_view name : {kHeaderId, kHeaderTimestamp, kHeaderSignature,
+                                      kHeaderDeliveryId, kHeaderEventType}) {
+          if (auto v = headers.get(name)) h[std::string(name)] = std::string(*v);
+        }
+        const std::string line = capture_line(h, body) + "\n";
+        std::lock_guard lock(out);
+        capture.clear();
+        std::error_code size_error;
+        const std::uintmax_t before = std::filesystem::file_size(a->capture, size_error);
+        capture << line;
+        capture.flush();
+        if (capture) return;
+        capture.clear();
+        std::error_code ignored;  // opened for appending: the next line goes to the (new) end
+        if (!size_error) std::filesystem::resize_file(a->capture, before, ignored);
+        std::cerr << "webhooks listen: cannot append to " << a->capture
+                  << " (disk full?); the delivery is answered 500 and will be retried" << std::endl;
+        throw std::runtime_error("cannot append to the capture file");
+      };
 
       http::Server server;
       receiver::limit_request_bodies(server, rx.config().max_body_bytes, nullptr,
@@ -87,14 +113,18 @@ void add_listen(CLI::App& app, Action& action) {
         const receiver::Answer answer =
             rx.handle(headers, req.body, [&](const receiver::Event&) -> receiver::Reply {
               is_new = true;
-              if (!forward) return {};
-              httplib::Headers copy;
-              for (const auto& [name, value] : req.headers) {
-                if (name.rfind("webhook-", 0) == 0 || name.rfind("Webhook-", 0) == 0) copy.emplace(name, value);
+              receiver::Reply reply;
+              if (forward) {
+                httplib::Headers copy;
+                for (const auto& [name, value] : req.headers) {
+                  if (name.rfind("webhook-", 0) == 0 || name.rfind("Webhook-", 0) == 0) copy.emplace(name, value);
+                }
+                const auto r = forward->Post(forward_path, copy, req.body, "application/json");
+                if (!r) return {502, "{\"error\":{\"code\":\"forward_failed\",\"message\":\"no answer\"}}"};
+                reply = {r->status, r->body};
               }
-              const auto r = forward->Post(forward_path, copy, req.body, "application/json");
-              if (!r) return {502, "{\"error\":{\"code\":\"forward_failed\",\"message\":\"no answer\"}}"};
-              return {r->status, r->body};
+              if (capture.is_open() && reply.status < 300) append_capture(headers, req.body);
+              return reply;
             });
         const std::string code = error_code_of(answer);
         const bool handled_now = is_new && answer.status < 300;  // the event's first success
@@ -107,15 +137,6 @@ void add_listen(CLI::App& app, Action& action) {
           std::cout << headers.get(kHeaderId).value_or("-") << "  "
                     << headers.get(kHeaderEventType).value_or("-") << "  "
                     << headers.get(kHeaderDeliveryId).value_or("-") << "  " << outcome << std::endl;
-          if (capture.is_open() && handled_now) {
-            nlohmann::json h;
-            for (std::string_view name : {kHeaderId, kHeaderTimestamp, kHeaderSignature,
-                                          kHeaderDeliveryId, kHeaderEventType}) {
-              if (auto v = headers.get(name)) h[std::string(name)] = std::string(*v);
-            }
-            capture << capture_line(h, req.body) << "\n";
-            capture.flush();
-          }
         }
         receiver::write_answer(answer, res);
       });

@@ -174,6 +174,22 @@ TEST_CASE("send to listen, then replay the capture: one new event, one duplicate
   CHECK(cli("send --url http://127.0.0.1:1/x --secret " + kSecret + " --type t --data '{}'").code == 1);
 }
 
+TEST_CASE("listen --capture on a full disk: the delivery is 500 and retried, never a lost line") {
+  // /dev/full refuses every write with ENOSPC, as a full disk does.
+  const std::string dir = test::temp_dir("cli-capture-full");
+  test::Process listen("webhooks",
+                       {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db",
+                        dir + "/listen.db", "--capture", "/dev/full"},
+                       dir);
+  const std::string url =
+      "http://127.0.0.1:" + std::to_string(listen.wait_listening()) + "/webhooks";
+  const Run run = cli("send --url " + url + " --secret " + kSecret + " --type t --data '{}'");
+  CHECK(run.code == 1);
+  CHECK(run.out.find("status: 500\n") != std::string::npos);
+  CHECK(run.out.find("\"code\":\"handler_failed\"") != std::string::npos);
+  CHECK(run.out.find("cannot append to the capture file") != std::string::npos);
+}
+
 TEST_CASE("two listeners on one SQLite file: the second waits (503) until the first has stopped") {
   // `listen` runs the receiver's non-transactional mode with in-process claims, which are safe
   // only while one process uses the file: the first takes it alone (flock), the second is refused.
