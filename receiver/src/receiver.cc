@@ -74,10 +74,12 @@ struct FileLock {
                   "Config::claims = durable");
 }
 
-// The process's lock on `path`: exclusive when no other process holds a lock, else shared when
-// the others are shared (durable). Throws Error(invalid_argument) when another process holds it
+// The process's lock on `path`, one per process and file: when `exclusive` is wanted, exclusive
+// if no other process holds a lock, else shared when the others are shared (durable or
+// transactional); otherwise shared. The first Receiver of the process to lock the file decides;
+// the others get the same lock. Throws Error(invalid_argument) when another process holds it
 // exclusively, Error(storage) when the file cannot be opened.
-std::shared_ptr<FileLock> lock_file(const std::string& path) {
+std::shared_ptr<FileLock> lock_file(const std::string& path, bool exclusive) {
   static std::mutex mutex;
   static std::map<std::pair<dev_t, ino_t>, std::weak_ptr<FileLock>> locks;
   auto lock = std::make_shared<FileLock>();
@@ -89,7 +91,7 @@ std::shared_ptr<FileLock> lock_file(const std::string& path) {
   std::lock_guard guard(mutex);
   auto& slot = locks[{st.st_dev, st.st_ino}];
   if (auto existing = slot.lock()) return existing;  // this process locked it already
-  if (::flock(lock->fd, LOCK_EX | LOCK_NB) == 0) {
+  if (exclusive && ::flock(lock->fd, LOCK_EX | LOCK_NB) == 0) {
     lock->exclusive = true;
   } else if (::flock(lock->fd, LOCK_SH | LOCK_NB) != 0) {
     refuse_shared(path);
@@ -177,9 +179,9 @@ struct Receiver::Impl {
           std::make_unique<idempotency::Maintenance>(store, clock, config.maintenance_interval);
     }
   }
-  // Resolves Config::claims at the first non-transactional delivery (a transactional receiver
-  // never locks the file); while that throws (another process holds the file alone), each call
-  // tries again, so the receiver works once that process has stopped.
+  // Resolves Config::claims at the first non-transactional delivery; while that throws (another
+  // process holds the file alone), each call tries again, so the receiver works once that
+  // process has stopped.
   bool durable_claims() {
     if (claims_resolved.load(std::memory_order_acquire)) return durable;
     std::lock_guard lock(claims_mutex);
@@ -202,10 +204,27 @@ struct Receiver::Impl {
       file = lock_file_shared(path);  // fails while a process holds it exclusively (this one too)
       return true;
     }
-    file = lock_file(path);
+    if (!file) file = lock_file(path, true);
     if (!file->exclusive) return true;
     claims.store(&file->claims);
     return false;
+  }
+
+  // Before the first transactional delivery (automatic claims, SQLite file): a shared lock, so
+  // that no other process handles this file's events under in-process claims meanwhile (its
+  // handlers could run beside ours), or this process's lock if it has one (then its claim set).
+  // Throws as lock_file; retried at the next delivery.
+  void share_for_transactions() {
+    if (transactions_locked.load(std::memory_order_acquire)) return;
+    std::lock_guard lock(claims_mutex);
+    if (transactions_locked.load(std::memory_order_relaxed)) return;
+    const std::string path = db->file_path();
+    if (config.claims == Config::Claims::automatic && db->engine() == db::Engine::sqlite &&
+        !path.empty()) {
+      if (!file) file = lock_file(path, false);
+      if (file->exclusive) claims.store(&file->claims);
+    }
+    transactions_locked.store(true, std::memory_order_release);
   }
 
   // Verification, parsing and the reads that need no write: the answer, or std::nullopt with
@@ -242,6 +261,7 @@ struct Receiver::Impl {
   std::unique_ptr<idempotency::Maintenance> maintenance;
   std::mutex claims_mutex;
   std::atomic<bool> claims_resolved{false};
+  std::atomic<bool> transactions_locked{false};
   bool durable = true;
 };
 
@@ -511,11 +531,12 @@ Answer Receiver::handle(const Headers& headers, std::string_view raw_body,
   BeginResult seen;
   std::string fingerprint;
   try {
+    impl.share_for_transactions();  // before admit: it picks the claim set admit uses
     if (auto answer = impl.admit(headers, raw_body, payload, event, claim, seen, fingerprint)) {
       return std::move(*answer);
     }
   } catch (const std::exception& e) {
-    return store_failed(e);
+    return store_failed(e);  // the store failed, or another process holds the file alone
   }
   // One savepoint of a grouped transaction: the record (inserted in_progress, completed before
   // the commit, so never seen in_progress outside it) and the handler's writes.

@@ -174,6 +174,48 @@ TEST_CASE("send to listen, then replay the capture: one new event, one duplicate
   CHECK(cli("send --url http://127.0.0.1:1/x --secret " + kSecret + " --type t --data '{}'").code == 1);
 }
 
+TEST_CASE("listen (in-process claims) and merchant-receiver (transactional) on one SQLite file") {
+  // The transactional receiver takes a shared lock at its first delivery: while `listen` holds the
+  // file alone its deliveries are 503 (both could otherwise run a handler for one event), and once
+  // `listen` has stopped they are handled.
+  const std::string dir = test::temp_dir("cli-mixed-modes");
+  const std::string db = dir + "/shared.db";
+  auto listen = std::make_unique<test::Process>(
+      "webhooks",
+      std::vector<std::string>{"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db",
+                               db, "--consumer", "merchant"},
+      dir);
+  const std::string listen_url =
+      "http://127.0.0.1:" + std::to_string(listen->wait_listening()) + "/webhooks";
+  const std::string send = " --secret " + kSecret + " --type order.created --data '{}'";
+  Run run = cli("send --url " + listen_url + send);
+  CHECK(run.out.find("status: 200\n") != std::string::npos);
+
+  test::Process merchant("merchant-receiver",
+                         {"--listen", "127.0.0.1:0", "--db", db, "--secret", kSecret}, dir);
+  const std::string merchant_url =
+      "http://127.0.0.1:" + std::to_string(merchant.wait_listening()) + "/webhooks";
+  run = cli("send --url " + merchant_url + send);
+  CHECK(run.code == 1);
+  CHECK(run.out.find("status: 503\n") != std::string::npos);
+  CHECK(run.out.find("storage_unavailable") != std::string::npos);
+
+  listen.reset();
+  run = cli("send --url " + merchant_url + send);
+  CHECK(run.code == 0);
+  CHECK(run.out.find("status: 200\n") != std::string::npos);
+
+  // Now the merchant holds it shared: a new listener takes durable claims beside it.
+  test::Process second("webhooks",
+                       {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db", db,
+                        "--consumer", "merchant"},
+                       dir);
+  run = cli("send --url http://127.0.0.1:" + std::to_string(second.wait_listening()) +
+            "/webhooks" + send);
+  CHECK(run.code == 0);
+  CHECK(run.out.find("status: 200\n") != std::string::npos);
+}
+
 TEST_CASE("listen --capture on a full disk: the delivery is 500 and retried, never a lost line") {
   // /dev/full refuses every write with ENOSPC, as a full disk does.
   const std::string dir = test::temp_dir("cli-capture-full");

@@ -67,9 +67,11 @@ struct Config {
   // process holds an exclusive lock (flock) on the database file (its Receivers share one claim
   // set), durable (a shared lock) when another process's Receiver already uses it durably; when
   // another process holds it in_process, non-transactional deliveries are answered 503 (see
-  // durable_claims()). Resolved at the first non-transactional delivery. Transactional mode never
-  // takes a claim of either kind nor the lock: the record's unique key settles a race inside the
-  // handler's own transaction.
+  // durable_claims()). Resolved at the first non-transactional delivery. Transactional mode takes
+  // no claim of either kind (the record's unique key settles a race inside the handler's own
+  // transaction), but with `automatic` on a SQLite file it takes the shared lock at its first
+  // delivery, so that no other process handles the file's events under in-process claims beside
+  // it: while another process holds the file alone, its deliveries are answered 503 too.
   enum class Claims { automatic, durable, in_process };
   Claims claims = Claims::automatic;
   // PostgreSQL, transactional mode: how long a delivery waits for another process's uncommitted
