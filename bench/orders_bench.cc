@@ -6,10 +6,6 @@
 // WEBHOOKS_BENCH_POSTGRES_URL is set (scripts/bench sets it). Rounds alternate the servers so drift
 // of a shared machine hits both alike; each phase is bounded in requests and time.
 #include <httplib.h>
-#include <signal.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -22,10 +18,10 @@
 #include <thread>
 
 #include "bench_util.h"
+#include "child_process.h"
 #include "http_load.h"
 #include "webhooks/http_server.h"
 
-extern char** environ;
 
 namespace {
 
@@ -35,55 +31,18 @@ constexpr int kPerConnection = 200;                     // requests per connecti
 constexpr auto kPhaseBudget = std::chrono::seconds(8);  // and at most this long per phase
 constexpr int kWarmUp = 20;                             // requests per connection, not measured
 
-// orders-api as a child process, stopped with SIGTERM.
-class OrdersApi {
- public:
-  OrdersApi(const std::string& db, const std::string& dir) {
-    const std::filesystem::path exe =
-        std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "orders-api";
-    const std::string binary = exe.string();
-    const std::string err = dir + "/orders-api.err";
-    std::vector<std::string> args = {binary,      "--listen",    "127.0.0.1:0", "--db",
-                                     db,          "--api-key",   "bench:m1",    "--log-level",
-                                     "warn"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    int out[2];
-    if (::pipe(out) != 0) throw std::runtime_error("pipe failed");
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&actions, out[0]);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int rc = posix_spawn(&pid_, binary.c_str(), &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(out[1]);
-    if (rc != 0) throw std::runtime_error("cannot start " + binary);
-    out_ = out[0];
-    // The first stdout line: `listening on 127.0.0.1:PORT`.
-    std::string line;
-    char c;
-    while (line.size() < 200 && ::read(out_, &c, 1) == 1 && c != '\n') line += c;
-    const std::size_t colon = line.rfind(':');
-    if (line.rfind("listening on ", 0) != 0 || colon == std::string::npos) {
-      throw std::runtime_error("orders-api did not start; see " + err);
-    }
-    port = std::stoi(line.substr(colon + 1));
-  }
-  ~OrdersApi() {
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    ::close(out_);
-  }
-  int port = 0;
-
- private:
-  pid_t pid_ = -1;
-  int out_ = -1;
-};
+// orders-api as a child process (bench/child_process.h), stopped with SIGTERM.
+std::unique_ptr<bench::ChildProcess> start_orders_api(const std::string& db, const std::string& dir,
+                                                      const std::string& label) {
+  const std::string binary = bench::bin_path("orders-api");
+  auto api = std::make_unique<bench::ChildProcess>(
+      binary,
+      std::vector<std::string>{"--listen", "127.0.0.1:0", "--db", db, "--api-key", "bench:m1",
+                               "--log-level", "warn"},
+      dir, label);
+  if (api->port == 0) throw std::runtime_error("orders-api did not start; see " + api->err);
+  return api;
+}
 
 std::vector<bench::HttpRequest> orders(const std::string& prefix, int count) {
   std::vector<bench::HttpRequest> out;
@@ -170,17 +129,17 @@ int main() {
 
   std::vector<bench::HttpLoad> bare, sqlite, postgres;
   {
-    OrdersApi api(dir + "/orders.db", dir);
-    std::unique_ptr<OrdersApi> pg;
+    const auto api = start_orders_api(dir + "/orders.db", dir, "orders-api");
+    std::unique_ptr<bench::ChildProcess> pg;
     const char* url = std::getenv("WEBHOOKS_BENCH_POSTGRES_URL");
-    if (url && *url) pg = std::make_unique<OrdersApi>(url, dir);
+    if (url && *url) pg = start_orders_api(url, dir, "orders-api-postgres");
     phase(bare_port, "warm-", kWarmUp);
-    phase(api.port, prefix + "warm-", kWarmUp);
+    phase(api->port, prefix + "warm-", kWarmUp);
     if (pg) phase(pg->port, prefix + "pg-warm-", kWarmUp);
     for (int round = 0; round < kRounds; ++round) {
       const std::string r = std::to_string(round) + "-";
       bare.push_back(phase(bare_port, "bare-" + r, kPerConnection));
-      sqlite.push_back(phase(api.port, prefix + r, kPerConnection));
+      sqlite.push_back(phase(api->port, prefix + r, kPerConnection));
       if (pg) postgres.push_back(phase(pg->port, prefix + "pg-" + r, kPerConnection));
     }
   }

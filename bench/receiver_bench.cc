@@ -14,11 +14,7 @@
 // WEBHOOKS_BENCH_POSTGRES_URL is set (scripts/bench starts a durable server), and
 // Receiver::handle in process. SQLite synchronous=NORMAL (db::Options' default) throughout.
 // Progress on stderr ("[receiver_bench] <phase>"), so a profiler can wait for a phase.
-#include <fcntl.h>
 #include <httplib.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -31,6 +27,7 @@
 #include <thread>
 
 #include "bench_util.h"
+#include "child_process.h"
 #include "http_load.h"
 #include "sample_order.h"
 #include "webhooks/db.h"
@@ -147,74 +144,6 @@ void progress(const char* phase) {
 
 // --- build/bin/merchant-receiver as a child process, stdout and stderr (its JSON log lines) in
 // files of `dir` ---
-std::string bin_path(const char* name) {
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const auto path = self.parent_path().parent_path() / name;  // bin/bench/..
-  return std::filesystem::exists(path) ? path.string() : std::string();
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-struct Child {
-  pid_t pid = -1;
-  int port = 0;  // 0: it did not announce `listening on HOST:PORT` within 15 s
-  std::string out, err;
-
-  Child(const std::string& path, const std::vector<std::string>& args, const std::string& dir)
-      : out(dir + "/" + std::filesystem::path(path).filename().string() + ".out"),
-        err(dir + "/" + std::filesystem::path(path).filename().string() + ".err") {
-    std::vector<std::string> text = {path};
-    text.insert(text.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& a : text) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int rc = posix_spawn(&pid, path.c_str(), &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) {
-      pid = -1;
-      return;
-    }
-    const auto deadline = Clock::now() + std::chrono::seconds(15);
-    while (Clock::now() < deadline) {
-      const std::string text = slurp(out);
-      if (const std::size_t newline = text.find('\n'); newline != std::string::npos) {
-        const std::string line = text.substr(0, newline);
-        if (line.rfind("listening on ", 0) == 0) {
-          port = std::atoi(line.c_str() + line.rfind(':') + 1);
-        }
-        return;
-      }
-      int status = 0;
-      if (::waitpid(pid, &status, WNOHANG) == pid) {
-        pid = -1;
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  }
-  ~Child() {  // SIGTERM, then SIGKILL after 10 s
-    if (pid <= 0) return;
-    ::kill(pid, SIGTERM);
-    int status = 0;
-    for (int i = 0; i < 1000; ++i) {
-      if (::waitpid(pid, &status, WNOHANG) == pid) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
-  }
-};
-
 template <typename S>
 struct Served {
   S server;
@@ -340,7 +269,7 @@ int main(int argc, char** argv) {
   }
 
   // merchant-receiver, the real process, measured from outside.
-  const std::string merchant_bin = bin_path("merchant-receiver");
+  const std::string merchant_bin = bench::bin_path("merchant-receiver");
   const std::string merchant_db = dir + "/merchant.db";
   std::string merchant_note;
   if (!part("merchant")) {
@@ -349,10 +278,11 @@ int main(int argc, char** argv) {
     merchant_note = "skipped: build/bin/merchant-receiver not found (build the examples)";
   } else {
     progress("merchant-receiver");
-    Child child(merchant_bin,
-                {"--listen", "127.0.0.1:0", "--db", merchant_db, "--secret", kSecretText}, dir);
+    bench::ChildProcess child(
+        merchant_bin, {"--listen", "127.0.0.1:0", "--db", merchant_db, "--secret", kSecretText},
+        dir, "merchant-receiver");
     if (child.port == 0) {
-      merchant_note = "skipped: merchant-receiver did not start: " + slurp(child.err);
+      merchant_note = "skipped: merchant-receiver did not start: " + bench::slurp(child.err);
     } else {
       load(child.port, make_requests("warm_", kConnections * 20));
       merchant = measure(bare.port, child.port, "mr", true);
