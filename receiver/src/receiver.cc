@@ -100,15 +100,6 @@ std::shared_ptr<FileLock> lock_file(const std::string& path, bool exclusive) {
   return lock;
 }
 
-// A shared lock of one durable Receiver on `path`, on a descriptor of its own.
-std::shared_ptr<FileLock> lock_file_shared(const std::string& path) {
-  auto lock = std::make_shared<FileLock>();
-  lock->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (lock->fd < 0) throw Error(ErrorCode::storage, "cannot open " + path + " to lock it");
-  if (::flock(lock->fd, LOCK_SH | LOCK_NB) != 0) refuse_shared(path);
-  return lock;
-}
-
 }  // namespace
 
 bool Headers::same_name(std::string_view a, std::string_view b) {
@@ -196,33 +187,32 @@ struct Receiver::Impl {
   bool resolve_claims() {
     using Claims = Config::Claims;
     if (db->engine() == db::Engine::postgres) return config.claims != Claims::in_process;
-    const std::string path = db->file_path();
-    if (path.empty() || config.claims == Claims::in_process) {  // in memory: this process only
+    if (db->file_path().empty() || config.claims == Claims::in_process) {  // in memory: one process
       return config.claims == Claims::durable;
     }
-    if (config.claims == Claims::durable) {
-      file = lock_file_shared(path);  // fails while a process holds it exclusively (this one too)
-      return true;
-    }
-    if (!file) file = lock_file(path, true);
-    if (!file->exclusive) return true;
-    claims.store(&file->claims);
-    return false;
+    lock_database_file(config.claims == Claims::automatic);
+    return config.claims == Claims::durable || !file->exclusive;
   }
 
-  // Before the first transactional delivery (automatic claims, SQLite file): a shared lock, so
-  // that no other process handles this file's events under in-process claims meanwhile (its
-  // handlers could run beside ours), or this process's lock if it has one (then its claim set).
-  // Throws as lock_file; retried at the next delivery.
+  // Takes this process's lock on the SQLite file once (lock_file: exclusive only when asked and
+  // no other process holds one), and the lock's claim set while it is exclusive, so this
+  // process's Receivers of the file see each other's claims. Caller holds claims_mutex.
+  void lock_database_file(bool exclusive) {
+    if (!file) file = lock_file(db->file_path(), exclusive);
+    if (file->exclusive) claims.store(&file->claims);
+  }
+
+  // Before the first transactional delivery (SQLite file, automatic or durable claims): at least a
+  // shared lock, so that no other process handles this file's events under in-process claims
+  // meanwhile (its handlers could run beside ours). Throws as lock_file; retried at the next
+  // delivery.
   void share_for_transactions() {
     if (transactions_locked.load(std::memory_order_acquire)) return;
     std::lock_guard lock(claims_mutex);
     if (transactions_locked.load(std::memory_order_relaxed)) return;
-    const std::string path = db->file_path();
-    if (config.claims == Config::Claims::automatic && db->engine() == db::Engine::sqlite &&
-        !path.empty()) {
-      if (!file) file = lock_file(path, false);
-      if (file->exclusive) claims.store(&file->claims);
+    if (db->engine() == db::Engine::sqlite && !db->file_path().empty() &&
+        config.claims != Config::Claims::in_process) {
+      lock_database_file(false);
     }
     transactions_locked.store(true, std::memory_order_release);
   }

@@ -69,7 +69,7 @@ struct Config {
   // another process holds it in_process, non-transactional deliveries are answered 503 (see
   // durable_claims()). Resolved at the first non-transactional delivery. Transactional mode takes
   // no claim of either kind (the record's unique key settles a race inside the handler's own
-  // transaction), but with `automatic` on a SQLite file it takes the shared lock at its first
+  // transaction), but on a SQLite file (automatic or durable) it takes the shared lock at its first
   // delivery, so that no other process handles the file's events under in-process claims beside
   // it: while another process holds the file alone, its deliveries are answered 503 too.
   enum class Claims { automatic, durable, in_process };
