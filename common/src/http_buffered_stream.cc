@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "detail/buffered_stream.h"
+#include "detail/fiber.h"
 
 namespace webhooks::http::detail {
 
@@ -46,6 +47,14 @@ bool BufferedStream::flush() {
     } else if (n < 0 && errno == EINTR) {
       continue;
     } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (fibers::current()) {  // a client slow to read: the worker serves the others meanwhile
+        if (LoopClock::now() >= deadline_) {
+          failed_ = true;
+        } else {
+          fibers::sleep_for(milliseconds(1));
+        }
+        continue;
+      }
       const auto left = duration_cast<milliseconds>(deadline_ - LoopClock::now()).count();
       pollfd writable{c_.fd, POLLOUT, 0};
       if (left <= 0 || ::poll(&writable, 1, static_cast<int>(left)) <= 0) failed_ = true;

@@ -13,6 +13,7 @@
 
 #include "detail/closing_answer.h"
 #include "detail/event_loop.h"
+#include "detail/fiber.h"
 #include "webhooks/error.h"
 #include "webhooks/idempotency/guard.h"
 
@@ -192,12 +193,16 @@ struct Traffic {
 std::mutex traffic_mutex;
 // Per server, set by limit_request_bodies (a server later built at the same address replaces it).
 std::map<const httplib::Server*, std::shared_ptr<Traffic>> traffic_of;
-// The Traffic that counts the request this pool thread is serving, until its answer is written.
-thread_local Traffic* counted_on = nullptr;
+// The Traffic that counts the request this pool thread (or fiber) is serving, until its answer
+// is written.
+Traffic* counted_on() {
+  return static_cast<Traffic*>(fibers::local(fibers::Slot::traffic));
+}
+void count_on(Traffic* traffic) { fibers::local(fibers::Slot::traffic) = traffic; }
 
 void answered() {
-  if (counted_on) counted_on->in_flight.fetch_sub(1);
-  counted_on = nullptr;
+  if (Traffic* traffic = counted_on()) traffic->in_flight.fetch_sub(1);
+  count_on(nullptr);
 }
 
 // Counts the request in, unless the server is stopping. Counting first and checking after makes
@@ -209,7 +214,7 @@ bool admit(Traffic& traffic) {
     traffic.in_flight.fetch_sub(1);
     return false;
   }
-  counted_on = &traffic;
+  count_on(&traffic);
   return true;
 }
 

@@ -2,7 +2,9 @@
 // handles order.* and payout.* events in transactional mode; GET /handled shows what was handled.
 // Flags: DESIGN.md, "Interfaces that scripts rely on"; docs/receiver.md.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
+#include <thread>
 
 #include "merchant.h"
 #include "webhooks/examples/flags.h"
@@ -21,6 +23,7 @@ struct Flags {
   std::int64_t tolerance_s = 300;
   int max_connections = 4096;
   std::int64_t request_timeout_ms = 30'000;
+  int fiber_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   merchant::Faults faults;
 };
 
@@ -59,6 +62,8 @@ int run(const Flags& flags) {
   webhooks::examples::ServerTuning tuning;
   tuning.max_connections = static_cast<std::size_t>(flags.max_connections);
   tuning.request_timeout = std::chrono::milliseconds(flags.request_timeout_ms);
+  // The handler only writes through its transaction: it may run on fibers (docs/http.md).
+  tuning.fiber_threads = static_cast<std::size_t>(flags.fiber_threads);
   const int port = webhooks::examples::bind_and_announce(
       server, webhooks::examples::parse_listen(flags.listen), tuning);
   const webhooks::examples::StopOnSignal stop(server, port);
@@ -100,6 +105,11 @@ int main(int argc, char** argv) {
   app.add_option("--request-timeout-ms", flags.request_timeout_ms,
                  "time for a request's head and body to arrive, from its first byte; 408 after")
       ->check(duration(DurationUnit::milliseconds))
+      ->capture_default_str();
+  app.add_option("--fiber-threads", flags.fiber_threads,
+                 "threads running the handlers on fibers (default: the number of cores); 0: a pool "
+                 "of 64 threads, one request each")
+      ->check(webhooks::examples::count(0, 1024))
       ->capture_default_str();
   app.add_option("--fail-first-attempts", flags.faults.fail_first_attempts_percent,
                  "fail the first call of this percentage of events (by hash of the event id)")

@@ -19,6 +19,7 @@
 #include "webhooks/idempotency/group_commit.h"
 #include "webhooks/idempotency/lease_keeper.h"
 #include "webhooks/idempotency/maintenance.h"
+#include "webhooks/idempotency/replay_cache.h"
 #include "webhooks/json_parse.h"
 #include "webhooks/log.h"
 #include "webhooks/secret.h"
@@ -161,6 +162,7 @@ struct Receiver::Impl {
         db(migrated(std::move(database), clock)),
         store(db, idempotency::Settings{config.lease, config.ttl}),
         group(*db, idempotency::GroupCommitOptions{128, 0, config.lock_timeout}),
+        replays(config.replay_cache_entries),
         keeper(store, clock) {
     if (config.consumer.empty()) {
       throw Error(ErrorCode::invalid_argument, "the receiver's consumer name must not be empty");
@@ -218,21 +220,31 @@ struct Receiver::Impl {
   }
 
   // Verification, parsing and the reads that need no write: the answer, or std::nullopt with
-  // `event`, `claim`, `seen` (acquired or reacquired) and `fingerprint` (the body's SHA-256, hex,
-  // computed once per delivery) filled when the handler is to run.
+  // `event`, `claim` and `fingerprint` (the body's SHA-256, hex, computed once per delivery)
+  // filled when the handler is to run. A duplicate of an event this process completed is
+  // answered from `replays`. With `read_record` (the handler runs outside the record's
+  // transaction) the record is also read, so that only a new or retryable event runs.
   std::optional<Answer> admit(const Headers& headers, std::string_view body,
                               nlohmann::json& payload, Event& event,
                               std::optional<idempotency::InProcessClaims::Claim>& claim,
-                              BeginResult& seen, std::string& fingerprint);
+                              std::string& fingerprint, bool read_record);
   // The answer of a final reply (its empty body replaced).
   static Answer final_answer(Reply reply);
   // Logs a failed handler, records the failed attempt and answers 500 handler_failed.
   Answer failed(const Event& event, std::string_view why, const idempotency::Lease* lease,
                 std::string_view fingerprint);
-  // The answer for a begin outcome that runs nothing, logged.
-  std::optional<Answer> settled(const Event& event, const BeginResult& begun);
+  // The answer for a begin outcome that runs nothing, logged; a replay read from the database
+  // (`fingerprint` not empty) is remembered in `replays`. A record read as completed is
+  // committed (in-process claims keep two deliveries of one event out of one group).
+  std::optional<Answer> settled(const Event& event, const BeginResult& begun,
+                                std::string_view fingerprint);
+  // Remembers a completed event's answer in `replays` (after its commit).
+  void remember(const Event& event, std::string_view fingerprint, const Answer& answer,
+                UnixMillis expires_at);
   void log(const Event& event, std::string_view outcome, int status);
-  Answer handled(const Event& event, Answer answer);
+  // Logs a handled or rejected event and remembers its answer; after its commit.
+  Answer handled(const Event& event, std::string_view fingerprint, Answer answer,
+                 UnixMillis expires_at);
   Answer run_durable(const Event& event, const std::string& fingerprint, const Handler& handler);
   Answer run_in_process(const Event& event, const std::string& fingerprint,
                         const Handler& handler);
@@ -243,6 +255,7 @@ struct Receiver::Impl {
   std::shared_ptr<db::Database> db;
   idempotency::Store store;
   idempotency::GroupCommit group;
+  idempotency::ReplayCache replays;
   idempotency::InProcessClaims own_claims;
   // Ours, or the file lock's (shared by this process's Receivers of the file) once resolved.
   std::atomic<idempotency::InProcessClaims*> claims{&own_claims};
@@ -266,9 +279,13 @@ void Receiver::Impl::log(const Event& event, std::string_view outcome, int statu
                                   {"status", status}});
 }
 
-std::optional<Answer> Receiver::Impl::settled(const Event& event, const BeginResult& begun) {
+std::optional<Answer> Receiver::Impl::settled(const Event& event, const BeginResult& begun,
+                                              std::string_view fingerprint) {
   std::optional<Answer> answer = idempotency::answer_for(begun, clock.now_ms(), kEventVocabulary);
   if (!answer) return std::nullopt;
+  if (begun.outcome == BeginOutcome::replay && !fingerprint.empty()) {
+    remember(event, fingerprint, *begun.response, begun.expires_at);
+  }
   switch (begun.outcome) {
     case BeginOutcome::mismatch: log(event, "event_id_reused", 422); break;
     case BeginOutcome::in_progress: log(event, "event_in_progress", 409); break;
@@ -277,10 +294,15 @@ std::optional<Answer> Receiver::Impl::settled(const Event& event, const BeginRes
   return answer;
 }
 
+void Receiver::Impl::remember(const Event& event, std::string_view fingerprint,
+                              const Answer& answer, UnixMillis expires_at) {
+  replays.remember(config.consumer, event.id, fingerprint, answer, expires_at);
+}
+
 std::optional<Answer> Receiver::Impl::admit(
     const Headers& headers, std::string_view body, nlohmann::json& payload, Event& event,
-    std::optional<idempotency::InProcessClaims::Claim>& claim, BeginResult& seen,
-    std::string& fingerprint) {
+    std::optional<idempotency::InProcessClaims::Claim>& claim, std::string& fingerprint,
+    bool read_record) {
   event.delivery_id = headers.get(kHeaderDeliveryId).value_or("");
   if (body.size() > config.max_body_bytes) {
     log(event, "payload_too_large", 413);
@@ -327,15 +349,19 @@ std::optional<Answer> Receiver::Impl::admit(
   } else {
     event.type = headers.get(kHeaderEventType).value_or("");
   }
+  fingerprint = sha256_hex(body);
+  if (const auto cached = replays.find(config.consumer, event.id, fingerprint, clock.now_ms())) {
+    return settled(event, *cached, {});
+  }
   claim = claims.load()->try_claim(config.consumer, event.id);
   if (!claim) {  // a delivery of this event is being handled by this process right now
     log(event, "event_in_progress", 409);
     return idempotency::in_use(kEventVocabulary, kEventVocabulary.in_use_message);
   }
-  fingerprint = sha256_hex(body);
-  seen = store.peek(config.consumer, event.id, fingerprint, clock.now_ms());
+  if (!read_record) return std::nullopt;
+  const BeginResult seen = store.peek(config.consumer, event.id, fingerprint, clock.now_ms());
   event.attempt = seen.attempts;
-  return settled(event, seen);
+  return settled(event, seen, fingerprint);
 }
 
 Answer Receiver::Impl::final_answer(Reply reply) {
@@ -348,8 +374,24 @@ Answer Receiver::Impl::final_answer(Reply reply) {
   return answer;
 }
 
-Answer Receiver::Impl::handled(const Event& event, Answer answer) {
-  log(event, answer.status < 300 ? "handled" : "rejected", answer.status);
+// A handled event is the `acquired` outcome, logged at debug only (docs/DESIGN.md: every outcome
+// but acquired is logged); a rejected one at info.
+Answer Receiver::Impl::handled(const Event& event, std::string_view fingerprint, Answer answer,
+                               UnixMillis expires_at) {
+  if (answer.status < 300) {
+    if (spdlog::should_log(spdlog::level::debug)) {
+      log_event(spdlog::level::debug, {{"event", "webhook"},
+                                       {"consumer", config.consumer},
+                                       {"event_id", event.id},
+                                       {"delivery_id", event.delivery_id},
+                                       {"type", event.type},
+                                       {"outcome", "handled"},
+                                       {"status", answer.status}});
+    }
+  } else {
+    log(event, "rejected", answer.status);
+  }
+  remember(event, fingerprint, answer, expires_at);
   return answer;
 }
 
@@ -432,7 +474,7 @@ Answer Receiver::Impl::run_durable(const Event& event, const std::string& finger
   } catch (const std::exception& e) {
     return store_failed(e);
   }
-  if (auto answer = settled(event, begun)) return std::move(*answer);
+  if (auto answer = settled(event, begun, fingerprint)) return std::move(*answer);
   Event running = event;
   running.attempt = begun.attempts;
   std::string why;
@@ -456,7 +498,7 @@ Answer Receiver::Impl::run_durable(const Event& event, const std::string& finger
     return idempotency::in_use(kEventVocabulary,
                                "the lease on this event was lost while the handler ran");
   }
-  return handled(running, std::move(answer));
+  return handled(running, fingerprint, std::move(answer), begun.expires_at);
 }
 
 // In-process claim: the handler runs under the claim; one commit records the answer.
@@ -467,6 +509,7 @@ Answer Receiver::Impl::run_in_process(const Event& event, const std::string& fin
   if (!reply) return failed(event, why, nullptr, fingerprint);
   Answer answer = final_answer(std::move(*reply));
   std::optional<Answer> other;
+  UnixMillis expires_at = 0;
   try {
     group.run([&](db::Transaction& tx) {
       const BeginResult begun =
@@ -476,12 +519,13 @@ Answer Receiver::Impl::run_in_process(const Event& event, const std::string& fin
         return;
       }
       store.complete(tx, begun.lease, answer, clock.now_ms());
+      expires_at = begun.expires_at;
     });
   } catch (const std::exception& e) {
     return store_failed(e);
   }
   if (other) return std::move(*other);
-  return handled(event, std::move(answer));
+  return handled(event, fingerprint, std::move(answer), expires_at);
 }
 
 Receiver::Receiver(Config config)
@@ -497,12 +541,11 @@ Answer Receiver::handle(const Headers& headers, std::string_view raw_body, const
   nlohmann::json payload;
   Event event;
   std::optional<idempotency::InProcessClaims::Claim> claim;
-  BeginResult seen;
   std::string fingerprint;
   bool durable = true;
   try {
     durable = impl.durable_claims();  // before admit: it picks the claim set admit uses
-    if (auto answer = impl.admit(headers, raw_body, payload, event, claim, seen, fingerprint)) {
+    if (auto answer = impl.admit(headers, raw_body, payload, event, claim, fingerprint, true)) {
       return std::move(*answer);
     }
   } catch (const std::exception& e) {
@@ -518,11 +561,12 @@ Answer Receiver::handle(const Headers& headers, std::string_view raw_body,
   nlohmann::json payload;
   Event event;
   std::optional<idempotency::InProcessClaims::Claim> claim;
-  BeginResult seen;
   std::string fingerprint;
   try {
     impl.share_for_transactions();  // before admit: it picks the claim set admit uses
-    if (auto answer = impl.admit(headers, raw_body, payload, event, claim, seen, fingerprint)) {
+    // No read of the record here: the group's begin below settles duplicates, so a new event
+    // costs no read before its write.
+    if (auto answer = impl.admit(headers, raw_body, payload, event, claim, fingerprint, false)) {
       return std::move(*answer);
     }
   } catch (const std::exception& e) {
@@ -532,14 +576,16 @@ Answer Receiver::handle(const Headers& headers, std::string_view raw_body,
   // the commit, so never seen in_progress outside it) and the handler's writes.
   std::optional<Answer> answer;
   bool ran = false;  // the handler ran and its answer commits (else `answer` is a settled one)
+  UnixMillis expires_at = 0;
   try {
     impl.group.run([&](db::Transaction& tx) {
       const BeginResult begun =
           impl.store.begin(tx, impl.config.consumer, event.id, fingerprint, impl.clock.now_ms());
       if (begun.lease.token.empty()) {
-        answer = impl.settled(event, begun);
+        answer = impl.settled(event, begun, fingerprint);
         return;
       }
+      expires_at = begun.expires_at;
       event.attempt = begun.attempts;
       std::string why;
       std::optional<Reply> reply = call_handler(impl.config, [&] { return handler(event, tx); }, why);
@@ -561,7 +607,8 @@ Answer Receiver::handle(const Headers& headers, std::string_view raw_body,
   } catch (const std::exception& e) {
     return store_failed(e);
   }
-  return ran ? impl.handled(event, std::move(*answer)) : std::move(*answer);
+  return ran ? impl.handled(event, fingerprint, std::move(*answer), expires_at)
+             : std::move(*answer);
 }
 
 db::Database& Receiver::database() { return *impl_->db; }

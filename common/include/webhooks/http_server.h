@@ -35,6 +35,13 @@ struct ServerTuning {
   // while its request is handled and its answer written); for a plain httplib::Server each serves
   // one keep-alive connection at a time, so size it to the expected concurrent connections.
   std::size_t threads = 64;
+  // A webhooks::http::Server only: when not 0, handlers run on fibers (user-space threads) on this
+  // many worker threads instead, `threads` unused (docs/http.md, "Fiber workers"). A handler
+  // waiting for a group commit (idempotency::GroupCommit: the receiver, the guard, the publisher's
+  // ingest) then lets its thread serve other requests, with no kernel context switch. For
+  // handlers that do not block otherwise (their database work aside): one that waits on a
+  // network call or a lock holds up every request on its thread. Typically the number of cores.
+  std::size_t fiber_threads = 0;
   // Requests served on one keep-alive connection before it is closed (httplib's default: 5).
   std::size_t keep_alive_max_count = 100'000;
   // listen(2) backlog, applied again after bind (Debian's httplib compiles in 5).

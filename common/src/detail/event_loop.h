@@ -79,6 +79,7 @@ class EventLoop : public std::enable_shared_from_this<EventLoop> {
  private:
   void run_loop();
   void run_worker();
+  void run_fiber_worker();
   void wake();
   void on_readable(Connection& c);
   void after_input(Connection& c);

@@ -106,13 +106,14 @@ Response decode_response(const db::Rows& rows) {
 }
 
 BeginResult acquired(std::string_view scope, std::string_view key, std::string token,
-                     UnixMillis now) {
+                     UnixMillis now, UnixMillis expires_at) {
   return {BeginOutcome::acquired,
           Lease{std::string(scope), std::string(key), std::move(token)},
           {},
           0,
           1,
-          now};
+          now,
+          expires_at};
 }
 
 // The outcomes of begin that need no write, from an unexpired record (`row`, in the record
@@ -122,6 +123,7 @@ std::optional<BeginResult> without_write(const db::Rows& row,
                                          const StoredFingerprint& fingerprint, UnixMillis now) {
   BeginResult result;
   result.created_at = row.integer(0, kCreated);
+  result.expires_at = row.integer(0, kExpires);
   result.attempts = static_cast<int>(row.integer(0, kAttempts));
   if (row.text(0, kFingerprint) != fingerprint.view()) {
     result.outcome = BeginOutcome::mismatch;
@@ -183,7 +185,7 @@ BeginResult Store::begin(std::string_view scope, std::string_view key,
   if (db_->exec(sql.insert, {scope, key, stored.param(), token, now + settings_.lease.count(),
                              now, now + settings_.ttl.count()})
           .affected() == 1) {
-    return acquired(scope, key, token, now);
+    return acquired(scope, key, token, now, now + settings_.ttl.count());
   }
   BeginResult result;
   db_->transact([&](db::Transaction& tx) { result = begin(tx, scope, key, fingerprint, now); });
@@ -199,7 +201,7 @@ BeginResult Store::begin(db::Transaction& tx, std::string_view scope, std::strin
   const std::int64_t expires = now + settings_.ttl.count();
   if (tx.exec(sql.insert, {scope, key, stored.param(), token, lease_until, now, expires})
           .affected() == 1) {
-    return acquired(scope, key, std::move(token), now);
+    return acquired(scope, key, std::move(token), now, expires);
   }
   const db::Rows row = tx.exec(sql.select_lock, {scope, key});
   if (row.empty()) {
@@ -207,7 +209,7 @@ BeginResult Store::begin(db::Transaction& tx, std::string_view scope, std::strin
   }
   if (row.integer(0, kExpires) <= now) {
     tx.exec(sql.restart, {scope, key, stored.param(), token, lease_until, now, expires});
-    return acquired(scope, key, std::move(token), now);
+    return acquired(scope, key, std::move(token), now, expires);
   }
   if (std::optional<BeginResult> settled = without_write(row, stored, now)) {
     return std::move(*settled);
@@ -218,6 +220,7 @@ BeginResult Store::begin(db::Transaction& tx, std::string_view scope, std::strin
   result.lease = Lease{std::string(scope), std::string(key), std::move(token)};
   result.attempts = static_cast<int>(row.integer(0, kAttempts)) + 1;
   result.created_at = row.integer(0, kCreated);
+  result.expires_at = row.integer(0, kExpires);
   return result;
 }
 
@@ -228,6 +231,7 @@ BeginResult Store::peek(std::string_view scope, std::string_view key, std::strin
   BeginResult result;
   result.attempts = 1;
   result.created_at = now;
+  result.expires_at = now + settings_.ttl.count();
   if (row.empty() || row.integer(0, kExpires) <= now) return result;  // acquired
   if (std::optional<BeginResult> settled = without_write(row, stored, now)) {
     return std::move(*settled);
@@ -235,6 +239,7 @@ BeginResult Store::peek(std::string_view scope, std::string_view key, std::strin
   result.outcome = BeginOutcome::reacquired;
   result.attempts = static_cast<int>(row.integer(0, kAttempts)) + 1;
   result.created_at = row.integer(0, kCreated);
+  result.expires_at = row.integer(0, kExpires);
   return result;
 }
 

@@ -59,6 +59,7 @@ struct BeginResult {
   UnixMillis lease_expires_at = 0;   // in_progress: when the holder's lease lapses
   int attempts = 0;                  // how many times the operation has been started, this one included
   UnixMillis created_at = 0;         // when the record was first created (for logs: age)
+  UnixMillis expires_at = 0;         // when the record expires (begin: once committed; peek: if begun now)
 };
 
 // A whole record, for inspection (tests, debugging, admin tools).

@@ -1,0 +1,67 @@
+// The answers of records this process completed (or found completed) recently, so that a
+// duplicate is replayed, or refused 422 for another fingerprint, without reading the database.
+// Safe because a `completed` record never changes until it expires (docs/idempotency.md,
+// "Replay cache"): an entry is used only before the record's expires_at, and a key the cache
+// does not hold goes to the database as before.
+//
+//   ReplayCache cache;                         // 65,536 entries at most, oldest dropped first
+//   if (auto seen = cache.find(scope, key, fingerprint, now)) return answer_for(*seen, ...);
+//   ...                                        // after the commit that completed the record:
+//   cache.remember(scope, key, fingerprint, response, created_at + ttl);
+//
+// Thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "webhooks/clock.h"
+#include "webhooks/idempotency/store.h"
+
+namespace webhooks::idempotency {
+
+class ReplayCache {
+ public:
+  // Answers with a body over this many bytes are not remembered (the database holds them).
+  static constexpr std::size_t kMaxBodyBytes = 4096;
+
+  // At most `max_entries` records (0: remembers nothing); beyond it the oldest entry is dropped.
+  // About 200 bytes per entry with a small answer. Throws nothing.
+  explicit ReplayCache(std::size_t max_entries = 65'536);
+
+  // Remembers that (scope, key) is completed with `fingerprint` (64 hex digits, as Store takes
+  // it) and `response` until `expires_at` (Unix milliseconds: the record's own expiry). Call it
+  // only after the transaction that completed (or read) the record has committed. A response
+  // whose body is over kMaxBodyBytes is not remembered. Throws std::bad_alloc only.
+  void remember(std::string_view scope, std::string_view key, std::string_view fingerprint,
+                const Response& response, UnixMillis expires_at);
+
+  // What Store::begin would answer for (scope, key) at `now` if the cache holds it: `replay`
+  // (same fingerprint; response set) or `mismatch` (another fingerprint). std::nullopt when the
+  // cache does not hold the key or its record has expired by `now`. Throws std::bad_alloc only.
+  std::optional<BeginResult> find(std::string_view scope, std::string_view key,
+                                  std::string_view fingerprint, UnixMillis now) const;
+
+  // Entries held now.
+  std::size_t size() const;
+
+ private:
+  struct Entry {
+    std::string fingerprint;
+    Response response;
+    UnixMillis expires_at = 0;
+  };
+  static std::string id_of(std::string_view scope, std::string_view key);
+
+  std::size_t max_entries_;
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, Entry> entries_;  // scope + '\0' + key
+  std::deque<std::string> order_;                   // ids, oldest first
+};
+
+}  // namespace webhooks::idempotency

@@ -1,0 +1,102 @@
+// Fibers for webhooks::http::Server's fiber workers (ServerTuning::fibers): user-space threads,
+// each with its own stack, run by one worker thread's Scheduler. A fiber's request handler
+// waiting for a group commit (idempotency::GroupCommit) suspends the fiber instead of its thread,
+// so the thread goes on with other requests: no kernel context switch per waiting request.
+// docs/http.md, "Fiber workers"; the decision for ucontext over Boost.Context: docs/DESIGN.md.
+//
+// Internal to common/. Built on POSIX ucontext (glibc's makecontext/swapcontext), with
+// AddressSanitizer told of every stack switch (__sanitizer_start_switch_fiber), which Debian's
+// Boost.Context build (fcontext) cannot do.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace webhooks::fibers {
+
+class Scheduler;
+struct Fiber;
+
+// The fiber running on this thread, or nullptr on a plain thread (or a worker's own stack).
+Fiber* current() noexcept;
+
+// Suspends the running fiber until make_ready(fiber) is called (possibly before this call, from
+// any thread: the wake-up is not lost). Only on a fiber.
+void suspend() noexcept;
+// Makes a suspended (or suspending) fiber runnable again on its own worker thread. Thread-safe.
+void make_ready(Fiber& fiber);
+// Lets the worker run what else is ready or queued (new requests among them) before the running
+// fiber goes on; on a plain thread, std::this_thread::yield().
+void yield();
+// Suspends the running fiber for about `duration` (its worker runs others meanwhile); on a plain
+// thread, sleeps.
+void sleep_for(std::chrono::milliseconds duration);
+
+// Pointers kept per fiber, and per thread outside fibers: what a request's handling keeps in a
+// thread-local must live in its fiber instead, since other fibers run on the thread meanwhile.
+enum class Slot { served_connection, traffic, count };
+void*& local(Slot slot) noexcept;
+
+// One-shot wake-up for a waiter that may be a fiber or a plain thread: wait() returns once
+// notify() has been called (before or after). The waiter owns it; notify() touches it only
+// under its mutex, and wait() returns only after notify() released it, so the waiter may destroy
+// it as soon as wait() returns.
+class Wakeup {
+ public:
+  void wait();
+  void notify();
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  Fiber* fiber_ = nullptr;  // a fiber waiting
+  bool notified_ = false;
+};
+
+// One worker thread's fibers. The worker calls spawn() for new work and run() to resume the
+// fibers made ready since; it sleeps on `cv` (with `mutex`), which make_ready notifies, while
+// ready() is false, at most until next_timer().
+class Scheduler {
+ public:
+  // `stack_bytes` per fiber (a guard page below each). `mutex` and `cv` are the worker's: they
+  // guard the ready list, so a wake-up is seen by the worker's wait predicate.
+  Scheduler(std::size_t stack_bytes, std::mutex& mutex, std::condition_variable& cv);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Starts `work` on a new fiber now, on the calling thread (the worker's), until it ends or
+  // suspends. An exception leaving `work` ends the process (std::terminate), as on a thread.
+  void spawn(std::function<void()> work);
+  // Resumes every fiber made ready (and every sleeper due); returns how many ran. Worker thread.
+  std::size_t run();
+  // Whether a fiber is ready to run. Caller holds `mutex`.
+  bool ready() const { return !ready_.empty(); }
+  // Fibers started and not ended.
+  std::size_t live() const { return live_; }
+  // When the earliest sleeping fiber is due (time_point::max() when none).
+  std::chrono::steady_clock::time_point next_timer() const;
+
+ private:
+  friend void make_ready(Fiber& fiber);
+  friend void sleep_for(std::chrono::milliseconds duration);
+  void resume(Fiber& fiber);
+  Fiber* take_fiber();
+
+  std::size_t stack_bytes_;
+  std::mutex& mutex_;
+  std::condition_variable& cv_;
+  std::deque<Fiber*> ready_;  // under mutex_
+  std::multimap<std::chrono::steady_clock::time_point, Fiber*> sleeping_;  // worker thread only
+  std::vector<std::unique_ptr<Fiber>> pool_;  // ended fibers, their stacks kept for reuse
+  std::size_t live_ = 0;
+};
+
+}  // namespace webhooks::fibers

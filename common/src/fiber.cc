@@ -1,0 +1,236 @@
+// Fibers on POSIX ucontext (detail/fiber.h).
+#include "detail/fiber.h"
+
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <array>
+#include <exception>
+#include <thread>
+
+#include "webhooks/error.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define WEBHOOKS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WEBHOOKS_ASAN 1
+#endif
+#endif
+
+#ifdef WEBHOOKS_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+namespace webhooks::fibers {
+
+struct Fiber {
+  ucontext_t context{};
+  Scheduler* owner = nullptr;
+  std::function<void()> work;
+  bool ended = false;
+  char* mapping = nullptr;  // guard page, then the stack
+  std::size_t mapping_bytes = 0;
+  std::array<void*, static_cast<std::size_t>(Slot::count)> locals{};
+  // AddressSanitizer: this fiber's fake stack while it is switched out, and the worker's stack.
+  void* fake_stack = nullptr;
+  const void* worker_bottom = nullptr;
+  std::size_t worker_size = 0;
+
+  char* stack() const { return mapping + page_size(); }
+  std::size_t stack_bytes() const { return mapping_bytes - page_size(); }
+  static std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+
+  ~Fiber() {
+    if (mapping) ::munmap(mapping, mapping_bytes);
+  }
+};
+
+namespace {
+
+thread_local Fiber* running = nullptr;
+// The worker's own context, where a fiber returns when it suspends or ends.
+thread_local ucontext_t worker_context;
+thread_local std::array<void*, static_cast<std::size_t>(Slot::count)> thread_locals{};
+
+constexpr std::size_t kPooledFibers = 64;
+
+// AddressSanitizer must be told of each stack switch (before it, and on arrival), or it takes the
+// fiber's frames for overflows of the thread's stack.
+void before_switch([[maybe_unused]] void** fake_stack, [[maybe_unused]] const void* bottom,
+                   [[maybe_unused]] std::size_t size) {
+#ifdef WEBHOOKS_ASAN
+  __sanitizer_start_switch_fiber(fake_stack, bottom, size);
+#endif
+}
+void after_switch([[maybe_unused]] void* fake_stack, [[maybe_unused]] const void** old_bottom,
+                  [[maybe_unused]] std::size_t* old_size) {
+#ifdef WEBHOOKS_ASAN
+  __sanitizer_finish_switch_fiber(fake_stack, old_bottom, old_size);
+#endif
+}
+
+// From the fiber back to its worker (the fiber's context saved, unless it ended).
+void switch_to_worker(Fiber& f) {
+  before_switch(f.ended ? nullptr : &f.fake_stack, f.worker_bottom, f.worker_size);
+  ::swapcontext(&f.context, &worker_context);
+  after_switch(f.fake_stack, &f.worker_bottom, &f.worker_size);
+}
+
+void fiber_main() {
+  Fiber& f = *running;
+  after_switch(nullptr, &f.worker_bottom, &f.worker_size);
+  try {
+    f.work();
+  } catch (...) {
+    std::terminate();  // as an exception leaving a thread's function
+  }
+  f.work = nullptr;
+  f.ended = true;
+  switch_to_worker(f);  // never resumed
+}
+
+}  // namespace
+
+Fiber* current() noexcept { return running; }
+
+void*& local(Slot slot) noexcept {
+  auto& locals = running ? running->locals : thread_locals;
+  return locals[static_cast<std::size_t>(slot)];
+}
+
+void suspend() noexcept { switch_to_worker(*running); }
+
+void make_ready(Fiber& fiber) {
+  Scheduler& owner = *fiber.owner;
+  {
+    std::lock_guard lock(owner.mutex_);
+    owner.ready_.push_back(&fiber);
+  }
+  owner.cv_.notify_all();  // the worker may sleep on a condition variable other workers share
+}
+
+void yield() {
+  Fiber* f = running;
+  if (!f) {
+    std::this_thread::yield();
+    return;
+  }
+  make_ready(*f);
+  suspend();
+}
+
+void sleep_for(std::chrono::milliseconds duration) {
+  Fiber* f = running;
+  if (!f) {
+    std::this_thread::sleep_for(duration);
+    return;
+  }
+  f->owner->sleeping_.emplace(std::chrono::steady_clock::now() + duration, f);
+  switch_to_worker(*f);
+}
+
+void Wakeup::wait() {
+  Fiber* f = running;
+  std::unique_lock lock(mutex_);
+  if (!f) {
+    cv_.wait(lock, [this] { return notified_; });
+    return;
+  }
+  if (notified_) return;
+  fiber_ = f;
+  lock.unlock();
+  suspend();  // a notify() meanwhile made it ready already: back at once
+  lock.lock();      // notify() has let go of the mutex: *this may now be destroyed
+}
+
+void Wakeup::notify() {
+  std::lock_guard lock(mutex_);
+  notified_ = true;
+  if (fiber_) {
+    make_ready(*fiber_);
+  } else {
+    cv_.notify_one();
+  }
+}
+
+Scheduler::Scheduler(std::size_t stack_bytes, std::mutex& mutex,
+                               std::condition_variable& cv)
+    : stack_bytes_(stack_bytes), mutex_(mutex), cv_(cv) {}
+
+Scheduler::~Scheduler() = default;
+
+Fiber* Scheduler::take_fiber() {
+  if (!pool_.empty()) {
+    Fiber* f = pool_.back().release();
+    pool_.pop_back();
+    return f;
+  }
+  auto f = std::make_unique<Fiber>();
+  const std::size_t page = Fiber::page_size();
+  f->mapping_bytes = (stack_bytes_ + page - 1) / page * page + page;
+  void* mapping = ::mmap(nullptr, f->mapping_bytes, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (mapping == MAP_FAILED) {
+    f->mapping_bytes = 0;
+    throw Error(ErrorCode::io, "cannot map a fiber's stack");
+  }
+  f->mapping = static_cast<char*>(mapping);
+  ::mprotect(f->mapping, page, PROT_NONE);  // an overflow faults instead of writing past it
+  f->owner = this;
+  return f.release();
+}
+
+void Scheduler::spawn(std::function<void()> work) {
+  Fiber* f = take_fiber();
+  f->work = std::move(work);
+  f->ended = false;
+  f->locals = {};
+  f->fake_stack = nullptr;
+  ::getcontext(&f->context);
+  f->context.uc_stack.ss_sp = f->stack();
+  f->context.uc_stack.ss_size = f->stack_bytes();
+  f->context.uc_link = nullptr;
+  ::makecontext(&f->context, &fiber_main, 0);
+  ++live_;
+  resume(*f);
+}
+
+void Scheduler::resume(Fiber& f) {
+  running = &f;
+  void* fake_stack = nullptr;
+  before_switch(&fake_stack, f.stack(), f.stack_bytes());
+  ::swapcontext(&worker_context, &f.context);
+  after_switch(fake_stack, nullptr, nullptr);
+  running = nullptr;
+  if (!f.ended) return;
+  --live_;
+  if (pool_.size() < kPooledFibers) {
+    pool_.emplace_back(&f);
+  } else {
+    delete &f;
+  }
+}
+
+std::size_t Scheduler::run() {
+  const auto now = std::chrono::steady_clock::now();
+  std::deque<Fiber*> batch;
+  {
+    std::lock_guard lock(mutex_);
+    while (!sleeping_.empty() && sleeping_.begin()->first <= now) {
+      ready_.push_back(sleeping_.begin()->second);
+      sleeping_.erase(sleeping_.begin());
+    }
+    batch.swap(ready_);  // the ones ready now; those made ready meanwhile wait for the next run
+  }
+  for (Fiber* f : batch) resume(*f);
+  return batch.size();
+}
+
+std::chrono::steady_clock::time_point Scheduler::next_timer() const {
+  return sleeping_.empty() ? std::chrono::steady_clock::time_point::max()
+                           : sleeping_.begin()->first;
+}
+
+}  // namespace webhooks::fibers
