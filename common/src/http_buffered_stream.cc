@@ -8,7 +8,6 @@
 #include <string_view>
 
 #include "detail/buffered_stream.h"
-#include "detail/fiber.h"
 
 namespace webhooks::http::detail {
 
@@ -47,12 +46,8 @@ bool BufferedStream::flush() {
     } else if (n < 0 && errno == EINTR) {
       continue;
     } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (fibers::current()) {  // a client slow to read: the worker serves the others meanwhile
-        if (LoopClock::now() >= deadline_) {
-          failed_ = true;
-        } else {
-          fibers::sleep_for(milliseconds(1));
-        }
+      if (fiber_loop_) {  // a client slow to read: the worker serves the others meanwhile
+        if (!fiber_loop_->wait_writable(c_, deadline_)) failed_ = true;
         continue;
       }
       const auto left = duration_cast<milliseconds>(deadline_ - LoopClock::now()).count();

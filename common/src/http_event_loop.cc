@@ -161,7 +161,7 @@ void EventLoop::run_loop() {
   while (true) {
     auto now = LoopClock::now();
     auto next = now + seconds(1);
-    for (const auto* timers : {&idle_, &reading_, &lingering_}) {
+    for (const auto* timers : {&idle_, &reading_, &lingering_, &writing_}) {
       if (!timers->empty()) next = std::min(next, timers->begin()->first);
     }
     if (stop_begun_ && !stop_finished_) next = std::min({next, drain_until_, answers_until_});
@@ -174,15 +174,22 @@ void EventLoop::run_loop() {
         [[maybe_unused]] const ssize_t r = ::read(wake_fd_, &count, sizeof count);
         continue;
       }
-      on_readable(*static_cast<Connection*>(events[static_cast<std::size_t>(i)].data.ptr));
+      auto& c = *static_cast<Connection*>(events[static_cast<std::size_t>(i)].data.ptr);
+      if (c.write_wakeup) {
+        end_write_wait(c, false);
+      } else {
+        on_readable(c);
+      }
     }
     std::vector<int> accepted;
-    std::vector<Connection*> returned;
+    std::vector<Connection*> returned, write_waits;
     {
       std::lock_guard lock(inbox_mutex_);
       accepted.swap(accepted_);
       returned.swap(returned_);
+      write_waits.swap(write_waits_);
     }
+    for (Connection* c : write_waits) start_write_wait(*c);
     for (Connection* c : returned) take_back(*c);
     while (!pending_.empty() && (connections_.size() < max_connections_ || evict_one())) {
       const int fd = pending_.front();
@@ -441,7 +448,46 @@ void EventLoop::take_back(Connection& c) {
   after_input(c);
 }
 
+void EventLoop::start_write_wait(Connection& c) {
+  c.timer = writing_.emplace(c.write_deadline, &c);
+  c.timer_map = &writing_;
+  epoll_event event{};
+  event.events = EPOLLOUT | EPOLLONESHOT;
+  event.data.ptr = &c;
+  if (::epoll_ctl(epoll_, EPOLL_CTL_MOD, c.fd, &event) != 0) end_write_wait(c, true);
+}
+
+void EventLoop::end_write_wait(Connection& c, bool timed_out) {
+  clear_timer(c);
+  if (timed_out) {  // still armed for EPOLLOUT: disarmed, so no event comes for it later
+    epoll_event event{};
+    event.data.ptr = &c;
+    ::epoll_ctl(epoll_, EPOLL_CTL_MOD, c.fd, &event);
+  }
+  c.write_timed_out = timed_out;
+  fibers::Wakeup* wakeup = c.write_wakeup;
+  c.write_wakeup = nullptr;
+  wakeup->notify();  // the worker owns `c` again
+}
+
+bool EventLoop::wait_writable(Connection& c, LoopClock::time_point deadline) {
+  fibers::Wakeup wakeup;
+  c.write_wakeup = &wakeup;
+  c.write_deadline = deadline;
+  c.write_timed_out = false;
+  {
+    std::lock_guard lock(inbox_mutex_);
+    write_waits_.push_back(&c);
+  }
+  wake();
+  wakeup.wait();
+  return !c.write_timed_out;
+}
+
 void EventLoop::expire(LoopClock::time_point now) {
+  while (!writing_.empty() && writing_.begin()->first <= now) {
+    end_write_wait(*writing_.begin()->second, true);
+  }
   while (!idle_.empty() && idle_.begin()->first <= now) close_now(*idle_.begin()->second);
   while (!lingering_.empty() && lingering_.begin()->first <= now) {
     close_now(*lingering_.begin()->second);
@@ -545,7 +591,7 @@ void EventLoop::give_back(Connection& c) {
 }
 
 void EventLoop::answer_stopping(Connection& c) {
-  BufferedStream stream(c, LoopClock::now() + tuning_.request_timeout);
+  BufferedStream stream(c, LoopClock::now() + tuning_.request_timeout, fiber_loop());
   const std::string answer = stopping_answer(c.head_method);
   stream.write(answer.data(), answer.size());
   stream.flush();
@@ -589,7 +635,7 @@ void EventLoop::serve(Connection& c) {
       answer_stopping(c);
       break;
     }
-    BufferedStream stream(c, LoopClock::now() + tuning_.request_timeout);
+    BufferedStream stream(c, LoopClock::now() + tuning_.request_timeout, fiber_loop());
     const bool last = ++c.served >= keep_alive_max_;
     bool closed = false;
     set_served_connection(&stream);

@@ -290,6 +290,9 @@ TEST_CASE("the caller's own pre-routing check runs only for requests let through
 }
 
 TEST_CASE("stop_server lets a running handler answer, refuses new requests, ends idle connections") {
+  webhooks::http::ServerTuning tuning;
+  tuning.fiber_threads = GENERATE(0, 2);  // a pool of threads, then fiber workers
+  INFO("fiber_threads " << tuning.fiber_threads);
   webhooks::http::Server server;
   webhooks::http::limit_request_bodies(server, kLimit);
   std::binary_semaphore entered{0}, release{0};
@@ -301,7 +304,7 @@ TEST_CASE("stop_server lets a running handler answer, refuses new requests, ends
   server.Get("/fast", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok", "text/plain");
   });
-  const int port = webhooks::http::bind_server(server, "127.0.0.1", 0);
+  const int port = webhooks::http::bind_server(server, "127.0.0.1", 0, tuning);
   // An hour: were the idle connection below not ended, listen_after_bind() (and this test) would
   // wait that long after stop().
   server.set_keep_alive_timeout(3600);

@@ -4,12 +4,15 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <chrono>
 #include <set>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
+#include "detail/fiber.h"
 #include "support/test_env.h"
 #include "webhooks/error.h"
 #include "webhooks/idempotency/group_commit.h"
@@ -135,4 +138,36 @@ TEST_CASE("group commit: inside a group, a failed statement is undone by its sav
   CHECK(queued);
   CHECK(storage_errors == 1);
   CHECK(f.count() == 2);  // x once, y
+}
+
+TEST_CASE("group commit: 8 callers on fibers of one thread form one group, led by the first") {
+  Fixture f;
+  std::mutex mutex;
+  std::condition_variable cv;
+  fibers::Scheduler worker(256 * 1024, mutex, cv);
+  constexpr int kCallers = 8;
+  std::vector<fibers::Fiber*> caller_fiber(kCallers), ran_on(kCallers);
+  std::vector<int> returned;
+  for (int i = 0; i < kCallers; ++i) {
+    worker.spawn([&, i] {
+      caller_fiber[i] = fibers::current();
+      f.group.run([&, i](db::Transaction& tx) {
+        ran_on[i] = fibers::current();
+        f.insert(tx, "fiber" + std::to_string(i));
+      });
+      returned.push_back(i);
+    });
+  }
+  // The first leads and yields its turn; the 7 others queue behind it, each suspended, and the
+  // thread is free: nothing has committed yet.
+  CHECK(returned.empty());
+  CHECK(f.group.waiting() == 7);
+  CHECK(f.count() == 0);
+  CHECK(worker.run() == 1);  // the leader: one transaction for all 8, then it returns
+  CHECK(returned == std::vector<int>{0});
+  CHECK(f.count() == 8);
+  CHECK(worker.run() == 7);  // the others, woken after the commit
+  CHECK(returned == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
+  for (int i = 0; i < kCallers; ++i) CHECK(ran_on[i] == caller_fiber[0]);
+  CHECK(worker.live() == 0);
 }

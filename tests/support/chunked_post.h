@@ -32,12 +32,13 @@ inline int raw_send(int port, const std::string& request) {
 // Reads from `fd` until `answer` holds one whole answer (its head and the body length it
 // announces) or the connection ends.
 inline void read_answer(int fd, std::string& answer) {
-  char buffer[4096];
+  char buffer[64 * 1024];
   while (true) {
     const std::size_t head_end = answer.find("\r\n\r\n");
     if (head_end != std::string::npos) {
-      const std::size_t at = answer.find("Content-Length: ");
-      const std::size_t length = at == std::string::npos ? 0 : std::stoul(answer.substr(at + 16));
+      const std::size_t at = answer.substr(0, head_end).find("Content-Length: ");
+      const std::size_t length =
+          at == std::string::npos ? 0 : std::stoul(answer.substr(at + 16, 20));
       if (answer.size() >= head_end + 4 + length) return;
     }
     const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);

@@ -19,8 +19,14 @@ namespace webhooks::http::detail {
 // (Connection::continue_sent).
 class BufferedStream final : public httplib::Stream, public ServedConnection {
  public:
-  BufferedStream(Connection& c, LoopClock::time_point deadline)
-      : c_(c), out_(c.out), deadline_(deadline), swallow_continue_(c.continue_sent) {
+  // `fiber_loop`: the loop to wait on for room in the socket when this runs on a fiber worker
+  // (EventLoop::wait_writable); nullptr: poll(2) on this thread.
+  BufferedStream(Connection& c, LoopClock::time_point deadline, EventLoop* fiber_loop)
+      : c_(c),
+        out_(c.out),
+        deadline_(deadline),
+        fiber_loop_(fiber_loop),
+        swallow_continue_(c.continue_sent) {
     out_.clear();
   }
 
@@ -63,6 +69,7 @@ class BufferedStream final : public httplib::Stream, public ServedConnection {
   Connection& c_;
   std::string& out_;  // c_.out: the connection's buffer, reused answer after answer
   LoopClock::time_point deadline_;
+  EventLoop* fiber_loop_;
   std::size_t pos_ = 0;
   bool swallow_continue_ = false;
   bool starved_ = false;

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "detail/fiber.h"
 #include "detail/request_framing.h"
 #include "webhooks/http_server.h"
 
@@ -51,6 +52,11 @@ struct Connection : RequestFraming {
   bool timed = false;
   bool close_after = false;  // set by the worker: linger, then close
   bool abandon = false;      // set by the worker: close at once
+  // A fiber worker's answer waiting for room in the socket (EventLoop::wait_writable): woken by
+  // the loop once the socket is writable or at write_deadline.
+  fibers::Wakeup* write_wakeup = nullptr;
+  LoopClock::time_point write_deadline{};
+  bool write_timed_out = false;
 
   void reset_framing();
 };
@@ -75,6 +81,9 @@ class EventLoop : public std::enable_shared_from_this<EventLoop> {
   std::size_t open_connections() const { return open_.load(); }
   std::size_t idle_connections() const { return idle_count_.load(); }
   bool stopping() const { return stopping_.load(); }
+  // On a fiber worker serving `c`: suspends the fiber until the socket has room for more of the
+  // answer (true) or `deadline` passes (false); the loop thread watches the socket meanwhile.
+  bool wait_writable(Connection& c, LoopClock::time_point deadline);
 
  private:
   void run_loop();
@@ -95,6 +104,8 @@ class EventLoop : public std::enable_shared_from_this<EventLoop> {
   void expire(LoopClock::time_point now);
   bool evict_one();
   void finish_stop_if_due(LoopClock::time_point now);
+  void start_write_wait(Connection& c);
+  void end_write_wait(Connection& c, bool timed_out);
 
   // Worker side.
   void serve(Connection& c);
@@ -103,6 +114,8 @@ class EventLoop : public std::enable_shared_from_this<EventLoop> {
   void answer_stopping(Connection& c);
 
   FrameResult frame(Connection& c) const { return frame_request(c.in, limits_, c); }
+  // This loop for a BufferedStream to wait on when its workers are fibers, else nullptr.
+  EventLoop* fiber_loop() { return tuning_.fiber_threads > 0 ? this : nullptr; }
 
   Server& server_;
   const ServerTuning tuning_;
@@ -119,6 +132,7 @@ class EventLoop : public std::enable_shared_from_this<EventLoop> {
   std::mutex inbox_mutex_;
   std::vector<int> accepted_;
   std::vector<Connection*> returned_;
+  std::vector<Connection*> write_waits_;  // wait_writable, for the loop to watch
 
   std::mutex work_mutex_;
   std::condition_variable work_ready_;
@@ -128,7 +142,7 @@ class EventLoop : public std::enable_shared_from_this<EventLoop> {
 
   // Loop thread only.
   std::map<int, Connection*> connections_;  // by fd
-  std::multimap<LoopClock::time_point, Connection*> idle_, reading_, lingering_;
+  std::multimap<LoopClock::time_point, Connection*> idle_, reading_, lingering_, writing_;
   std::vector<Connection*> graveyard_;
   std::deque<int> pending_;  // accepted, waiting for room
   std::size_t in_workers_ = 0;  // queued or busy

@@ -1,0 +1,171 @@
+// The fibers under webhooks::http::Server's fiber workers (common/src/detail/fiber.h): a fiber
+// runs on its worker's thread until it suspends, is resumed only by make_ready (from any thread),
+// keeps its own locals, and a Wakeup works between fibers and plain threads in both directions.
+#include "detail/fiber.h"
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace webhooks;
+
+namespace {
+
+struct Worker {
+  std::mutex mutex;
+  std::condition_variable cv;
+  fibers::Scheduler fibers{256 * 1024, mutex, cv};
+
+  // Runs ready fibers until `done` holds (bounded: 10 s), sleeping on cv while none is ready.
+  template <typename Done>
+  bool run_until(Done done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      if (fibers.run() == 0) {
+        std::unique_lock lock(mutex);
+        cv.wait_for(lock, std::chrono::milliseconds(10), [&] { return fibers.ready(); });
+      }
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a fiber runs at spawn until it suspends, and again only once made ready") {
+  Worker w;
+  std::vector<std::string> steps;
+  fibers::Fiber* parked = nullptr;
+  CHECK(fibers::current() == nullptr);
+  w.fibers.spawn([&] {
+    steps.push_back("start");
+    parked = fibers::current();
+    fibers::suspend();
+    steps.push_back("resumed");
+  });
+  CHECK(steps == std::vector<std::string>{"start"});
+  CHECK(parked != nullptr);
+  CHECK(w.fibers.live() == 1);
+  CHECK(w.fibers.run() == 0);  // not ready: nothing runs
+  CHECK(steps == std::vector<std::string>{"start"});
+  fibers::make_ready(*parked);
+  CHECK(w.fibers.run() == 1);
+  CHECK(steps == std::vector<std::string>{"start", "resumed"});
+  CHECK(w.fibers.live() == 0);
+  CHECK(fibers::current() == nullptr);
+}
+
+TEST_CASE("a fiber made ready by another thread is resumed on its worker's thread") {
+  Worker w;
+  const auto worker_thread = std::this_thread::get_id();
+  std::thread::id resumed_on;
+  fibers::Fiber* parked = nullptr;
+  w.fibers.spawn([&] {
+    parked = fibers::current();
+    fibers::suspend();
+    resumed_on = std::this_thread::get_id();
+  });
+  std::thread other([&] { fibers::make_ready(*parked); });
+  REQUIRE(w.run_until([&] { return w.fibers.live() == 0; }));
+  other.join();
+  CHECK(resumed_on == worker_thread);
+}
+
+TEST_CASE("yield: the yielding fiber goes on after what was spawned meanwhile") {
+  Worker w;
+  std::vector<int> order;
+  w.fibers.spawn([&] {
+    order.push_back(1);
+    fibers::yield();
+    order.push_back(4);
+  });
+  w.fibers.spawn([&] { order.push_back(2); });
+  w.fibers.spawn([&] { order.push_back(3); });
+  CHECK(order == std::vector<int>{1, 2, 3});
+  CHECK(w.fibers.run() == 1);
+  CHECK(order == std::vector<int>{1, 2, 3, 4});
+  CHECK(w.fibers.live() == 0);
+}
+
+TEST_CASE("sleep_for: the fiber waits on its worker's timer, then runs") {
+  Worker w;
+  bool woke = false;
+  w.fibers.spawn([&] {
+    fibers::sleep_for(std::chrono::milliseconds(0));
+    woke = true;
+  });
+  CHECK_FALSE(woke);
+  CHECK(w.fibers.next_timer() != std::chrono::steady_clock::time_point::max());
+  CHECK(w.fibers.run() == 1);  // due at once
+  CHECK(woke);
+  CHECK(w.fibers.next_timer() == std::chrono::steady_clock::time_point::max());
+}
+
+TEST_CASE("locals belong to the fiber, and outside fibers to the thread") {
+  Worker w;
+  int thread_value = 0, a_value = 0, b_value = 0;
+  void*& slot = fibers::local(fibers::Slot::traffic);
+  slot = &thread_value;
+  void* a_saw_after = nullptr;
+  void* b_saw_first = &b_value;
+  fibers::Fiber* a = nullptr;
+  w.fibers.spawn([&] {
+    a = fibers::current();
+    CHECK(fibers::local(fibers::Slot::traffic) == nullptr);  // a new fiber starts empty
+    fibers::local(fibers::Slot::traffic) = &a_value;
+    fibers::suspend();
+    a_saw_after = fibers::local(fibers::Slot::traffic);
+  });
+  w.fibers.spawn([&] {
+    b_saw_first = fibers::local(fibers::Slot::traffic);
+    fibers::local(fibers::Slot::traffic) = &b_value;
+  });
+  fibers::make_ready(*a);
+  w.fibers.run();
+  CHECK(b_saw_first == nullptr);
+  CHECK(a_saw_after == &a_value);
+  CHECK(fibers::local(fibers::Slot::traffic) == &thread_value);
+  fibers::local(fibers::Slot::traffic) = nullptr;
+}
+
+TEST_CASE("Wakeup: a fiber waits for a thread, a thread for a fiber, and a notify before the wait is kept") {
+  Worker w;
+  fibers::Wakeup for_fiber, for_thread, early;
+  std::vector<std::string> steps;
+  early.notify();
+  w.fibers.spawn([&] {
+    early.wait();  // notified already: no suspension
+    steps.push_back("early");
+    for_fiber.wait();
+    steps.push_back("fiber woken");
+    for_thread.notify();
+  });
+  CHECK(steps == std::vector<std::string>{"early"});
+  std::thread other([&] {
+    for_fiber.notify();
+    for_thread.wait();
+  });
+  REQUIRE(w.run_until([&] { return w.fibers.live() == 0; }));
+  other.join();
+  CHECK(steps == std::vector<std::string>{"early", "fiber woken"});
+}
+
+TEST_CASE("1,000 fibers one after another reuse a few stacks, and deep frames fit in 256 KiB") {
+  Worker w;
+  int done = 0;
+  for (int i = 0; i < 1000; ++i) {
+    w.fibers.spawn([&] {
+      volatile char frame[128 * 1024];  // half the stack, touched at both ends
+      frame[0] = 1;
+      frame[sizeof frame - 1] = 1;
+      ++done;
+    });
+  }
+  CHECK(done == 1000);
+  CHECK(w.fibers.live() == 0);
+}

@@ -1,0 +1,107 @@
+// webhooks::http::Server with fiber workers (ServerTuning::fiber_threads) over real HTTP on
+// 127.0.0.1: a handler that waits suspends its fiber, not the thread, so one thread serves the
+// other requests meanwhile, and a client that does not read its answer holds up no one.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <thread>
+
+#include "detail/fiber.h"
+#include "support/chunked_post.h"
+#include "webhooks/http_server.h"
+
+using webhooks::test::body_of;
+using webhooks::test::read_answer;
+
+namespace {
+
+// A server with one fiber thread; `routes` adds the handlers.
+struct FiberServed {
+  template <typename Routes>
+  explicit FiberServed(Routes routes) {
+    webhooks::http::limit_request_bodies(server, 1024 * 1024);
+    server.Get("/fast", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content("ok", "text/plain");
+    });
+    routes(server);
+    webhooks::http::ServerTuning tuning;
+    tuning.fiber_threads = 1;
+    port = webhooks::http::bind_server(server, "127.0.0.1", 0, tuning);
+    serving = std::thread([this] { server.listen_after_bind(); });
+  }
+  ~FiberServed() {
+    server.stop();
+    serving.join();
+  }
+  webhooks::http::Server server;
+  int port = 0;
+  std::thread serving;
+};
+
+std::string get(int port, const std::string& path) {
+  return webhooks::test::raw_exchange(port, "GET " + path + " HTTP/1.1\r\nHost: a\r\n\r\n");
+}
+
+}  // namespace
+
+TEST_CASE("fiber workers: a handler waiting for another request does not hold the only thread") {
+  webhooks::fibers::Wakeup arrived;
+  FiberServed served([&](webhooks::http::Server& s) {
+    s.Get("/wait", [&](const httplib::Request&, httplib::Response& res) {
+      arrived.wait();  // on a pool of one thread this would wait forever: /notify could not run
+      res.set_content("waited", "text/plain");
+    });
+    s.Get("/notify", [&](const httplib::Request&, httplib::Response& res) {
+      arrived.notify();
+      res.set_content("notified", "text/plain");
+    });
+  });
+  const int waiting = webhooks::test::raw_send(served.port, "GET /wait HTTP/1.1\r\nHost: a\r\n\r\n");
+  const std::string notified = get(served.port, "/notify");
+  std::string waited;
+  read_answer(waiting, waited);
+  ::close(waiting);
+  CHECK(notified.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(body_of(notified) == "notified");
+  CHECK(waited.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(body_of(waited) == "waited");
+}
+
+TEST_CASE("fiber workers: a client that does not read its 8 MiB answer holds up no other request") {
+  constexpr std::size_t kBig = 8 * 1024 * 1024;
+  FiberServed served([](webhooks::http::Server& s) {
+    s.Get("/big", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(std::string(kBig, 'x'), "text/plain");
+    });
+  });
+  // A client with a 4 KiB receive buffer sends the request, then reads nothing: the answer fills
+  // the socket buffers and its writer waits (its fiber suspended) for room.
+  const int stuck = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int small = 4096;
+  ::setsockopt(stuck, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  timeval timeout{5, 0};
+  ::setsockopt(stuck, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(served.port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(stuck, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  const std::string request = "GET /big HTTP/1.1\r\nHost: a\r\n\r\n";
+  REQUIRE(::send(stuck, request.data(), request.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(request.size()));
+  for (int i = 0; i < 3; ++i) {
+    const std::string answer = get(served.port, "/fast");  // 5 s receive timeout per read
+    CHECK(answer.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+    CHECK(body_of(answer) == "ok");
+  }
+  // The silent client reads its answer after all, whole.
+  std::string big;
+  read_answer(stuck, big);
+  ::close(stuck);
+  CHECK(big.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(body_of(big).size() == kBig);
+  CHECK(body_of(get(served.port, "/fast")) == "ok");
+}
