@@ -194,7 +194,8 @@ struct Publisher {
         api(store, ingest, guard, metrics, system_clock(), admin_options(),
             [this] { dispatcher.wake(); }) {
     api.mount(server);
-    http::ServerTuning tuning;  // the daemon's --http-threads 64 and the same tuning
+    http::ServerTuning tuning;  // the daemon's default: fiber workers, one thread per core
+    tuning.fiber_threads = std::max(1u, std::thread::hardware_concurrency());
     port = http::bind_server(server, "127.0.0.1", 0, tuning);
     thread = std::thread([this] { server.listen_after_bind(); });
   }

@@ -254,7 +254,7 @@ int main(int argc, char** argv) {
     });
   });
   load(bare.port, make_requests("warm_", kConnections * 20));  // warm-up
-  Rounds loop, merchant, library, on_pg;
+  Rounds loop, merchant, library, library_fibers, on_pg;
   if (part("loop")) {
     // The same route on webhooks::http::Server (event loop + workers), body limit included.
     progress("http::Server");
@@ -291,7 +291,10 @@ int main(int argc, char** argv) {
     }
   }
 
-  // The library's non-transactional path on SQLite.
+  // The library's non-transactional path on SQLite: on a pool of threads (the default), then on
+  // fiber workers (ServerTuning::fiber_threads = cores: the handler does not block).
+  http::ServerTuning on_fibers = tuning;
+  on_fibers.fiber_threads = std::max(1u, std::thread::hardware_concurrency());
   if (part("library")) {
     progress("receiver, non-transactional");
     Served<http::Server> ours(tuning, [&](http::Server& s) {
@@ -299,6 +302,12 @@ int main(int argc, char** argv) {
     });
     load(ours.port, make_requests("warm_", kConnections * 20));
     library = measure(bare.port, ours.port, "lib", true);
+    progress("receiver, non-transactional, fiber workers");
+    Served<http::Server> fibered(on_fibers, [&](http::Server& s) {
+      mount(s, "/webhooks", receiver, [](const Event&) { return Reply{}; });
+    });
+    load(fibered.port, make_requests("warmf_", kConnections * 20));
+    library_fibers = measure(bare.port, fibered.port, "libf", true);
   }
 
   // The same on PostgreSQL, durable claims (Config::claims automatic), one round.
@@ -351,7 +360,13 @@ int main(int argc, char** argv) {
   std::printf(
       "\n  library, non-transactional (Receiver + mount, the handler returns 200), SQLite, %s\n",
       claim_mode.c_str());
-  if (!library.fresh.empty()) report("receiver (" + claim_mode + ")", library, true);
+  if (!library.fresh.empty()) {
+    std::printf("  on a pool of %zu threads (ServerTuning's default):\n", tuning.threads);
+    report("receiver (" + claim_mode + ")", library, true);
+    std::printf("  on fiber workers (ServerTuning::fiber_threads = %zu, the cores):\n",
+                on_fibers.fiber_threads);
+    report("receiver, fiber workers", library_fibers, true);
+  }
   if (pg_url && *pg_url && part("postgres")) {
     std::printf(
         "\n  the same on PostgreSQL (fsync, synchronous_commit=on), %s; one round, for "

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "detail/db_engines.h"
+#include "detail/fiber.h"
 #include "webhooks/error.h"
 
 namespace webhooks::db::detail {
@@ -199,6 +200,7 @@ class PgDatabase final : public Database {
   }
 
   void transact(const std::function<void(Transaction&)>& fn) override {
+    const fibers::NoSuspend holding_a_connection;  // another fiber of this thread may want it
     std::unique_ptr<Connection> c = begin();
     try {
       PgTransaction tx(*c);

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "detail/db_engines.h"
+#include "detail/fiber.h"
 #include "webhooks/error.h"
 
 namespace webhooks::db::detail {
@@ -236,6 +237,7 @@ class SqliteDatabase final : public Database {
   }
 
   void transact(const std::function<void(Transaction&)>& fn) override {
+    const fibers::NoSuspend holding_the_writer;  // another fiber of this thread may want it
     std::lock_guard lock(mutex_);
     writer_.run_script("BEGIN IMMEDIATE");
     try {

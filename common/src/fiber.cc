@@ -50,6 +50,7 @@ struct Fiber {
 namespace {
 
 thread_local Fiber* running = nullptr;
+thread_local int no_suspend_depth = 0;  // NoSuspend scopes open on this thread
 // The worker's own context, where a fiber returns when it suspends or ends.
 thread_local ucontext_t worker_context;
 thread_local std::array<void*, static_cast<std::size_t>(Slot::count)> thread_locals{};
@@ -94,6 +95,10 @@ void fiber_main() {
 }  // namespace
 
 Fiber* current() noexcept { return running; }
+bool can_suspend() noexcept { return running && no_suspend_depth == 0; }
+
+NoSuspend::NoSuspend() noexcept { ++no_suspend_depth; }
+NoSuspend::~NoSuspend() { --no_suspend_depth; }
 
 void*& local(Slot slot) noexcept {
   auto& locals = running ? running->locals : thread_locals;
@@ -112,7 +117,7 @@ void make_ready(Fiber& fiber) {
 }
 
 void yield() {
-  Fiber* f = running;
+  Fiber* f = can_suspend() ? running : nullptr;
   if (!f) {
     std::this_thread::yield();
     return;
@@ -122,7 +127,7 @@ void yield() {
 }
 
 void sleep_for(std::chrono::milliseconds duration) {
-  Fiber* f = running;
+  Fiber* f = can_suspend() ? running : nullptr;
   if (!f) {
     std::this_thread::sleep_for(duration);
     return;
@@ -132,7 +137,7 @@ void sleep_for(std::chrono::milliseconds duration) {
 }
 
 void Wakeup::wait() {
-  Fiber* f = running;
+  Fiber* f = can_suspend() ? running : nullptr;
   std::unique_lock lock(mutex_);
   if (!f) {
     cv_.wait(lock, [this] { return notified_; });

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -422,6 +423,26 @@ int bind_server(httplib::Server& server, const std::string& host, int port,
     throw Error(ErrorCode::io, "listen(" + std::to_string(tuning.backlog) + ") failed");
   }
   return bound;
+}
+
+void run_blocking(const std::function<void()>& work) {
+  if (!fibers::can_suspend()) {  // a thread, or a fiber holding a transaction: right here
+    work();
+    return;
+  }
+  std::exception_ptr error;
+  fibers::Wakeup done;
+  std::thread helper([&] {
+    try {
+      work();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    done.notify();
+  });
+  done.wait();    // the worker thread serves other requests meanwhile
+  helper.join();  // it has notified: it ends at once
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace webhooks::http

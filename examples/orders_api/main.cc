@@ -52,9 +52,14 @@ int main(int argc, char** argv) {
       ->check(duration(DurationUnit::milliseconds))
       ->capture_default_str();
   app.add_option("--threads", config.threads,
-                 "HTTP worker threads (handlers only: idle and slow connections hold none)")
+                 "HTTP worker threads when --fiber-threads is 0 (handlers only: idle and slow "
+                 "connections hold none)")
       ->check(count(1, 4096))
       ->capture_default_str();
+  app.add_option("--fiber-threads", config.fiber_threads,
+                 "threads running the handlers on fibers (default: the number of cores); 0: a "
+                 "pool of --threads threads, one request each")
+      ->check(count(0, 1024));
   app.add_option("--max-connections", config.max_connections,
                  "open client connections at most; beyond it the one waiting the longest without a "
                  "whole request is closed")

@@ -79,6 +79,7 @@ Response Orders::create(db::Transaction& tx, std::string_view key, const OrderDr
     log_event(spdlog::level::info, {{"event", "operation_delay"},
                                     {"key", key},
                                     {"ms", operation_delay_.count()}});
+    // Inside the group's transaction: the thread waits (fibers do not suspend there).
     std::this_thread::sleep_for(operation_delay_);
   }
   tx.exec(kInsert, {draft.id, draft.merchant_id, draft.amount, draft.currency, draft.reference,

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "storage.h"
+#include "webhooks/http_server.h"
 #include "webhooks/log.h"
 #include "webhooks/publisher/outbox_relay.h"
 
@@ -57,7 +58,9 @@ Response Payouts::create(idempotency::Attempt& attempt, const std::string& merch
   const auto destination = read_text(*input, "destination", error);
   if (!destination) return error_response(422, "validation_failed", error);
 
-  if (options_.operation_delay.count() > 0) std::this_thread::sleep_for(options_.operation_delay);
+  if (options_.operation_delay.count() > 0) {  // test hook; off the fiber worker's thread
+    http::run_blocking([&] { std::this_thread::sleep_for(options_.operation_delay); });
+  }
   db::Database& db = attempt.database();
   const std::string& key = attempt.lease().key;
   std::optional<Payout> payout;
@@ -83,8 +86,12 @@ Response Payouts::create(idempotency::Attempt& attempt, const std::string& merch
   if (payout->status == "submitted")
     return settle("submitted", payout->transfer_id, json_response(201, payout_json(*payout)));
 
-  const TransferResult result = partner_.create_transfer(payout->downstream_key, payout->amount,
-                                                         payout->currency, payout->destination);
+  // The partner call (and its retries' waits) on a thread of its own when this handler runs on a
+  // fiber worker, so that the other requests of its thread go on meanwhile.
+  const TransferResult result = http::run_blocking([&] {
+    return partner_.create_transfer(payout->downstream_key, payout->amount, payout->currency,
+                                    payout->destination);
+  });
   switch (result.kind) {
     case TransferResult::Kind::accepted: {
       if (options_.crash_after_partner_commit) {

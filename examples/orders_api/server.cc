@@ -4,6 +4,7 @@
 
 #include <iostream>
 #include <map>
+#include <thread>
 
 #include "orders.h"
 #include "partner_client.h"
@@ -174,7 +175,11 @@ int serve(const Config& config) {
   configure_json_logging(config.log_level);
   const examples::ListenAddress address = examples::parse_listen(config.listen);
   const Clock& clock = system_clock();
-  std::shared_ptr<db::Database> db = db::Database::open(config.db);
+  // WAL checkpoints (SQLite) off the commit path, as webhooks-publisherd and merchant-receiver: a
+  // checkpoint inside a group's commit holds up every request of the group.
+  db::Options db_options;
+  db_options.sqlite_background_checkpoint = true;
+  std::shared_ptr<db::Database> db = db::Database::open(config.db, db_options);
   prepare_database(*db, clock.now_ms());
   if (config.api_keys.empty()) {
     log_event(spdlog::level::warn, {{"event", "no_api_keys"},
@@ -198,6 +203,10 @@ int serve(const Config& config) {
   api.routes(server);
   examples::ServerTuning tuning;
   tuning.threads = static_cast<std::size_t>(std::max(1, config.threads));
+  // Handlers only block on the database; the partner call runs through http::run_blocking.
+  tuning.fiber_threads = config.fiber_threads >= 0
+                             ? static_cast<std::size_t>(config.fiber_threads)
+                             : std::max(1u, std::thread::hardware_concurrency());
   tuning.max_connections = static_cast<std::size_t>(config.max_connections);
   tuning.request_timeout = milliseconds(config.request_timeout_ms);
   const int port = examples::bind_and_announce(server, address, tuning);

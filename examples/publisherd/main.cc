@@ -2,7 +2,9 @@
 // claiming, let in-flight attempts finish and be recorded, and exit 0.
 #include <httplib.h>
 
+#include <algorithm>
 #include <iostream>
+#include <thread>
 
 #include "options.h"
 #include "webhooks/examples/flags.h"
@@ -73,6 +75,9 @@ int serve(const publisherd::Options& o) {
   const examples::ListenAddress address = examples::parse_listen(o.listen);
   examples::ServerTuning tuning;
   tuning.threads = static_cast<std::size_t>(o.http_threads);
+  // Its handlers only block on the database (deliveries run on the dispatcher's threads).
+  tuning.fiber_threads = o.fiber_threads >= 0 ? static_cast<std::size_t>(o.fiber_threads)
+                                              : std::max(1u, std::thread::hardware_concurrency());
   tuning.max_connections = static_cast<std::size_t>(o.max_connections);
   tuning.request_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
       parse_duration(o.request_timeout, "request timeout"));

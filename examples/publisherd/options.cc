@@ -173,8 +173,13 @@ Parsed parse_options(int argc, char** argv) {
       "largest request body (bytes); 413 above")
       ->check(examples::count(1));
   opt("--http-threads", o.http_threads, "WEBHOOKS_HTTP_THREADS",
-      "HTTP worker threads (handlers only: idle and slow connections hold none)")
+      "HTTP worker threads when --fiber-threads is 0 (handlers only: idle and slow connections "
+      "hold none)")
       ->check(examples::count(1, 4096));
+  opt("--fiber-threads", o.fiber_threads, "WEBHOOKS_FIBER_THREADS",
+      "threads running the handlers on fibers (-1, the default: the number of cores); 0: a pool "
+      "of --http-threads threads, one request each")
+      ->check(examples::count(-1, 1024));
   opt("--max-connections", o.max_connections, "WEBHOOKS_MAX_CONNECTIONS",
       "open client connections at most; beyond it the one waiting the longest without a "
       "whole request is closed")

@@ -28,7 +28,8 @@ struct Options {
   std::string delivery_lease = "2m";
   std::string poll_interval = "250ms";
   std::size_t body_limit = 1 << 20;
-  int http_threads = 64;
+  int http_threads = 64;   // HTTP worker threads when fiber_threads is 0
+  int fiber_threads = -1;  // handlers on fibers on this many threads; -1: the number of cores
   int max_connections = 4096;          // open client connections (webhooks::http::Server)
   std::string request_timeout = "30s";  // a request's head and body, from its first byte
   std::string log_level = "info";

@@ -50,6 +50,11 @@ std::shared_ptr<db::Database> migrated(std::shared_ptr<db::Database> database, c
   return database;
 }
 
+// A record's times, kept from begin for the replay cache.
+struct RecordTimes {
+  UnixMillis created_at = 0, expires_at = 0;
+};
+
 // Thrown inside a transactional handler's savepoint to roll its writes back: why it failed.
 struct HandlerFailed {
   std::string why;
@@ -240,11 +245,12 @@ struct Receiver::Impl {
                                 std::string_view fingerprint);
   // Remembers a completed event's answer in `replays` (after its commit).
   void remember(const Event& event, std::string_view fingerprint, const Answer& answer,
-                UnixMillis expires_at);
+                UnixMillis created_at, UnixMillis expires_at);
   void log(const Event& event, std::string_view outcome, int status);
   // Logs a handled or rejected event and remembers its answer; after its commit.
+  // `record`: the record's created_at and expires_at (from begin).
   Answer handled(const Event& event, std::string_view fingerprint, Answer answer,
-                 UnixMillis expires_at);
+                 const RecordTimes& record);
   Answer run_durable(const Event& event, const std::string& fingerprint, const Handler& handler);
   Answer run_in_process(const Event& event, const std::string& fingerprint,
                         const Handler& handler);
@@ -284,7 +290,7 @@ std::optional<Answer> Receiver::Impl::settled(const Event& event, const BeginRes
   std::optional<Answer> answer = idempotency::answer_for(begun, clock.now_ms(), kEventVocabulary);
   if (!answer) return std::nullopt;
   if (begun.outcome == BeginOutcome::replay && !fingerprint.empty()) {
-    remember(event, fingerprint, *begun.response, begun.expires_at);
+    remember(event, fingerprint, *begun.response, begun.created_at, begun.expires_at);
   }
   switch (begun.outcome) {
     case BeginOutcome::mismatch: log(event, "event_id_reused", 422); break;
@@ -295,8 +301,8 @@ std::optional<Answer> Receiver::Impl::settled(const Event& event, const BeginRes
 }
 
 void Receiver::Impl::remember(const Event& event, std::string_view fingerprint,
-                              const Answer& answer, UnixMillis expires_at) {
-  replays.remember(config.consumer, event.id, fingerprint, answer, expires_at);
+                              const Answer& answer, UnixMillis created_at, UnixMillis expires_at) {
+  replays.remember(config.consumer, event.id, fingerprint, answer, created_at, expires_at);
 }
 
 std::optional<Answer> Receiver::Impl::admit(
@@ -377,7 +383,7 @@ Answer Receiver::Impl::final_answer(Reply reply) {
 // A handled event is the `acquired` outcome, logged at debug only (docs/DESIGN.md: every outcome
 // but acquired is logged); a rejected one at info.
 Answer Receiver::Impl::handled(const Event& event, std::string_view fingerprint, Answer answer,
-                               UnixMillis expires_at) {
+                               const RecordTimes& record) {
   if (answer.status < 300) {
     if (spdlog::should_log(spdlog::level::debug)) {
       log_event(spdlog::level::debug, {{"event", "webhook"},
@@ -391,7 +397,7 @@ Answer Receiver::Impl::handled(const Event& event, std::string_view fingerprint,
   } else {
     log(event, "rejected", answer.status);
   }
-  remember(event, fingerprint, answer, expires_at);
+  remember(event, fingerprint, answer, record.created_at, record.expires_at);
   return answer;
 }
 
@@ -498,7 +504,7 @@ Answer Receiver::Impl::run_durable(const Event& event, const std::string& finger
     return idempotency::in_use(kEventVocabulary,
                                "the lease on this event was lost while the handler ran");
   }
-  return handled(running, fingerprint, std::move(answer), begun.expires_at);
+  return handled(running, fingerprint, std::move(answer), {begun.created_at, begun.expires_at});
 }
 
 // In-process claim: the handler runs under the claim; one commit records the answer.
@@ -509,7 +515,7 @@ Answer Receiver::Impl::run_in_process(const Event& event, const std::string& fin
   if (!reply) return failed(event, why, nullptr, fingerprint);
   Answer answer = final_answer(std::move(*reply));
   std::optional<Answer> other;
-  UnixMillis expires_at = 0;
+  RecordTimes record;
   try {
     group.run([&](db::Transaction& tx) {
       const BeginResult begun =
@@ -519,13 +525,13 @@ Answer Receiver::Impl::run_in_process(const Event& event, const std::string& fin
         return;
       }
       store.complete(tx, begun.lease, answer, clock.now_ms());
-      expires_at = begun.expires_at;
+      record = {begun.created_at, begun.expires_at};
     });
   } catch (const std::exception& e) {
     return store_failed(e);
   }
   if (other) return std::move(*other);
-  return handled(event, fingerprint, std::move(answer), expires_at);
+  return handled(event, fingerprint, std::move(answer), record);
 }
 
 Receiver::Receiver(Config config)
@@ -576,7 +582,7 @@ Answer Receiver::handle(const Headers& headers, std::string_view raw_body,
   // the commit, so never seen in_progress outside it) and the handler's writes.
   std::optional<Answer> answer;
   bool ran = false;  // the handler ran and its answer commits (else `answer` is a settled one)
-  UnixMillis expires_at = 0;
+  RecordTimes record;
   try {
     impl.group.run([&](db::Transaction& tx) {
       const BeginResult begun =
@@ -585,7 +591,7 @@ Answer Receiver::handle(const Headers& headers, std::string_view raw_body,
         answer = impl.settled(event, begun, fingerprint);
         return;
       }
-      expires_at = begun.expires_at;
+      record = {begun.created_at, begun.expires_at};
       event.attempt = begun.attempts;
       std::string why;
       std::optional<Reply> reply = call_handler(impl.config, [&] { return handler(event, tx); }, why);
@@ -607,7 +613,7 @@ Answer Receiver::handle(const Headers& headers, std::string_view raw_body,
   } catch (const std::exception& e) {
     return store_failed(e);
   }
-  return ran ? impl.handled(event, fingerprint, std::move(*answer), expires_at)
+  return ran ? impl.handled(event, fingerprint, std::move(*answer), record)
              : std::move(*answer);
 }
 

@@ -169,3 +169,25 @@ TEST_CASE("1,000 fibers one after another reuse a few stacks, and deep frames fi
   CHECK(done == 1000);
   CHECK(w.fibers.live() == 0);
 }
+
+TEST_CASE("NoSuspend: inside it a fiber's wait holds its thread, as a plain thread's") {
+  Worker w;
+  fibers::Wakeup wakeup;
+  bool can_suspend_inside = true, can_suspend_outside = false;
+  std::thread::id waited_on;
+  std::thread notifier;
+  w.fibers.spawn([&] {
+    can_suspend_outside = fibers::can_suspend();
+    const fibers::NoSuspend holding;
+    can_suspend_inside = fibers::can_suspend();
+    notifier = std::thread([&] { wakeup.notify(); });
+    wakeup.wait();  // on the thread's condition variable: spawn() returns only after it
+    waited_on = std::this_thread::get_id();
+  });
+  notifier.join();
+  CHECK(w.fibers.live() == 0);  // it never suspended
+  CHECK(can_suspend_outside);
+  CHECK_FALSE(can_suspend_inside);
+  CHECK(waited_on == std::this_thread::get_id());
+  CHECK_FALSE(fibers::can_suspend());  // a plain thread
+}

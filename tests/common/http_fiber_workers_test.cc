@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <semaphore>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -104,4 +106,43 @@ TEST_CASE("fiber workers: a client that does not read its 8 MiB answer holds up 
   CHECK(big.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
   CHECK(body_of(big).size() == kBig);
   CHECK(body_of(get(served.port, "/fast")) == "ok");
+}
+
+TEST_CASE("fiber workers: run_blocking runs a blocking call off the only thread, and returns its value") {
+  std::binary_semaphore released{0};
+  std::thread::id blocked_on, handled_on;
+  FiberServed served([&](webhooks::http::Server& s) {
+    s.Get("/blocking", [&](const httplib::Request&, httplib::Response& res) {
+      handled_on = std::this_thread::get_id();
+      const std::string body = webhooks::http::run_blocking([&] {
+        blocked_on = std::this_thread::get_id();
+        released.acquire();  // a call that blocks: the fiber thread serves /release meanwhile
+        return std::string("unblocked");
+      });
+      res.set_content(body, "text/plain");
+    });
+    s.Get("/release", [&](const httplib::Request&, httplib::Response& res) {
+      released.release();
+      res.set_content("released", "text/plain");
+    });
+  });
+  const int blocking =
+      webhooks::test::raw_send(served.port, "GET /blocking HTTP/1.1\r\nHost: a\r\n\r\n");
+  const std::string release = get(served.port, "/release");
+  std::string answer;
+  read_answer(blocking, answer);
+  ::close(blocking);
+  CHECK(body_of(release) == "released");
+  CHECK(answer.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(body_of(answer) == "unblocked");
+  CHECK(blocked_on != handled_on);
+}
+
+TEST_CASE("run_blocking outside fiber workers runs the call right here; an exception reaches the caller") {
+  std::thread::id ran_on;
+  webhooks::http::run_blocking([&] { ran_on = std::this_thread::get_id(); });
+  CHECK(ran_on == std::this_thread::get_id());
+  CHECK(webhooks::http::run_blocking([] { return 42; }) == 42);
+  CHECK_THROWS_WITH(webhooks::http::run_blocking([]() -> int { throw std::runtime_error("refused"); }),
+                    "refused");
 }

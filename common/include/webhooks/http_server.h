@@ -20,10 +20,13 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace webhooks::http {
 
@@ -136,6 +139,23 @@ class Server : public httplib::Server {
   mutable std::mutex loop_mutex_;
   std::shared_ptr<detail::EventLoop> loop_;  // from the first listen_after_bind()
 };
+
+// For a handler on fiber workers (ServerTuning::fiber_threads): runs `work`, which may block for
+// long (a call to another service, a sleep between its retries), on a thread of its own while the
+// handler's fiber is suspended, so that the worker thread serves other requests meanwhile
+// (docs/http-server.md, "Fiber workers"). Returns what `work` returns and rethrows what it throws.
+// Anywhere else (a pool thread, a thread of the caller's own, inside a database transaction,
+// where the fiber may not suspend) it runs `work` right here. `work`
+// may run on another thread than the handler: it must not rely on thread-local state. Throws
+// std::system_error when no thread can be started.
+void run_blocking(const std::function<void()>& work);
+template <typename Work>
+auto run_blocking(Work&& work) -> std::enable_if_t<!std::is_void_v<std::invoke_result_t<Work&>>,
+                                                   std::invoke_result_t<Work&>> {
+  std::optional<std::invoke_result_t<Work&>> result;
+  run_blocking(std::function<void()>([&] { result.emplace(work()); }));
+  return std::move(*result);
+}
 
 // Sets TCP_NODELAY, the keep-alive count, SO_REUSEADDR (not httplib's default SO_REUSEPORT, which
 // would let two servers share a port), and a thread pool of tuning.threads (a webhooks::http::

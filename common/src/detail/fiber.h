@@ -26,6 +26,19 @@ struct Fiber;
 
 // The fiber running on this thread, or nullptr on a plain thread (or a worker's own stack).
 Fiber* current() noexcept;
+// Whether the running fiber may suspend: on a fiber, outside every NoSuspend scope.
+bool can_suspend() noexcept;
+
+// While one is alive, the running fiber does not suspend: a Wakeup waits on its thread instead,
+// as a plain thread's would. For code that holds a lock another fiber of the same thread may need
+// (a database transaction holds the writer): suspended, it would wait for itself.
+class NoSuspend {
+ public:
+  NoSuspend() noexcept;
+  ~NoSuspend();
+  NoSuspend(const NoSuspend&) = delete;
+  NoSuspend& operator=(const NoSuspend&) = delete;
+};
 
 // Suspends the running fiber until make_ready(fiber) is called (possibly before this call, from
 // any thread: the wake-up is not lost). Only on a fiber.
@@ -44,7 +57,8 @@ void sleep_for(std::chrono::milliseconds duration);
 enum class Slot { served_connection, traffic, count };
 void*& local(Slot slot) noexcept;
 
-// One-shot wake-up for a waiter that may be a fiber or a plain thread: wait() returns once
+// One-shot wake-up for a waiter that may be a fiber or a plain thread (or a fiber that may not
+// suspend: it waits as a thread does): wait() returns once
 // notify() has been called (before or after). The waiter owns it; notify() touches it only
 // under its mutex, and wait() returns only after notify() released it, so the waiter may destroy
 // it as soon as wait() returns.

@@ -132,7 +132,8 @@ Guard::Guard(Store& store, LeaseKeeper& keeper, const Clock& clock, GuardOptions
       keeper_(keeper),
       clock_(clock),
       options_(options),
-      group_(store.database(), options.group) {}
+      group_(store.database(), options.group),
+      replays_(options.replay_cache_entries) {}
 
 Response Guard::run(std::string_view scope, std::optional<std::string_view> key_header,
                     std::string_view method, std::string_view path, std::string_view body,
@@ -197,28 +198,26 @@ Response Guard::run_in_transaction(std::string_view scope,
     if (std::optional<Response> refused = key_request(key_header, method, path, body, request)) {
       return std::move(*refused);
     }
+    const UnixMillis now = clock_.now_ms();
+    if (const auto cached = replays_.find(scope, request.key, request.fingerprint, now)) {
+      log_outcome(scope, request.key, path, cached->outcome, now - cached->created_at);
+      return *answer_for(*cached, now);
+    }
     claim = claims_.try_claim(scope, request.key);
     if (!claim) {
       log_outcome(scope, request.key, path, BeginOutcome::in_progress, 0);
       return in_use(kRequestVocabulary, kRequestVocabulary.in_use_message);
     }
-    const BeginResult seen = store_.peek(scope, request.key, request.fingerprint, clock_.now_ms());
-    const UnixMillis now = clock_.now_ms();
-    if (std::optional<Response> answer = answer_for(seen, now)) {
-      log_outcome(scope, request.key, path, seen.outcome, now - seen.created_at);
-      return std::move(*answer);
-    }
   }
+  // No read before the write: the grouped begin below settles replays and mismatches too.
   Response response;
-  BeginOutcome outcome = BeginOutcome::acquired;
+  BeginResult begun;
   UnixMillis age_ms = 0;
   try {
     group_.run([&](db::Transaction& tx) {
-      BeginResult begun;
       if (guarded) {
         const UnixMillis now = clock_.now_ms();
         begun = store_.begin(tx, scope, request.key, request.fingerprint, now);
-        outcome = begun.outcome;
         age_ms = now - begun.created_at;
         if (std::optional<Response> answer = answer_for(begun, now)) {
           response = std::move(*answer);
@@ -236,7 +235,18 @@ Response Guard::run_in_transaction(std::string_view scope,
   } catch (const std::exception& e) {
     return failed_operation(e, scope, request.key, path);
   }
-  if (outcome != BeginOutcome::acquired) log_outcome(scope, request.key, path, outcome, age_ms);
+  if (!guarded) return response;
+  // Committed: a completed record (ours, or one read as completed) is kept for later replays.
+  if (begun.outcome == BeginOutcome::replay) {
+    replays_.remember(scope, request.key, request.fingerprint, *begun.response, begun.created_at,
+                      begun.expires_at);
+  } else if (begun.outcome == BeginOutcome::acquired || begun.outcome == BeginOutcome::reacquired) {
+    replays_.remember(scope, request.key, request.fingerprint, response, begun.created_at,
+                      begun.expires_at);
+  }
+  if (begun.outcome != BeginOutcome::acquired) {
+    log_outcome(scope, request.key, path, begun.outcome, age_ms);
+  }
   return response;
 }
 

@@ -14,9 +14,9 @@ std::string ReplayCache::id_of(std::string_view scope, std::string_view key) {
 
 void ReplayCache::remember(std::string_view scope, std::string_view key,
                            std::string_view fingerprint, const Response& response,
-                           UnixMillis expires_at) {
+                           UnixMillis created_at, UnixMillis expires_at) {
   if (max_entries_ == 0 || response.body.size() > kMaxBodyBytes) return;
-  Entry entry{std::string(fingerprint), response, expires_at};
+  Entry entry{std::string(fingerprint), response, created_at, expires_at};
   std::string id = id_of(scope, key);
   std::lock_guard lock(mutex_);
   const auto [it, inserted] = entries_.try_emplace(id, std::move(entry));
@@ -39,6 +39,8 @@ std::optional<BeginResult> ReplayCache::find(std::string_view scope, std::string
   const auto it = entries_.find(id);
   if (it == entries_.end() || now >= it->second.expires_at) return std::nullopt;
   BeginResult seen;
+  seen.created_at = it->second.created_at;
+  seen.expires_at = it->second.expires_at;
   if (it->second.fingerprint != fingerprint) {
     seen.outcome = BeginOutcome::mismatch;
     return seen;

@@ -33,6 +33,7 @@
 #include "webhooks/idempotency/answers.h"
 #include "webhooks/idempotency/claims.h"
 #include "webhooks/idempotency/group_commit.h"
+#include "webhooks/idempotency/replay_cache.h"
 #include "webhooks/idempotency/lease_keeper.h"
 #include "webhooks/idempotency/store.h"
 
@@ -99,6 +100,9 @@ struct GuardOptions {
   // How run_in_transaction's commits are grouped; on PostgreSQL a racing duplicate from another
   // process waits at most 1 s for the first one's transaction, then is answered 409.
   GroupCommitOptions group{128, 0, std::chrono::seconds(1)};
+  // Completed answers run_in_transaction keeps in memory (ReplayCache), so a replay or a reused
+  // key with another body is answered without the database. 0: none.
+  std::size_t replay_cache_entries = 65'536;
 };
 
 class Guard {
@@ -112,11 +116,12 @@ class Guard {
                std::string_view method, std::string_view path, std::string_view body,
                const Operation& operation);
 
-  // The same answers in one commit, for an operation that only writes to this database: a
-  // caller of this process already running the key is answered 409 at once (InProcessClaims); a
-  // replay, mismatch or another process's live lease is answered from a read (Store::peek);
-  // otherwise one transaction, grouped with concurrent callers' (GroupCommit), begins the record,
-  // runs `operation` and completes the record with its answer, so the record is never seen
+  // The same answers in one commit, for an operation that only writes to this database: a key
+  // this process completed (or replayed) lately is answered from memory (ReplayCache); a caller
+  // of this process already running the key is answered 409 at once (InProcessClaims); otherwise
+  // one transaction, grouped with concurrent callers' (GroupCommit), begins the record (a replay,
+  // mismatch or another process's live lease is answered from it, the operation not run), runs
+  // `operation` and completes the record with its answer, so the record is never seen
   // `in_progress`. A racing duplicate from another process waits for that transaction and is
   // replayed. An answer that is not final (is_final_status) rolls back the operation's writes and
   // leaves no record (a retry runs again); so does an exception: Error(storage) 503
@@ -152,6 +157,7 @@ class Guard {
   GuardOptions options_;
   GroupCommit group_;
   InProcessClaims claims_;
+  ReplayCache replays_;
   // Leases of operations that threw whose record could not be failed (at most
   // kMaxUnreleased, oldest dropped: their lease lapses on its own).
   static constexpr std::size_t kMaxUnreleased = 1024;

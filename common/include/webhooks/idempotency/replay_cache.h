@@ -35,14 +35,16 @@ class ReplayCache {
   explicit ReplayCache(std::size_t max_entries = 65'536);
 
   // Remembers that (scope, key) is completed with `fingerprint` (64 hex digits, as Store takes
-  // it) and `response` until `expires_at` (Unix milliseconds: the record's own expiry). Call it
-  // only after the transaction that completed (or read) the record has committed. A response
-  // whose body is over kMaxBodyBytes is not remembered. Throws std::bad_alloc only.
+  // it) and `response`, the record created at `created_at` and expiring at `expires_at` (Unix
+  // milliseconds: the record's own times, BeginResult's). Call it only once the record is
+  // committed completed. A response whose body is over kMaxBodyBytes is not remembered. Throws
+  // std::bad_alloc only.
   void remember(std::string_view scope, std::string_view key, std::string_view fingerprint,
-                const Response& response, UnixMillis expires_at);
+                const Response& response, UnixMillis created_at, UnixMillis expires_at);
 
   // What Store::begin would answer for (scope, key) at `now` if the cache holds it: `replay`
-  // (same fingerprint; response set) or `mismatch` (another fingerprint). std::nullopt when the
+  // (same fingerprint; response set) or `mismatch` (another fingerprint), with the record's
+  // created_at and expires_at (attempts 0: not kept). std::nullopt when the
   // cache does not hold the key or its record has expired by `now`. Throws std::bad_alloc only.
   std::optional<BeginResult> find(std::string_view scope, std::string_view key,
                                   std::string_view fingerprint, UnixMillis now) const;
@@ -54,7 +56,7 @@ class ReplayCache {
   struct Entry {
     std::string fingerprint;
     Response response;
-    UnixMillis expires_at = 0;
+    UnixMillis created_at = 0, expires_at = 0;
   };
   static std::string id_of(std::string_view scope, std::string_view key);
 
