@@ -62,7 +62,7 @@ int run(const Flags& flags) {
   webhooks::examples::ServerTuning tuning;
   tuning.max_connections = static_cast<std::size_t>(flags.max_connections);
   tuning.request_timeout = std::chrono::milliseconds(flags.request_timeout_ms);
-  // The handler only writes through its transaction: it may run on fibers (docs/http.md).
+  // The handler only writes through its transaction: it may run on fibers (docs/http-server.md).
   tuning.fiber_threads = static_cast<std::size_t>(flags.fiber_threads);
   const int port = webhooks::examples::bind_and_announce(
       server, webhooks::examples::parse_listen(flags.listen), tuning);

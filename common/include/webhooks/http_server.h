@@ -39,7 +39,7 @@ struct ServerTuning {
   // one keep-alive connection at a time, so size it to the expected concurrent connections.
   std::size_t threads = 64;
   // A webhooks::http::Server only: when not 0, handlers run on fibers (user-space threads) on this
-  // many worker threads instead, `threads` unused (docs/http.md, "Fiber workers"). A handler
+  // many worker threads instead, `threads` unused (docs/http-server.md, "Fiber workers"). A handler
   // waiting for a group commit (idempotency::GroupCommit: the receiver, the guard, the publisher's
   // ingest) then lets its thread serve other requests, with no kernel context switch. For
   // handlers that do not block otherwise (their database work aside): one that waits on a

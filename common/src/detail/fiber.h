@@ -2,7 +2,7 @@
 // each with its own stack, run by one worker thread's Scheduler. A fiber's request handler
 // waiting for a group commit (idempotency::GroupCommit) suspends the fiber instead of its thread,
 // so the thread goes on with other requests: no kernel context switch per waiting request.
-// docs/http.md, "Fiber workers"; the decision for ucontext over Boost.Context: docs/DESIGN.md.
+// docs/http-server.md, "Fiber workers" (and why ucontext rather than Boost.Context).
 //
 // Internal to common/. Built on POSIX ucontext (glibc's makecontext/swapcontext), with
 // AddressSanitizer told of every stack switch (__sanitizer_start_switch_fiber), which Debian's
