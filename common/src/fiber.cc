@@ -1,6 +1,7 @@
 // Fibers on POSIX ucontext (detail/fiber.h).
 #include "detail/fiber.h"
 
+#include <cxxabi.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -24,6 +25,22 @@
 #endif
 
 namespace webhooks::fibers {
+namespace {
+
+// The C++ runtime's per-thread exception state (Itanium C++ ABI, section 2.5.1: __cxa_eh_globals,
+// the exceptions being handled and the count of uncaught ones). A fiber that suspends inside a
+// catch block leaves its exception on the thread's chain; another fiber ending its own catch
+// meanwhile would pop (and free) the wrong one. So each switch swaps this state with the fiber's.
+struct ExceptionState {
+  void* caught_exceptions = nullptr;
+  unsigned int uncaught_exceptions = 0;
+};
+
+ExceptionState& thread_exception_state() {
+  return *reinterpret_cast<ExceptionState*>(abi::__cxa_get_globals());
+}
+
+}  // namespace
 
 struct Fiber {
   ucontext_t context{};
@@ -33,6 +50,7 @@ struct Fiber {
   char* mapping = nullptr;  // guard page, then the stack
   std::size_t mapping_bytes = 0;
   std::array<void*, static_cast<std::size_t>(Slot::count)> locals{};
+  ExceptionState exceptions;  // while switched out
   // AddressSanitizer: this fiber's fake stack while it is switched out, and the worker's stack.
   void* fake_stack = nullptr;
   const void* worker_bottom = nullptr;
@@ -192,6 +210,7 @@ void Scheduler::spawn(std::function<void()> work) {
   f->work = std::move(work);
   f->ended = false;
   f->locals = {};
+  f->exceptions = {};
   f->fake_stack = nullptr;
   ::getcontext(&f->context);
   f->context.uc_stack.ss_sp = f->stack();
@@ -204,10 +223,15 @@ void Scheduler::spawn(std::function<void()> work) {
 
 void Scheduler::resume(Fiber& f) {
   running = &f;
+  ExceptionState& exceptions = thread_exception_state();
+  const ExceptionState worker_exceptions = exceptions;
+  exceptions = f.exceptions;
   void* fake_stack = nullptr;
   before_switch(&fake_stack, f.stack(), f.stack_bytes());
   ::swapcontext(&worker_context, &f.context);
   after_switch(fake_stack, nullptr, nullptr);
+  f.exceptions = exceptions;  // as the fiber left them
+  exceptions = worker_exceptions;
   running = nullptr;
   if (!f.ended) return;
   --live_;

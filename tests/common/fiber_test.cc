@@ -6,7 +6,9 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -190,4 +192,36 @@ TEST_CASE("NoSuspend: inside it a fiber's wait holds its thread, as a plain thre
   CHECK_FALSE(can_suspend_inside);
   CHECK(waited_on == std::this_thread::get_id());
   CHECK_FALSE(fibers::can_suspend());  // a plain thread
+}
+
+TEST_CASE("a fiber that suspends inside a catch block keeps its exception while others throw and catch") {
+  Worker w;
+  fibers::Fiber* a = nullptr;
+  std::string a_saw, b_saw;
+  w.fibers.spawn([&] {
+    try {
+      throw std::runtime_error("a's failure");
+    } catch (const std::runtime_error& e) {
+      a = fibers::current();
+      fibers::suspend();  // inside the catch block, as a receiver recording a failed handler
+      try {
+        std::rethrow_exception(std::current_exception());
+      } catch (const std::runtime_error& again) {
+        a_saw = std::string(e.what()) + " / " + again.what();
+      }
+    }
+  });
+  w.fibers.spawn([&] {
+    try {
+      throw std::logic_error("b's failure");
+    } catch (const std::logic_error& e) {
+      b_saw = e.what();
+    }
+  });
+  CHECK(b_saw == "b's failure");
+  CHECK_FALSE(std::current_exception());  // the worker's own state: nothing being handled
+  fibers::make_ready(*a);
+  CHECK(w.fibers.run() == 1);
+  CHECK(a_saw == "a's failure / a's failure");
+  CHECK(w.fibers.live() == 0);
 }
