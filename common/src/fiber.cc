@@ -144,16 +144,6 @@ void yield() {
   suspend();
 }
 
-void sleep_for(std::chrono::milliseconds duration) {
-  Fiber* f = can_suspend() ? running : nullptr;
-  if (!f) {
-    std::this_thread::sleep_for(duration);
-    return;
-  }
-  f->owner->sleeping_.emplace(std::chrono::steady_clock::now() + duration, f);
-  switch_to_worker(*f);
-}
-
 void Wakeup::wait() {
   Fiber* f = can_suspend() ? running : nullptr;
   std::unique_lock lock(mutex_);
@@ -243,23 +233,13 @@ void Scheduler::resume(Fiber& f) {
 }
 
 std::size_t Scheduler::run() {
-  const auto now = std::chrono::steady_clock::now();
   std::deque<Fiber*> batch;
   {
     std::lock_guard lock(mutex_);
-    while (!sleeping_.empty() && sleeping_.begin()->first <= now) {
-      ready_.push_back(sleeping_.begin()->second);
-      sleeping_.erase(sleeping_.begin());
-    }
     batch.swap(ready_);  // the ones ready now; those made ready meanwhile wait for the next run
   }
   for (Fiber* f : batch) resume(*f);
   return batch.size();
-}
-
-std::chrono::steady_clock::time_point Scheduler::next_timer() const {
-  return sleeping_.empty() ? std::chrono::steady_clock::time_point::max()
-                           : sleeping_.begin()->first;
 }
 
 }  // namespace webhooks::fibers

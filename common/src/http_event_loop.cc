@@ -563,12 +563,7 @@ void EventLoop::run_fiber_worker() {
       const auto has_work = [&] {
         return !work_.empty() || fibers.ready() || (workers_done_ && fibers.live() == 0);
       };
-      const auto timer = fibers.next_timer();
-      if (timer == LoopClock::time_point::max()) {
-        work_ready_.wait(lock, has_work);
-      } else {
-        work_ready_.wait_until(lock, timer, has_work);
-      }
+      work_ready_.wait(lock, has_work);
       if (work_.empty() && workers_done_ && fibers.live() == 0) return;
       while (!work_.empty() && batch.size() < kFiberBatch) {
         batch.push_back(work_.front());

@@ -94,20 +94,6 @@ TEST_CASE("yield: the yielding fiber goes on after what was spawned meanwhile") 
   CHECK(w.fibers.live() == 0);
 }
 
-TEST_CASE("sleep_for: the fiber waits on its worker's timer, then runs") {
-  Worker w;
-  bool woke = false;
-  w.fibers.spawn([&] {
-    fibers::sleep_for(std::chrono::milliseconds(0));
-    woke = true;
-  });
-  CHECK_FALSE(woke);
-  CHECK(w.fibers.next_timer() != std::chrono::steady_clock::time_point::max());
-  CHECK(w.fibers.run() == 1);  // due at once
-  CHECK(woke);
-  CHECK(w.fibers.next_timer() == std::chrono::steady_clock::time_point::max());
-}
-
 TEST_CASE("locals belong to the fiber, and outside fibers to the thread") {
   Worker w;
   int thread_value = 0, a_value = 0, b_value = 0;

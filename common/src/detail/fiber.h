@@ -9,12 +9,10 @@
 // Boost.Context build (fcontext) cannot do.
 #pragma once
 
-#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -48,9 +46,6 @@ void make_ready(Fiber& fiber);
 // Lets the worker run what else is ready or queued (new requests among them) before the running
 // fiber goes on; on a plain thread, std::this_thread::yield().
 void yield();
-// Suspends the running fiber for about `duration` (its worker runs others meanwhile); on a plain
-// thread, sleeps.
-void sleep_for(std::chrono::milliseconds duration);
 
 // Pointers kept per fiber, and per thread outside fibers: what a request's handling keeps in a
 // thread-local must live in its fiber instead, since other fibers run on the thread meanwhile.
@@ -76,7 +71,7 @@ class Wakeup {
 
 // One worker thread's fibers. The worker calls spawn() for new work and run() to resume the
 // fibers made ready since; it sleeps on `cv` (with `mutex`), which make_ready notifies, while
-// ready() is false, at most until next_timer().
+// ready() is false.
 class Scheduler {
  public:
   // `stack_bytes` per fiber (a guard page below each). `mutex` and `cv` are the worker's: they
@@ -89,18 +84,15 @@ class Scheduler {
   // Starts `work` on a new fiber now, on the calling thread (the worker's), until it ends or
   // suspends. An exception leaving `work` ends the process (std::terminate), as on a thread.
   void spawn(std::function<void()> work);
-  // Resumes every fiber made ready (and every sleeper due); returns how many ran. Worker thread.
+  // Resumes every fiber made ready before the call; returns how many ran. Worker thread.
   std::size_t run();
   // Whether a fiber is ready to run. Caller holds `mutex`.
   bool ready() const { return !ready_.empty(); }
   // Fibers started and not ended.
   std::size_t live() const { return live_; }
-  // When the earliest sleeping fiber is due (time_point::max() when none).
-  std::chrono::steady_clock::time_point next_timer() const;
 
  private:
   friend void make_ready(Fiber& fiber);
-  friend void sleep_for(std::chrono::milliseconds duration);
   void resume(Fiber& fiber);
   Fiber* take_fiber();
 
@@ -108,7 +100,6 @@ class Scheduler {
   std::mutex& mutex_;
   std::condition_variable& cv_;
   std::deque<Fiber*> ready_;  // under mutex_
-  std::multimap<std::chrono::steady_clock::time_point, Fiber*> sleeping_;  // worker thread only
   std::vector<std::unique_ptr<Fiber>> pool_;  // ended fibers, their stacks kept for reuse
   std::size_t live_ = 0;
 };
