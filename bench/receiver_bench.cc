@@ -254,7 +254,9 @@ int main(int argc, char** argv) {
     });
   });
   load(bare.port, make_requests("warm_", kConnections * 20));  // warm-up
-  Rounds loop, merchant, library, library_fibers, on_pg;
+  Rounds loop, loop_fibers, merchant, library, library_fibers, on_pg;
+  http::ServerTuning on_fibers = tuning;  // fiber workers, one thread per core
+  on_fibers.fiber_threads = std::max(1u, std::thread::hardware_concurrency());
   if (part("loop")) {
     // The same route on webhooks::http::Server (event loop + workers), body limit included.
     progress("http::Server");
@@ -266,6 +268,14 @@ int main(int argc, char** argv) {
     });
     load(same.port, make_requests("warm_", kConnections * 20));
     loop = measure(bare.port, same.port, "loop", false);
+    Served<http::Server> same_on_fibers(on_fibers, [](http::Server& s) {
+      http::limit_request_bodies(s, http::kDefaultBodyLimit);
+      s.Post("/webhooks", [](const httplib::Request&, httplib::Response& res) {
+        res.set_content("{\"received\":true}", "application/json");
+      });
+    });
+    load(same_on_fibers.port, make_requests("warm_", kConnections * 20));
+    loop_fibers = measure(bare.port, same_on_fibers.port, "loopf", false);
   }
 
   // merchant-receiver, the real process, measured from outside.
@@ -293,8 +303,6 @@ int main(int argc, char** argv) {
 
   // The library's non-transactional path on SQLite: on a pool of threads (the default), then on
   // fiber workers (ServerTuning::fiber_threads = cores: the handler does not block).
-  http::ServerTuning on_fibers = tuning;
-  on_fibers.fiber_threads = std::max(1u, std::thread::hardware_concurrency());
   if (part("library")) {
     progress("receiver, non-transactional");
     Served<http::Server> ours(tuning, [&](http::Server& s) {
@@ -338,6 +346,7 @@ int main(int argc, char** argv) {
   if (!loop.fresh.empty()) {
     std::printf("\n  webhooks::http::Server, the same route answering 200 at once\n");
     report("webhooks::http::Server, same route", loop, false);
+    report("the same on fiber workers", loop_fibers, false);
   }
   std::printf(
       "\n  merchant-receiver, a process (transactional: effect row + calls row + dedup record in "

@@ -6,10 +6,13 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "detail/closing_answer.h"
@@ -425,24 +428,82 @@ int bind_server(httplib::Server& server, const std::string& host, int port,
   return bound;
 }
 
+namespace {
+
+// The threads run_blocking runs its calls on: started as calls need them, up to kBlockingThreads
+// (a pool of threads' default size), and kept for the next calls; a call beyond waits, its fiber
+// suspended, for one to come free, as a request waits for a pool thread.
+class BlockingThreads {
+ public:
+  static constexpr std::size_t kBlockingThreads = 64;
+
+  void run(const std::function<void()>& work) {
+    Call call{&work, nullptr, {}};
+    {
+      std::lock_guard lock(mutex_);
+      calls_.push_back(&call);
+      if (idle_ == 0 && threads_ < kBlockingThreads) start_thread();
+    }
+    ready_.notify_one();
+    call.done.wait();  // the fiber's worker thread serves other requests meanwhile
+    if (call.error) std::rethrow_exception(call.error);
+  }
+
+ private:
+  struct Call {
+    const std::function<void()>* work;
+    std::exception_ptr error;
+    fibers::Wakeup done;
+  };
+
+  // Caller holds mutex_. When not even one thread can be started, the call is refused (thrown
+  // to its caller); otherwise it waits for the threads there are.
+  void start_thread() {
+    try {
+      std::thread([this] { serve(); }).detach();
+      ++threads_;
+    } catch (const std::system_error&) {
+      if (threads_ > 0) return;
+      calls_.pop_back();
+      throw;
+    }
+  }
+
+  void serve() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+      ++idle_;
+      ready_.wait(lock, [this] { return !calls_.empty(); });
+      --idle_;
+      Call* call = calls_.front();
+      calls_.pop_front();
+      lock.unlock();
+      try {
+        (*call->work)();
+      } catch (...) {
+        call->error = std::current_exception();
+      }
+      call->done.notify();  // after this the call is gone
+      lock.lock();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<Call*> calls_;
+  std::size_t threads_ = 0, idle_ = 0;
+};
+
+}  // namespace
+
 void run_blocking(const std::function<void()>& work) {
   if (!fibers::can_suspend()) {  // a thread, or a fiber holding a transaction: right here
     work();
     return;
   }
-  std::exception_ptr error;
-  fibers::Wakeup done;
-  std::thread helper([&] {
-    try {
-      work();
-    } catch (...) {
-      error = std::current_exception();
-    }
-    done.notify();
-  });
-  done.wait();    // the worker thread serves other requests meanwhile
-  helper.join();  // it has notified: it ends at once
-  if (error) std::rethrow_exception(error);
+  // Never destroyed: its threads wait on it until the process ends.
+  static BlockingThreads* const threads = new BlockingThreads();
+  threads->run(work);
 }
 
 }  // namespace webhooks::http

@@ -326,9 +326,10 @@ void Demo::start_servers() {
           "--publisher-url", "http://" + std::string(kHost) + ":" + std::to_string(publisher_port_),
           "--publisher-token", admin_token_, "--lease", "2", "--ttl", "3600",
           "--partner-timeout-ms", "2000",
-          // Each operation takes 25 ms inside its lease, as a call to a card processor would,
-          // so a resend sent together with its original finds it in progress: 409.
-          "--operation-delay-ms", "25"},
+          // Each operation takes 5 ms inside its lease, so a resend sent together with its
+          // original finds it in progress: 409. An order's delay is inside its group's
+          // transaction, so the orders take 5 ms each one after another (25 ms made 26 s).
+          "--operation-delay-ms", "5"},
       work_);
   orders_port_ = orders_->start(deadline_);
 

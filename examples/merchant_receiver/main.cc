@@ -107,8 +107,8 @@ int main(int argc, char** argv) {
       ->check(duration(DurationUnit::milliseconds))
       ->capture_default_str();
   app.add_option("--fiber-threads", flags.fiber_threads,
-                 "threads running the handlers on fibers (default: the number of cores); 0: a pool "
-                 "of 64 threads, one request each")
+                 "threads running the handlers on fibers (default: the number of cores), 0 to 1024; "
+                 "0: a pool of 64 threads, one request each")
       ->check(webhooks::examples::count(0, 1024))
       ->capture_default_str();
   app.add_option("--fail-first-attempts", flags.faults.fail_first_attempts_percent,

@@ -34,11 +34,17 @@ bool fails_first_attempt(std::string_view event_id, int percent) {
 
 Reply Merchant::handle(const Event& event, Transaction& tx) {
   const bool ours = event.type.starts_with("order.") || event.type.starts_with("payout.");
-  tx.exec("INSERT INTO merchant_calls (event_id, type, calls) VALUES ($1, $2, $3)",
-          {event.id, event.type, std::int64_t{event.attempt}});
+  // Keyed by the event id, so that a delivery after the dedup record expired (--ttl), which runs
+  // the handler again as a new event, still leaves one effect: the merchant's own key.
+  tx.exec(
+      "INSERT INTO merchant_calls (event_id, type, calls) VALUES ($1, $2, $3) "
+      "ON CONFLICT (event_id) DO UPDATE SET type = excluded.type, calls = excluded.calls",
+      {event.id, event.type, std::int64_t{event.attempt}});
   if (ours) {
-    tx.exec("INSERT INTO merchant_effects (event_id, type, body) VALUES ($1, $2, $3)",
-            {event.id, event.type, event.body});
+    tx.exec(
+        "INSERT INTO merchant_effects (event_id, type, body) VALUES ($1, $2, $3) "
+        "ON CONFLICT (event_id) DO NOTHING",
+        {event.id, event.type, event.body});
   }
   if (event.attempt == 1 && faults_.crash_on_event > 0 &&
       ++new_events_ == faults_.crash_on_event) {

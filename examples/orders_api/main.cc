@@ -57,9 +57,10 @@ int main(int argc, char** argv) {
       ->check(count(1, 4096))
       ->capture_default_str();
   app.add_option("--fiber-threads", config.fiber_threads,
-                 "threads running the handlers on fibers (default: the number of cores); 0: a "
-                 "pool of --threads threads, one request each")
-      ->check(count(0, 1024));
+                 "threads running the handlers on fibers (default: the number of cores), 0 to 1024; "
+                 "0: a pool of --threads threads, one request each")
+      ->check(count(0, 1024))
+      ->capture_default_str();
   app.add_option("--max-connections", config.max_connections,
                  "open client connections at most; beyond it the one waiting the longest without a "
                  "whole request is closed")

@@ -4,7 +4,6 @@
 
 #include <iostream>
 #include <map>
-#include <thread>
 
 #include "orders.h"
 #include "partner_client.h"
@@ -204,9 +203,7 @@ int serve(const Config& config) {
   examples::ServerTuning tuning;
   tuning.threads = static_cast<std::size_t>(std::max(1, config.threads));
   // Handlers only block on the database; the partner call runs through http::run_blocking.
-  tuning.fiber_threads = config.fiber_threads >= 0
-                             ? static_cast<std::size_t>(config.fiber_threads)
-                             : std::max(1u, std::thread::hardware_concurrency());
+  tuning.fiber_threads = static_cast<std::size_t>(config.fiber_threads);
   tuning.max_connections = static_cast<std::size_t>(config.max_connections);
   tuning.request_timeout = milliseconds(config.request_timeout_ms);
   const int port = examples::bind_and_announce(server, address, tuning);

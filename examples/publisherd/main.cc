@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <iostream>
-#include <thread>
 
 #include "options.h"
 #include "webhooks/examples/flags.h"
@@ -76,8 +75,7 @@ int serve(const publisherd::Options& o) {
   examples::ServerTuning tuning;
   tuning.threads = static_cast<std::size_t>(o.http_threads);
   // Its handlers only block on the database (deliveries run on the dispatcher's threads).
-  tuning.fiber_threads = o.fiber_threads >= 0 ? static_cast<std::size_t>(o.fiber_threads)
-                                              : std::max(1u, std::thread::hardware_concurrency());
+  tuning.fiber_threads = static_cast<std::size_t>(o.fiber_threads);
   tuning.max_connections = static_cast<std::size_t>(o.max_connections);
   tuning.request_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
       parse_duration(o.request_timeout, "request timeout"));

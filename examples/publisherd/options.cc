@@ -177,9 +177,9 @@ Parsed parse_options(int argc, char** argv) {
       "hold none)")
       ->check(examples::count(1, 4096));
   opt("--fiber-threads", o.fiber_threads, "WEBHOOKS_FIBER_THREADS",
-      "threads running the handlers on fibers (-1, the default: the number of cores); 0: a pool "
-      "of --http-threads threads, one request each")
-      ->check(examples::count(-1, 1024));
+      "threads running the handlers on fibers (default: the number of cores), 0 to 1024; 0: a "
+      "pool of --http-threads threads, one request each")
+      ->check(examples::count(0, 1024));
   opt("--max-connections", o.max_connections, "WEBHOOKS_MAX_CONNECTIONS",
       "open client connections at most; beyond it the one waiting the longest without a "
       "whole request is closed")

@@ -1,7 +1,9 @@
 // webhooks-publisherd's command line: every flag, its default, its environment variable.
 #pragma once
 
+#include <algorithm>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace webhooks::publisherd {
@@ -29,7 +31,8 @@ struct Options {
   std::string poll_interval = "250ms";
   std::size_t body_limit = 1 << 20;
   int http_threads = 64;   // HTTP worker threads when fiber_threads is 0
-  int fiber_threads = -1;  // handlers on fibers on this many threads; -1: the number of cores
+  // Handlers on fibers on this many threads (0: http_threads threads instead); the cores.
+  int fiber_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int max_connections = 4096;          // open client connections (webhooks::http::Server)
   std::string request_timeout = "30s";  // a request's head and body, from its first byte
   std::string log_level = "info";

@@ -146,3 +146,15 @@ TEST_CASE("run_blocking outside fiber workers runs the call right here; an excep
   CHECK_THROWS_WITH(webhooks::http::run_blocking([]() -> int { throw std::runtime_error("refused"); }),
                     "refused");
 }
+
+TEST_CASE("fiber workers: a regex route matches an 8,000-character path (std::regex recurses per character)") {
+  FiberServed served([](webhooks::http::Server& s) {
+    s.Get("/items/([^/]+)", [](const httplib::Request& req, httplib::Response& res) {
+      res.set_content(std::to_string(req.matches[1].length()), "text/plain");
+    });
+  });
+  const std::string answer = get(served.port, "/items/" + std::string(8000, 'A'));
+  CHECK(answer.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(body_of(answer) == "8000");
+  CHECK(body_of(get(served.port, "/fast")) == "ok");  // still serving
+}

@@ -280,6 +280,10 @@ TEST_CASE("orders-api and payout-partner: bad flags exit 2 with CLI11's message 
   refused("orders-api", {"--partner-attempts", "2147483648"},
           "--partner-attempts: must be a whole number from 1 to 2147483647, not 2147483648\n");
   refused("orders-api", {"--threads", "0"}, "--threads");
+  refused("orders-api", {"--fiber-threads", "1025"},
+          "--fiber-threads: must be a whole number from 0 to 1024, not 1025\n");
+  refused("orders-api", {"--fiber-threads", "-1"},
+          "--fiber-threads: must be a whole number from 0 to 1024, not -1\n");
   refused("orders-api", {"--listen", "127.0.0.1:99999"},
           "--listen: the port of 127.0.0.1:99999 must be a number from 0 to 65535 (expected "
           "HOST:PORT)\n");

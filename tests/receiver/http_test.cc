@@ -261,6 +261,38 @@ TEST_CASE("merchant-receiver --fail-first-attempts 100: the first call fails, th
       {"event_id":"evt_3","type":"customer.updated","calls":2,"effects":0}]})"));
 }
 
+TEST_CASE("merchant-receiver --ttl 0.2: after the dedup record expired, a redelivery runs again, still one effect") {
+  Process server("merchant-receiver",
+                 {"--listen", "127.0.0.1:0", "--db", test::database_target("merchant_ttl"),
+                  "--secret", kSecret, "--consumer", "shop", "--ttl", "0.2"},
+                 test::temp_dir("merchant_ttl"));
+  httplib::Client client("127.0.0.1", server.wait_listening());
+  const std::string order = event_body("evt_ttl", "order.created");
+  auto first = client.Post("/webhooks", http_headers("evt_ttl", order, "d1"), order,
+                           "application/json");
+  REQUIRE(first);
+  CHECK(first->status == 200);
+  // Replayed (from the replay cache or the record) until the record's 200 ms have passed.
+  int status = 0;
+  bool replayed = true;
+  std::string body;
+  for (int i = 0; i < 10000 && replayed; ++i) {
+    auto again = client.Post("/webhooks", http_headers("evt_ttl", order, "d2"), order,
+                             "application/json");
+    REQUIRE(again);
+    status = again->status;
+    replayed = again->has_header("Idempotent-Replayed");
+    body = again->body;
+  }
+  CHECK(status == 200);
+  CHECK_FALSE(replayed);
+  CHECK(body == R"({"received":true})");
+  auto handled = client.Get("/handled");
+  REQUIRE(handled);
+  CHECK(nlohmann::json::parse(handled->body) == nlohmann::json::parse(R"({"events":[
+      {"event_id":"evt_ttl","type":"order.created","calls":1,"effects":1}]})"));
+}
+
 TEST_CASE("merchant-receiver: bad flags exit 2 with CLI11's message on stderr") {
   const std::string dir = test::temp_dir("merchant_flags");
   const auto refused = [&](const std::vector<std::string>& args, const std::string& message) {
