@@ -8,6 +8,7 @@
 #include <httplib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -103,17 +104,18 @@ int main() {
   const std::string prefix =
       "bench-" + std::to_string(::getpid()) + "-" +
       std::to_string(std::chrono::system_clock::now().time_since_epoch().count()) + "-";
-  webhooks::http::ServerTuning tuning;  // orders-api's defaults: --threads 64, the same keep-alive
+  webhooks::http::ServerTuning tuning;  // the bare server's: 64 threads, the same keep-alive
   std::printf(
       "orders-api POST /orders, every key new: %d keep-alive connections on loopback, %d rounds "
       "of %d requests per connection per server (each at most %lld s), medians; %d cores\n",
       kConnections, kRounds, kPerConnection, static_cast<long long>(kPhaseBudget.count()),
       static_cast<int>(std::thread::hardware_concurrency()));
   std::printf(
-      "  both servers: tcp_nodelay on, %zu pool threads, keep_alive_max_count %zu, backlog %d; "
-      "orders-api a child process, SQLite synchronous=NORMAL; rounds alternate bare and "
-      "orders-api\n",
-      tuning.threads, tuning.keep_alive_max_count, tuning.backlog);
+      "  both servers: tcp_nodelay on, keep_alive_max_count %zu, backlog %d; the bare one %zu "
+      "pool threads, orders-api its default fiber workers (%u threads); orders-api a child "
+      "process, SQLite synchronous=NORMAL; rounds alternate bare and orders-api\n",
+      tuning.keep_alive_max_count, tuning.backlog, tuning.threads,
+      std::max(1u, std::thread::hardware_concurrency()));
 
   httplib::Server bare_server;
   const std::string answer =

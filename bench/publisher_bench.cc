@@ -613,9 +613,10 @@ int main(int argc, char** argv) {
     const HttpDeliveryOptions h;
     std::printf(
         "  library in process, wired as webhooks-publisherd: %d workers, batch %d, "
-        "%zu in flight per worker, poll %lld ms; HTTP server 64 threads, tcp_nodelay, "
-        "keep-alive 100000, backlog 4096\n",
-        d.workers, d.batch_size, h.max_in_flight, static_cast<long long>(d.poll_interval.count()));
+        "%zu in flight per worker, poll %lld ms; HTTP server on fiber workers (%u threads, the "
+        "daemon's default), tcp_nodelay, keep-alive 100000, backlog 4096\n",
+        d.workers, d.batch_size, h.max_in_flight, static_cast<long long>(d.poll_interval.count()),
+        std::max(1u, std::thread::hardware_concurrency()));
   }
 
   const int n = kConnections * kPerConnection;

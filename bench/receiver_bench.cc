@@ -260,20 +260,16 @@ int main(int argc, char** argv) {
   if (part("loop")) {
     // The same route on webhooks::http::Server (event loop + workers), body limit included.
     progress("http::Server");
-    Served<http::Server> same(tuning, [](http::Server& s) {
+    const auto same_route = [](http::Server& s) {
       http::limit_request_bodies(s, http::kDefaultBodyLimit);
       s.Post("/webhooks", [](const httplib::Request&, httplib::Response& res) {
         res.set_content("{\"received\":true}", "application/json");
       });
-    });
+    };
+    Served<http::Server> same(tuning, same_route);
     load(same.port, make_requests("warm_", kConnections * 20));
     loop = measure(bare.port, same.port, "loop", false);
-    Served<http::Server> same_on_fibers(on_fibers, [](http::Server& s) {
-      http::limit_request_bodies(s, http::kDefaultBodyLimit);
-      s.Post("/webhooks", [](const httplib::Request&, httplib::Response& res) {
-        res.set_content("{\"received\":true}", "application/json");
-      });
-    });
+    Served<http::Server> same_on_fibers(on_fibers, same_route);
     load(same_on_fibers.port, make_requests("warm_", kConnections * 20));
     loop_fibers = measure(bare.port, same_on_fibers.port, "loopf", false);
   }
