@@ -156,8 +156,8 @@ void Wakeup::wait() {
   if (notified_) return;
   fiber_ = f;
   lock.unlock();
-  suspend();  // a notify() meanwhile made it ready already: back at once
-  lock.lock();      // notify() has let go of the mutex: *this may now be destroyed
+  suspend();    // a notify() meanwhile made it ready already: back at once
+  lock.lock();  // notify() has let go of the mutex: *this may now be destroyed
 }
 
 void Wakeup::notify() {
@@ -170,8 +170,7 @@ void Wakeup::notify() {
   }
 }
 
-Scheduler::Scheduler(std::size_t stack_bytes, std::mutex& mutex,
-                               std::condition_variable& cv)
+Scheduler::Scheduler(std::size_t stack_bytes, std::mutex& mutex, std::condition_variable& cv)
     : stack_bytes_(stack_bytes), mutex_(mutex), cv_(cv) {}
 
 Scheduler::~Scheduler() = default;

@@ -245,8 +245,9 @@ struct Receiver::Impl {
                                 std::string_view fingerprint);
   // Remembers a completed event's answer in `replays` (after its commit).
   void remember(const Event& event, std::string_view fingerprint, const Answer& answer,
-                UnixMillis created_at, UnixMillis expires_at);
-  void log(const Event& event, std::string_view outcome, int status);
+                const RecordTimes& record);
+  void log(const Event& event, std::string_view outcome, int status,
+           spdlog::level::level_enum level = spdlog::level::info);
   // Logs a handled or rejected event and remembers its answer; after its commit.
   // `record`: the record's created_at and expires_at (from begin).
   Answer handled(const Event& event, std::string_view fingerprint, Answer answer,
@@ -274,9 +275,10 @@ struct Receiver::Impl {
   bool durable = true;
 };
 
-void Receiver::Impl::log(const Event& event, std::string_view outcome, int status) {
-  if (!spdlog::should_log(spdlog::level::info)) return;
-  log_event(spdlog::level::info, {{"event", "webhook"},
+void Receiver::Impl::log(const Event& event, std::string_view outcome, int status,
+                         spdlog::level::level_enum level) {
+  if (!spdlog::should_log(level)) return;
+  log_event(level, {{"event", "webhook"},
                                   {"consumer", config.consumer},
                                   {"event_id", event.id},
                                   {"delivery_id", event.delivery_id},
@@ -290,7 +292,7 @@ std::optional<Answer> Receiver::Impl::settled(const Event& event, const BeginRes
   std::optional<Answer> answer = idempotency::answer_for(begun, clock.now_ms(), kEventVocabulary);
   if (!answer) return std::nullopt;
   if (begun.outcome == BeginOutcome::replay && !fingerprint.empty()) {
-    remember(event, fingerprint, *begun.response, begun.created_at, begun.expires_at);
+    remember(event, fingerprint, *begun.response, {begun.created_at, begun.expires_at});
   }
   switch (begun.outcome) {
     case BeginOutcome::mismatch: log(event, "event_id_reused", 422); break;
@@ -301,8 +303,9 @@ std::optional<Answer> Receiver::Impl::settled(const Event& event, const BeginRes
 }
 
 void Receiver::Impl::remember(const Event& event, std::string_view fingerprint,
-                              const Answer& answer, UnixMillis created_at, UnixMillis expires_at) {
-  replays.remember(config.consumer, event.id, fingerprint, answer, created_at, expires_at);
+                              const Answer& answer, const RecordTimes& record) {
+  replays.remember(config.consumer, event.id, fingerprint, answer, record.created_at,
+                   record.expires_at);
 }
 
 std::optional<Answer> Receiver::Impl::admit(
@@ -385,19 +388,11 @@ Answer Receiver::Impl::final_answer(Reply reply) {
 Answer Receiver::Impl::handled(const Event& event, std::string_view fingerprint, Answer answer,
                                const RecordTimes& record) {
   if (answer.status < 300) {
-    if (spdlog::should_log(spdlog::level::debug)) {
-      log_event(spdlog::level::debug, {{"event", "webhook"},
-                                       {"consumer", config.consumer},
-                                       {"event_id", event.id},
-                                       {"delivery_id", event.delivery_id},
-                                       {"type", event.type},
-                                       {"outcome", "handled"},
-                                       {"status", answer.status}});
-    }
+    log(event, "handled", answer.status, spdlog::level::debug);
   } else {
     log(event, "rejected", answer.status);
   }
-  remember(event, fingerprint, answer, record.created_at, record.expires_at);
+  remember(event, fingerprint, answer, record);
   return answer;
 }
 

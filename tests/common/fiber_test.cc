@@ -121,7 +121,9 @@ TEST_CASE("locals belong to the fiber, and outside fibers to the thread") {
   fibers::local(fibers::Slot::traffic) = nullptr;
 }
 
-TEST_CASE("Wakeup: a fiber waits for a thread, a thread for a fiber, and a notify before the wait is kept") {
+TEST_CASE(
+    "Wakeup: a fiber waits for a thread, a thread for a fiber, and a notify before the wait is "
+    "kept") {
   Worker w;
   fibers::Wakeup for_fiber, for_thread, early;
   std::vector<std::string> steps;
@@ -180,7 +182,8 @@ TEST_CASE("NoSuspend: inside it a fiber's wait holds its thread, as a plain thre
   CHECK_FALSE(fibers::can_suspend());  // a plain thread
 }
 
-TEST_CASE("a fiber that suspends inside a catch block keeps its exception while others throw and catch") {
+TEST_CASE(
+    "a fiber that suspends inside a catch block keeps its exception while others throw and catch") {
   Worker w;
   fibers::Fiber* a = nullptr;
   std::string a_saw, b_saw;

@@ -61,7 +61,8 @@ TEST_CASE("fiber workers: a handler waiting for another request does not hold th
       res.set_content("notified", "text/plain");
     });
   });
-  const int waiting = webhooks::test::raw_send(served.port, "GET /wait HTTP/1.1\r\nHost: a\r\n\r\n");
+  const int waiting =
+      webhooks::test::raw_send(served.port, "GET /wait HTTP/1.1\r\nHost: a\r\n\r\n");
   const std::string notified = get(served.port, "/notify");
   std::string waited;
   read_answer(waiting, waited);
@@ -108,7 +109,8 @@ TEST_CASE("fiber workers: a client that does not read its 8 MiB answer holds up 
   CHECK(body_of(get(served.port, "/fast")) == "ok");
 }
 
-TEST_CASE("fiber workers: run_blocking runs a blocking call off the only thread, and returns its value") {
+TEST_CASE(
+    "fiber workers: run_blocking runs a blocking call off the only thread, and returns its value") {
   std::binary_semaphore released{0};
   std::thread::id blocked_on, handled_on;
   FiberServed served([&](webhooks::http::Server& s) {
@@ -138,16 +140,21 @@ TEST_CASE("fiber workers: run_blocking runs a blocking call off the only thread,
   CHECK(blocked_on != handled_on);
 }
 
-TEST_CASE("run_blocking outside fiber workers runs the call right here; an exception reaches the caller") {
+TEST_CASE(
+    "run_blocking outside fiber workers runs the call right here; an exception reaches the "
+    "caller") {
   std::thread::id ran_on;
   webhooks::http::run_blocking([&] { ran_on = std::this_thread::get_id(); });
   CHECK(ran_on == std::this_thread::get_id());
   CHECK(webhooks::http::run_blocking([] { return 42; }) == 42);
-  CHECK_THROWS_WITH(webhooks::http::run_blocking([]() -> int { throw std::runtime_error("refused"); }),
-                    "refused");
+  CHECK_THROWS_WITH(
+      webhooks::http::run_blocking([]() -> int { throw std::runtime_error("refused"); }),
+      "refused");
 }
 
-TEST_CASE("fiber workers: a regex route matches an 8,000-character path (std::regex recurses per character)") {
+TEST_CASE(
+    "fiber workers: a regex route matches an 8,000-character path (std::regex recurses per "
+    "character)") {
   FiberServed served([](webhooks::http::Server& s) {
     s.Get("/items/([^/]+)", [](const httplib::Request& req, httplib::Response& res) {
       res.set_content(std::to_string(req.matches[1].length()), "text/plain");

@@ -12,11 +12,14 @@ namespace {
 const std::string kFingerprint(64, 'a');
 const std::string kOther(64, 'b');
 
-Response answer(const std::string& body) { return Response{201, {{"Location", "/orders/1"}}, body}; }
+Response answer(const std::string& body) {
+  return Response{201, {{"Location", "/orders/1"}}, body};
+}
 
 }  // namespace
 
-TEST_CASE("replay cache: the same fingerprint is a replay of the stored answer, another a mismatch") {
+TEST_CASE(
+    "replay cache: the same fingerprint is a replay of the stored answer, another a mismatch") {
   ReplayCache cache(4);
   cache.remember("merchant", "key-1", kFingerprint, answer("{\"id\":1}"), 1'000, 9'000);
   const auto replay = cache.find("merchant", "key-1", kFingerprint, 8'999);

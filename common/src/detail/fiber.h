@@ -1,5 +1,5 @@
-// Fibers for webhooks::http::Server's fiber workers (ServerTuning::fibers): user-space threads,
-// each with its own stack, run by one worker thread's Scheduler. A fiber's request handler
+// Fibers for webhooks::http::Server's fiber workers (ServerTuning::fiber_threads): user-space
+// threads, each with its own stack, run by one worker thread's Scheduler. A fiber's handler
 // waiting for a group commit (idempotency::GroupCommit) suspends the fiber instead of its thread,
 // so the thread goes on with other requests: no kernel context switch per waiting request.
 // docs/http-server.md, "Fiber workers" (and why ucontext rather than Boost.Context).
@@ -53,10 +53,9 @@ enum class Slot { served_connection, traffic, count };
 void*& local(Slot slot) noexcept;
 
 // One-shot wake-up for a waiter that may be a fiber or a plain thread (or a fiber that may not
-// suspend: it waits as a thread does): wait() returns once
-// notify() has been called (before or after). The waiter owns it; notify() touches it only
-// under its mutex, and wait() returns only after notify() released it, so the waiter may destroy
-// it as soon as wait() returns.
+// suspend: it waits as a thread does): wait() returns once notify() has been called (before or
+// after). The waiter owns it; notify() touches it only under its mutex, and wait() returns only
+// after notify() released it, so the waiter may destroy it as soon as wait() returns.
 class Wakeup {
  public:
   void wait();
@@ -99,7 +98,7 @@ class Scheduler {
   std::size_t stack_bytes_;
   std::mutex& mutex_;
   std::condition_variable& cv_;
-  std::deque<Fiber*> ready_;  // under mutex_
+  std::deque<Fiber*> ready_;                  // under mutex_
   std::vector<std::unique_ptr<Fiber>> pool_;  // ended fibers, their stacks kept for reuse
   std::size_t live_ = 0;
 };

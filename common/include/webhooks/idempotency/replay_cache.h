@@ -31,7 +31,7 @@ class ReplayCache {
   static constexpr std::size_t kMaxBodyBytes = 4096;
 
   // At most `max_entries` records (0: remembers nothing); beyond it the oldest entry is dropped.
-  // About 200 bytes per entry with a small answer. Throws nothing.
+  // About 200 bytes per entry plus its answer's body. Throws nothing.
   explicit ReplayCache(std::size_t max_entries = 65'536);
 
   // Remembers that (scope, key) is completed with `fingerprint` (64 hex digits, as Store takes

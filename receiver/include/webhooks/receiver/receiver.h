@@ -79,7 +79,8 @@ struct Config {
   std::chrono::milliseconds lock_timeout = std::chrono::seconds(1);
   // Answers of events this process handled (or found handled) kept in memory, so a duplicate is
   // answered without a database read (idempotency::ReplayCache: at most this many events, about
-  // 200 bytes each, answers of at most 4 KiB, each until its record expires). 0: none.
+  // 200 bytes each plus the answer's body, answers of at most 4 KiB, each until its record
+  // expires). 0: none.
   std::size_t replay_cache_entries = 65'536;
   // Sweeper and purge of the dedup records (idempotency::Maintenance) every this much real
   // time. 0: not run by the Receiver.
