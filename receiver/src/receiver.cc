@@ -514,12 +514,10 @@ Answer Receiver::Impl::run_in_process(const Event& event, const std::string& fin
   try {
     group.run([&](db::Transaction& tx) {
       const BeginResult begun =
-          store.begin(tx, config.consumer, event.id, fingerprint, clock.now_ms());
-      if (begun.lease.token.empty()) {  // settled meanwhile by another process (shared by mistake)
-        other = idempotency::answer_for(begun, clock.now_ms(), kEventVocabulary);
-        return;
-      }
-      store.complete(tx, begun.lease, answer, clock.now_ms());
+          store.begin_deferred(tx, config.consumer, event.id, fingerprint, clock.now_ms());
+      // Settled meanwhile by another process (sharing the database by mistake).
+      if ((other = idempotency::answer_for(begun, clock.now_ms(), kEventVocabulary))) return;
+      store.complete_begun(tx, begun, fingerprint, answer, clock.now_ms());
       record = {begun.created_at, begun.expires_at};
     });
   } catch (const std::exception& e) {
@@ -580,19 +578,16 @@ Answer Receiver::handle(const Headers& headers, std::string_view raw_body,
   RecordTimes record;
   try {
     impl.group.run([&](db::Transaction& tx) {
-      const BeginResult begun =
-          impl.store.begin(tx, impl.config.consumer, event.id, fingerprint, impl.clock.now_ms());
-      if (begun.lease.token.empty()) {
-        answer = impl.settled(event, begun, fingerprint);
-        return;
-      }
+      const BeginResult begun = impl.store.begin_deferred(tx, impl.config.consumer, event.id,
+                                                          fingerprint, impl.clock.now_ms());
+      if ((answer = impl.settled(event, begun, fingerprint))) return;
       record = {begun.created_at, begun.expires_at};
       event.attempt = begun.attempts;
       std::string why;
       std::optional<Reply> reply = call_handler(impl.config, [&] { return handler(event, tx); }, why);
       if (!reply) throw HandlerFailed{std::move(why)};
       answer = Impl::final_answer(std::move(*reply));
-      if (!impl.store.complete(tx, begun.lease, *answer, impl.clock.now_ms())) {
+      if (!impl.store.complete_begun(tx, begun, fingerprint, *answer, impl.clock.now_ms())) {
         throw Error(ErrorCode::storage, "the dedup record changed inside its own transaction");
       }
       ran = true;

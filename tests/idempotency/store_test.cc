@@ -339,3 +339,78 @@ TEST_CASE("a fingerprint that is not 64 hex digits is refused and nothing is wri
   });
   CHECK_FALSE(f.store.find("m1", "k1"));
 }
+
+TEST_CASE("begin_deferred + complete_begun: one write for a new record on SQLite, begin first on PostgreSQL") {
+  Fixture f;
+  const bool sqlite = f.db->engine() == db::Engine::sqlite;
+  f.db->transact([&](db::Transaction& tx) {
+    const BeginResult begun = f.store.begin_deferred(tx, "m1", "k1", kFp, kT0);
+    CHECK(begun.outcome == BeginOutcome::acquired);
+    CHECK(begun.attempts == 1);
+    CHECK(begun.created_at == kT0);
+    CHECK(begun.expires_at == kT0 + 24 * 3600 * 1000);
+    CHECK(begun.lease.scope == "m1");
+    CHECK(begun.lease.key == "k1");
+    CHECK(begun.deferred == sqlite);
+    CHECK(begun.lease.token.size() == (sqlite ? 0u : 24u));
+    // Nothing written yet on SQLite; the in_progress record on PostgreSQL.
+    CHECK(tx.exec("SELECT COUNT(*) FROM idempotency_records").integer(0, 0) == (sqlite ? 0 : 1));
+    CHECK(f.store.complete_begun(tx, begun, kFp, kCreated, kT0 + 5));
+  });
+  const auto record = f.store.find("m1", "k1");
+  REQUIRE(record);
+  CHECK(record->state == State::completed);
+  CHECK(record->fingerprint == kFp);
+  CHECK(record->attempts == 1);
+  CHECK(record->created_at == kT0);
+  CHECK(record->expires_at == kT0 + 24 * 3600 * 1000);
+  CHECK_FALSE(record->lease_owner);
+  REQUIRE(record->response);
+  CHECK(record->response->status == 201);
+  CHECK(record->response->body == "{\"id\":\"1\"}");
+  CHECK(record->response->headers ==
+        std::vector<std::pair<std::string, std::string>>{{"Location", "/orders/1"}});
+
+  // Settled outcomes are begin's: a replay, a mismatch.
+  f.db->transact([&](db::Transaction& tx) {
+    const BeginResult replay = f.store.begin_deferred(tx, "m1", "k1", kFp, kT0 + 10);
+    CHECK(replay.outcome == BeginOutcome::replay);
+    CHECK_FALSE(replay.deferred);
+    CHECK(f.store.begin_deferred(tx, "m1", "k1", kOther, kT0 + 10).outcome ==
+          BeginOutcome::mismatch);
+  });
+
+  // Past its expiry the record is replaced by a new one, completed in one write on SQLite.
+  const UnixMillis later = kT0 + 24 * 3600 * 1000 + 1;
+  f.db->transact([&](db::Transaction& tx) {
+    const BeginResult again = f.store.begin_deferred(tx, "m1", "k1", kOther, later);
+    CHECK(again.outcome == BeginOutcome::acquired);
+    CHECK(again.deferred == sqlite);
+    CHECK(f.store.complete_begun(tx, again, kOther, Response{200, {}, "{}"}, later));
+  });
+  const auto replaced = f.store.find("m1", "k1");
+  REQUIRE(replaced);
+  CHECK(replaced->fingerprint == kOther);
+  CHECK(replaced->created_at == later);
+  CHECK(replaced->attempts == 1);
+  CHECK(replaced->response->body == "{}");
+  CHECK(replaced->response->headers.empty());
+}
+
+TEST_CASE("begin_deferred reacquires a failed record with a lease, as begin does") {
+  Fixture f;
+  const BeginResult first = f.store.begin("m1", "k2", kFp, kT0);
+  REQUIRE(f.store.fail(first.lease, kT0 + 1));
+  f.db->transact([&](db::Transaction& tx) {
+    const BeginResult again = f.store.begin_deferred(tx, "m1", "k2", kFp, kT0 + 2);
+    CHECK(again.outcome == BeginOutcome::reacquired);
+    CHECK_FALSE(again.deferred);
+    CHECK(again.attempts == 2);
+    CHECK(again.lease.token.size() == 24);
+    CHECK(f.store.complete_begun(tx, again, kFp, kCreated, kT0 + 3));
+  });
+  const auto record = f.store.find("m1", "k2");
+  REQUIRE(record);
+  CHECK(record->state == State::completed);
+  CHECK(record->attempts == 2);
+}

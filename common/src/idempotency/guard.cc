@@ -217,7 +217,7 @@ Response Guard::run_in_transaction(std::string_view scope,
     group_.run([&](db::Transaction& tx) {
       if (guarded) {
         const UnixMillis now = clock_.now_ms();
-        begun = store_.begin(tx, scope, request.key, request.fingerprint, now);
+        begun = store_.begin_deferred(tx, scope, request.key, request.fingerprint, now);
         age_ms = now - begun.created_at;
         if (std::optional<Response> answer = answer_for(begun, now)) {
           response = std::move(*answer);
@@ -226,7 +226,8 @@ Response Guard::run_in_transaction(std::string_view scope,
       }
       response = operation(tx, begun);
       if (!is_final_status(response.status)) throw NotFinal{std::move(response)};
-      if (guarded && !store_.complete(tx, begun.lease, response, clock_.now_ms())) {
+      if (guarded &&
+          !store_.complete_begun(tx, begun, request.fingerprint, response, clock_.now_ms())) {
         throw Error(ErrorCode::conflict, "the idempotency record was taken over in the transaction");
       }
     });

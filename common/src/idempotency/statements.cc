@@ -45,12 +45,22 @@ constexpr std::string_view kSweep =
 constexpr std::string_view kSelect = "SELECT " WEBHOOKS_RECORD_COLUMNS
     " FROM idempotency_records WHERE scope = $1 AND idempotency_key = $2";
 
+constexpr std::string_view kInsertCompleted =
+    "INSERT INTO idempotency_records (scope, idempotency_key, fingerprint, state, lease_owner, "
+    "lease_expires_at, attempts, response_status, response_headers, response_body, created_at, "
+    "expires_at) VALUES ($1, $2, $3, 1, NULL, NULL, 1, $4, $5, $6, $7, $8) "
+    "ON CONFLICT (scope, idempotency_key) DO UPDATE SET fingerprint = excluded.fingerprint, "
+    "state = 1, lease_owner = NULL, lease_expires_at = NULL, attempts = 1, "
+    "response_status = excluded.response_status, response_headers = excluded.response_headers, "
+    "response_body = excluded.response_body, created_at = excluded.created_at, "
+    "expires_at = excluded.expires_at";
+
 constexpr Statements kSqlite{
     kInsert, kSelect, kRestart, kReacquire, kComplete, kFail, kRenew, kSweep,
     // A WITHOUT ROWID table: rows are named by their primary key.
     "DELETE FROM idempotency_records WHERE (scope, idempotency_key) IN (SELECT scope, "
     "idempotency_key FROM idempotency_records WHERE expires_at <= $1 LIMIT $2)",
-    kSelect};
+    kSelect, kInsertCompleted};
 
 constexpr Statements kPostgres{
     kInsert,
@@ -59,7 +69,7 @@ constexpr Statements kPostgres{
     kRestart, kReacquire, kComplete, kFail, kRenew, kSweep,
     "DELETE FROM idempotency_records WHERE ctid IN (SELECT ctid FROM idempotency_records "
     "WHERE expires_at <= $1 LIMIT $2)",
-    kSelect};
+    kSelect, kInsertCompleted};
 
 }  // namespace
 

@@ -25,6 +25,9 @@ struct Statements {
   std::string_view sweep;        // now
   std::string_view purge;        // now, limit
   std::string_view select;       // scope, key
+  // scope, key, fingerprint, status, headers, body, now, expires_at: the record completed at
+  // once, in place of an expired one.
+  std::string_view insert_completed;
 };
 
 const Statements& statements(db::Engine engine);

@@ -224,6 +224,36 @@ BeginResult Store::begin(db::Transaction& tx, std::string_view scope, std::strin
   return result;
 }
 
+BeginResult Store::begin_deferred(db::Transaction& tx, std::string_view scope,
+                                  std::string_view key, std::string_view fingerprint,
+                                  UnixMillis now) {
+  if (tx.engine() != db::Engine::sqlite) return begin(tx, scope, key, fingerprint, now);
+  const StoredFingerprint stored(fingerprint);
+  const db::Rows row = tx.exec(statements(tx.engine()).select, {scope, key});
+  if (row.empty() || row.integer(0, kExpires) <= now) {
+    BeginResult result = acquired(scope, key, std::string(), now, now + settings_.ttl.count());
+    result.deferred = true;
+    return result;
+  }
+  if (std::optional<BeginResult> settled = without_write(row, stored, now)) {
+    return std::move(*settled);
+  }
+  return begin(tx, scope, key, fingerprint, now);  // failed, or a lapsed lease: reacquired
+}
+
+bool Store::complete_begun(db::Transaction& tx, const BeginResult& begun,
+                           std::string_view fingerprint, const Response& response,
+                           UnixMillis now) {
+  if (!begun.deferred) return complete(tx, begun.lease, response, now);
+  const StoredFingerprint stored(fingerprint);
+  const std::string headers = encode_headers(response);
+  tx.exec(statements(tx.engine()).insert_completed,
+          {begun.lease.scope, begun.lease.key, stored.param(), std::int64_t{response.status},
+           headers_param(headers), response.body, std::int64_t{begun.created_at},
+           std::int64_t{begun.expires_at}});
+  return true;
+}
+
 BeginResult Store::peek(std::string_view scope, std::string_view key, std::string_view fingerprint,
                         UnixMillis now) {
   const StoredFingerprint stored(fingerprint);

@@ -60,6 +60,9 @@ struct BeginResult {
   int attempts = 0;                  // how many times the operation has been started, this one included
   UnixMillis created_at = 0;         // when the record was first created (for logs: age)
   UnixMillis expires_at = 0;         // when the record expires (begin: once committed; peek: if begun now)
+  // begin_deferred on SQLite: `acquired` with no record written yet (lease.scope and lease.key
+  // set, no token); complete_begun inserts it completed.
+  bool deferred = false;
 };
 
 // A whole record, for inspection (tests, debugging, admin tools).
@@ -108,6 +111,21 @@ class Store {
   // must roll `tx` back (let the exception leave Database::transact) and may retry.
   BeginResult begin(db::Transaction& tx, std::string_view scope, std::string_view key,
                     std::string_view fingerprint, UnixMillis now);
+
+  // begin + complete in one write, for an operation whose own writes commit in `tx` with its
+  // record (a GroupCommit caller's work). begin_deferred gives the outcome begin(tx) would give.
+  // On SQLite, whose BEGIN IMMEDIATE keeps every other writer (of any process) out until `tx`
+  // ends, a record that is absent or expired is not written yet: the outcome is `acquired` with
+  // `deferred` set, and complete_begun inserts the record already completed — one write per new
+  // record instead of an INSERT and an UPDATE (docs/idempotency.md, "Group commit"). On
+  // PostgreSQL it is begin(tx): the INSERT comes first, so that another process's duplicate waits
+  // on the unique key. complete_begun completes what begin_deferred acquired or reacquired, in
+  // `tx`; it returns false when the lease was lost (nothing written). Both throw as begin(tx) and
+  // complete(tx).
+  BeginResult begin_deferred(db::Transaction& tx, std::string_view scope, std::string_view key,
+                             std::string_view fingerprint, UnixMillis now);
+  bool complete_begun(db::Transaction& tx, const BeginResult& begun, std::string_view fingerprint,
+                      const Response& response, UnixMillis now);
 
   // A read without a write or a lock: the outcome begin() would give at `now`, with the same
   // fields, but no lease (lease.token empty) and nothing written. `mismatch`, `replay` and
