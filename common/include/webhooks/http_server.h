@@ -145,10 +145,10 @@ class Server : public httplib::Server {
 // handler's fiber is suspended, so that the worker thread serves other requests meanwhile
 // (docs/http-server.md, "Fiber workers"). Returns what `work` returns and rethrows what it throws.
 // Anywhere else (a pool thread, a thread of the caller's own, inside a database transaction,
-// where the fiber may not suspend) it runs `work` right here. `work`
-// may run on another thread than the handler: it must not rely on thread-local state. The calls
-// run on up to 64 threads kept for reuse; more wait for one to come free. Throws
-// std::system_error when not one thread can be started.
+// where the fiber may not suspend) it runs `work` right here. `work` may run on another thread
+// than the handler: it must not rely on thread-local state. The calls run on up to 64 threads
+// kept for reuse; more wait for one to come free. Throws std::system_error when not one thread
+// can be started.
 void run_blocking(const std::function<void()>& work);
 template <typename Work>
 auto run_blocking(Work&& work) -> std::enable_if_t<!std::is_void_v<std::invoke_result_t<Work&>>,
