@@ -49,6 +49,8 @@ struct Fiber {
   bool ended = false;
   char* mapping = nullptr;  // guard page, then the stack
   std::size_t mapping_bytes = 0;
+  char* stack = nullptr;  // past the guard page
+  std::size_t stack_bytes = 0;
   std::array<void*, static_cast<std::size_t>(Slot::count)> locals{};
   ExceptionState exceptions;  // while switched out
   // AddressSanitizer: this fiber's fake stack while it is switched out, and the worker's stack.
@@ -56,9 +58,6 @@ struct Fiber {
   const void* worker_bottom = nullptr;
   std::size_t worker_size = 0;
 
-  char* stack() const { return mapping + page_size(); }
-  std::size_t stack_bytes() const { return mapping_bytes - page_size(); }
-  static std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
 
   ~Fiber() {
     if (mapping) ::munmap(mapping, mapping_bytes);
@@ -182,7 +181,7 @@ Fiber* Scheduler::take_fiber() {
     return f;
   }
   auto f = std::make_unique<Fiber>();
-  const std::size_t page = Fiber::page_size();
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   f->mapping_bytes = (stack_bytes_ + page - 1) / page * page + page;
   void* mapping = ::mmap(nullptr, f->mapping_bytes, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
@@ -191,6 +190,8 @@ Fiber* Scheduler::take_fiber() {
     throw Error(ErrorCode::io, "cannot map a fiber's stack");
   }
   f->mapping = static_cast<char*>(mapping);
+  f->stack = f->mapping + page;
+  f->stack_bytes = f->mapping_bytes - page;
   ::mprotect(f->mapping, page, PROT_NONE);  // an overflow faults instead of writing past it
   f->owner = this;
   return f.release();
@@ -204,8 +205,8 @@ void Scheduler::spawn(std::function<void()> work) {
   f->exceptions = {};
   f->fake_stack = nullptr;
   ::getcontext(&f->context);
-  f->context.uc_stack.ss_sp = f->stack();
-  f->context.uc_stack.ss_size = f->stack_bytes();
+  f->context.uc_stack.ss_sp = f->stack;
+  f->context.uc_stack.ss_size = f->stack_bytes;
   f->context.uc_link = nullptr;
   ::makecontext(&f->context, &fiber_main, 0);
   ++live_;
@@ -218,7 +219,7 @@ void Scheduler::resume(Fiber& f) {
   const ExceptionState worker_exceptions = exceptions;
   exceptions = f.exceptions;
   void* fake_stack = nullptr;
-  before_switch(&fake_stack, f.stack(), f.stack_bytes());
+  before_switch(&fake_stack, f.stack, f.stack_bytes);
   ::swapcontext(&worker_context, &f.context);
   after_switch(fake_stack, nullptr, nullptr);
   f.exceptions = exceptions;  // as the fiber left them

@@ -1,5 +1,7 @@
 #include "webhooks/idempotency/claims.h"
 
+#include "idempotency/scoped_key.h"
+
 namespace webhooks::idempotency {
 
 InProcessClaims::Claim::~Claim() {
@@ -10,10 +12,7 @@ InProcessClaims::Claim::~Claim() {
 
 std::optional<InProcessClaims::Claim> InProcessClaims::try_claim(std::string_view scope,
                                                                  std::string_view key) {
-  std::string id;
-  id.reserve(scope.size() + 1 + key.size());
-  id.append(scope).push_back('\0');
-  id.append(key);
+  std::string id = detail::scoped_key(scope, key);
   std::lock_guard lock(mutex_);
   if (!held_.insert(id).second) return std::nullopt;
   return Claim(*this, std::move(id));

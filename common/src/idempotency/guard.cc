@@ -238,12 +238,11 @@ Response Guard::run_in_transaction(std::string_view scope,
   }
   if (!guarded) return response;
   // Committed: a completed record (ours, or one read as completed) is kept for later replays.
-  if (begun.outcome == BeginOutcome::replay) {
-    replays_.remember(scope, request.key, request.fingerprint, *begun.response, begun.created_at,
-                      begun.expires_at);
-  } else if (begun.outcome == BeginOutcome::acquired || begun.outcome == BeginOutcome::reacquired) {
-    replays_.remember(scope, request.key, request.fingerprint, response, begun.created_at,
-                      begun.expires_at);
+  const bool ran = begun.outcome == BeginOutcome::acquired ||
+                   begun.outcome == BeginOutcome::reacquired;
+  if (ran || begun.outcome == BeginOutcome::replay) {
+    replays_.remember(scope, request.key, request.fingerprint, ran ? response : *begun.response,
+                      begun.created_at, begun.expires_at);
   }
   if (begun.outcome != BeginOutcome::acquired) {
     log_outcome(scope, request.key, path, begun.outcome, age_ms);

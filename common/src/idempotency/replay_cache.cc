@@ -1,23 +1,17 @@
 #include "webhooks/idempotency/replay_cache.h"
 
+#include "idempotency/scoped_key.h"
+
 namespace webhooks::idempotency {
 
 ReplayCache::ReplayCache(std::size_t max_entries) : max_entries_(max_entries) {}
-
-std::string ReplayCache::id_of(std::string_view scope, std::string_view key) {
-  std::string id;
-  id.reserve(scope.size() + 1 + key.size());
-  id.append(scope).push_back('\0');
-  id.append(key);
-  return id;
-}
 
 void ReplayCache::remember(std::string_view scope, std::string_view key,
                            std::string_view fingerprint, const Response& response,
                            UnixMillis created_at, UnixMillis expires_at) {
   if (max_entries_ == 0 || response.body.size() > kMaxBodyBytes) return;
   Entry entry{std::string(fingerprint), response, created_at, expires_at};
-  std::string id = id_of(scope, key);
+  std::string id = detail::scoped_key(scope, key);
   std::lock_guard lock(mutex_);
   const auto [it, inserted] = entries_.try_emplace(id, std::move(entry));
   if (!inserted) {
@@ -34,7 +28,7 @@ void ReplayCache::remember(std::string_view scope, std::string_view key,
 std::optional<BeginResult> ReplayCache::find(std::string_view scope, std::string_view key,
                                              std::string_view fingerprint, UnixMillis now) const {
   if (max_entries_ == 0) return std::nullopt;
-  const std::string id = id_of(scope, key);
+  const std::string id = detail::scoped_key(scope, key);
   std::lock_guard lock(mutex_);
   const auto it = entries_.find(id);
   if (it == entries_.end() || now >= it->second.expires_at) return std::nullopt;

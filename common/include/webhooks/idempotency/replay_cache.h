@@ -58,7 +58,6 @@ class ReplayCache {
     Response response;
     UnixMillis created_at = 0, expires_at = 0;
   };
-  static std::string id_of(std::string_view scope, std::string_view key);
 
   std::size_t max_entries_;
   mutable std::mutex mutex_;
