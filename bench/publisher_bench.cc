@@ -13,10 +13,10 @@
 //   4. resident memory of the real webhooks-publisherd process while it polls a database holding
 //      1,000,000 pending tasks (of a disabled endpoint), beside the same daemon on an empty one;
 //   5. its resident memory while it ingests and delivers at once, round after round, with glibc's
-//      default malloc arenas beside the daemons' cap (examples::limit_malloc_arenas);
+//      default malloc arenas beside the daemons' cap (app::limit_malloc_arenas);
 //      `bench_publisher --memory-under-load` runs this phase alone.
 // `bench_publisher --ingest` runs phase 1 alone (with its baseline) and prints its lines.
-// Phases 1 to 3 run the library in this process, wired as examples/publisherd/main.cc wires it.
+// Phases 1 to 3 run the library in this process, wired as publisher/daemon/main.cc wires it.
 #include <fcntl.h>
 #include <httplib.h>
 #include <signal.h>
@@ -524,7 +524,7 @@ void run_memory_under_load(const std::string& dir, Hook& endpoint) {
   progress("memory under load");
   const std::string daemon = daemon_path();
   if (daemon.empty()) {
-    std::printf("  skipped: build/bin/webhooks-publisherd not found (build the examples)\n");
+    std::printf("  skipped: build/bin/webhooks-publisherd not found (build the daemon)\n");
     return;
   }
   const std::string hook = "http://127.0.0.1:" + std::to_string(endpoint.port) + "/hook";
@@ -734,7 +734,7 @@ int main(int argc, char** argv) {
   progress("memory");
   const std::string daemon = daemon_path();
   if (daemon.empty()) {
-    std::printf("  skipped: build/bin/webhooks-publisherd not found (build the examples)\n");
+    std::printf("  skipped: build/bin/webhooks-publisherd not found (build the daemon)\n");
   } else {
     const std::string empty_db = dir + "/empty.db";
     Publisher::open(empty_db);

@@ -13,8 +13,6 @@ if(WEBHOOKS_FUZZ)
   endif()
   set(WEBHOOKS_BUILD_TESTS OFF CACHE BOOL "Build the test suite" FORCE)
   set(WEBHOOKS_BUILD_BENCH OFF CACHE BOOL "Build the benchmarks" FORCE)
-  # Defined (not built) for the harnesses that link example code: capture_line, config_file.
-  set(WEBHOOKS_BUILD_EXAMPLES ON CACHE BOOL "Build the example servers and the CLI" FORCE)
   add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
                       -fno-sanitize-recover=all)
   add_link_options(-fsanitize=address,undefined)

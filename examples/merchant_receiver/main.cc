@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "merchant.h"
-#include "webhooks/examples/flags.h"
-#include "webhooks/examples/server.h"
+#include "webhooks/app/flags.h"
+#include "webhooks/app/server.h"
 #include "webhooks/log.h"
 #include "webhooks/receiver/http_server.h"
 
@@ -32,8 +32,8 @@ int run(const Flags& flags) {
   config.secrets = flags.secrets;
   config.consumer = flags.consumer;
   config.store = flags.db;
-  config.lease = webhooks::examples::seconds_to_millis(flags.lease_s);
-  config.ttl = webhooks::examples::seconds_to_millis(flags.ttl_s);
+  config.lease = webhooks::app::seconds_to_millis(flags.lease_s);
+  config.ttl = webhooks::app::seconds_to_millis(flags.ttl_s);
   config.tolerance = std::chrono::seconds(flags.tolerance_s);
   // WAL checkpoints (SQLite) off the commit path, as webhooks-publisherd: a checkpoint inside a
   // commit fdatasyncs twice while every delivery queued behind that commit waits.
@@ -59,14 +59,14 @@ int run(const Flags& flags) {
   server.Get("/handled", [&](const httplib::Request&, httplib::Response& res) {
     res.set_content(shop.handled_json(), "application/json");
   });
-  webhooks::examples::ServerTuning tuning;
+  webhooks::app::ServerTuning tuning;
   tuning.max_connections = static_cast<std::size_t>(flags.max_connections);
   tuning.request_timeout = std::chrono::milliseconds(flags.request_timeout_ms);
   // The handler only writes through its transaction: it may run on fibers (docs/http-server.md).
   tuning.fiber_threads = static_cast<std::size_t>(flags.fiber_threads);
-  const int port = webhooks::examples::bind_and_announce(
-      server, webhooks::examples::parse_listen(flags.listen), tuning);
-  const webhooks::examples::StopOnSignal stop(server, port);
+  const int port = webhooks::app::bind_and_announce(
+      server, webhooks::app::parse_listen(flags.listen), tuning);
+  const webhooks::app::StopOnSignal stop(server, port);
   server.listen_after_bind();
   return 0;
 }
@@ -74,18 +74,18 @@ int run(const Flags& flags) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  webhooks::examples::limit_malloc_arenas();
-  webhooks::examples::block_stop_signals();
-  using webhooks::examples::duration;
-  using webhooks::examples::DurationUnit;
+  webhooks::app::limit_malloc_arenas();
+  webhooks::app::block_stop_signals();
+  using webhooks::app::duration;
+  using webhooks::app::DurationUnit;
   Flags flags;
   CLI::App app{"merchant-receiver: an example merchant's idempotent webhook endpoint"};
   app.add_option("--listen", flags.listen, "HOST:PORT (port 0 picks a free port)")
-      ->check(webhooks::examples::listen_address())
+      ->check(webhooks::app::listen_address())
       ->capture_default_str();
   app.add_option("--db", flags.db, "SQLite path or postgres:// URL")->capture_default_str();
   app.add_option("--secret", flags.secrets, "signing secret whsec_... (repeatable: rotation)")
-      ->check(webhooks::examples::signing_secret())
+      ->check(webhooks::app::signing_secret())
       ->required();
   app.add_option("--consumer", flags.consumer, "dedup scope")->capture_default_str();
   app.add_option("--lease", flags.lease_s, "handler lease, seconds")
@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
   app.add_option("--max-connections", flags.max_connections,
                  "open client connections at most; beyond it the one waiting the longest without a "
                  "whole request is closed")
-      ->check(webhooks::examples::count(1, 1'000'000))
+      ->check(webhooks::app::count(1, 1'000'000))
       ->capture_default_str();
   app.add_option("--request-timeout-ms", flags.request_timeout_ms,
                  "time for a request's head and body to arrive, from its first byte; 408 after")
@@ -109,15 +109,15 @@ int main(int argc, char** argv) {
   app.add_option("--fiber-threads", flags.fiber_threads,
                  "threads running the handlers on fibers (default: the number of cores), 0 to 1024; "
                  "0: a pool of 64 threads, one request each")
-      ->check(webhooks::examples::count(0, 1024))
+      ->check(webhooks::app::count(0, 1024))
       ->capture_default_str();
   app.add_option("--fail-first-attempts", flags.faults.fail_first_attempts_percent,
                  "fail the first call of this percentage of events (by hash of the event id)")
-      ->check(webhooks::examples::count(0, 100));
+      ->check(webhooks::app::count(0, 100));
   app.add_option("--crash-on-event", flags.faults.crash_on_event,
                  "SIGKILL this process inside the handler of the Nth new event")
-      ->check(webhooks::examples::count(0));
-  if (const auto exit_code = webhooks::examples::parse_command_line(app, argc, argv)) {
+      ->check(webhooks::app::count(0));
+  if (const auto exit_code = webhooks::app::parse_command_line(app, argc, argv)) {
     return *exit_code;
   }
   webhooks::configure_json_logging("info");

@@ -5,19 +5,19 @@
 #include <iostream>
 
 #include "server.h"
-#include "webhooks/examples/flags.h"
-#include "webhooks/examples/server.h"
+#include "webhooks/app/flags.h"
+#include "webhooks/app/server.h"
 
 int main(int argc, char** argv) {
-  using webhooks::examples::count;
-  using webhooks::examples::duration;
-  using webhooks::examples::DurationUnit;
-  webhooks::examples::limit_malloc_arenas();
-  webhooks::examples::block_stop_signals();
+  using webhooks::app::count;
+  using webhooks::app::duration;
+  using webhooks::app::DurationUnit;
+  webhooks::app::limit_malloc_arenas();
+  webhooks::app::block_stop_signals();
   webhooks::orders::Config config;
   CLI::App app{"orders-api: orders and payouts behind the idempotency core"};
   app.add_option("--listen", config.listen, "HOST:PORT to listen on; port 0 picks a free port")
-      ->check(webhooks::examples::listen_address())
+      ->check(webhooks::app::listen_address())
       ->capture_default_str();
   app.add_option("--db", config.db, "SQLite path or postgres:// URL")->capture_default_str();
   app.add_option("--lease", config.lease_seconds,
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   app.add_option("--api-key", config.api_keys,
                  "KEY:MERCHANT_ID, repeatable: bearer API key and the merchant it acts for");
   app.add_option("--partner-url", config.partner_url, "the payout partner, http://HOST:PORT")
-      ->check(webhooks::examples::server_url(false))
+      ->check(webhooks::app::server_url(false))
       ->capture_default_str();
   app.add_option("--partner-timeout-ms", config.partner_timeout_ms,
                  "connect/read/write timeout of one call to the partner")
@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   app.add_option("--publisher-url", config.publisher_url,
                  "the publisher, http://HOST:PORT: relay every outbox event to its POST /v1/events "
                  "(none: events stay in the outbox table)")
-      ->check(webhooks::examples::server_url(true));
+      ->check(webhooks::app::server_url(true));
   app.add_option("--publisher-token", config.publisher_token,
                  "bearer token for --publisher-url (the publisher's --admin-token)");
   app.add_option("--relay-poll-ms", config.relay_poll_ms,
@@ -71,11 +71,11 @@ int main(int argc, char** argv) {
       ->check(duration(DurationUnit::milliseconds))
       ->capture_default_str();
   app.add_option("--log-level", config.log_level, "debug, info, warn or error")
-      ->transform(webhooks::examples::log_levels())
+      ->transform(webhooks::app::log_levels())
       ->capture_default_str();
   app.add_option("--operation-delay-ms", config.operation_delay_ms,
                  "test hook: sleep inside each guarded operation, before its transaction")
-      ->check(duration(DurationUnit::milliseconds, webhooks::examples::Zero::allowed));
+      ->check(duration(DurationUnit::milliseconds, webhooks::app::Zero::allowed));
   app.add_flag("--crash-after-partner-commit", config.crash_after_partner_commit,
                "test hook: SIGKILL this process right after the partner accepts a transfer");
   app.add_flag("--break-transaction-once", config.break_transaction_once,
@@ -91,12 +91,12 @@ int main(int argc, char** argv) {
   reconcile->add_option("--db", reconcile_db, "SQLite path or postgres:// URL")
       ->capture_default_str();
   reconcile->add_option("--partner-url", reconcile_partner, "the payout partner, http://HOST:PORT")
-      ->check(webhooks::examples::server_url(false))
+      ->check(webhooks::app::server_url(false))
       ->capture_default_str();
   reconcile->add_option("--partner-timeout-ms", reconcile_timeout_ms, "timeout of the partner call")
       ->check(duration(DurationUnit::milliseconds))
       ->capture_default_str();
-  if (const auto exit_code = webhooks::examples::parse_command_line(app, argc, argv)) {
+  if (const auto exit_code = webhooks::app::parse_command_line(app, argc, argv)) {
     return *exit_code;
   }
 

@@ -11,8 +11,8 @@
 #include "reconcile.h"
 #include "storage.h"
 #include "webhooks/error.h"
-#include "webhooks/examples/flags.h"
-#include "webhooks/examples/server.h"
+#include "webhooks/app/flags.h"
+#include "webhooks/app/server.h"
 #include "webhooks/idempotency/guard.h"
 #include "webhooks/idempotency/lease_keeper.h"
 #include "webhooks/idempotency/maintenance.h"
@@ -52,8 +52,8 @@ class Api {
   Api(const Config& config, std::shared_ptr<db::Database> db, const Clock& clock)
       : keys_(parse_api_keys(config.api_keys)),
         db_(db),
-        store_(db, {examples::seconds_to_millis(config.lease_seconds),
-                    examples::seconds_to_millis(config.ttl_seconds)}),
+        store_(db, {app::seconds_to_millis(config.lease_seconds),
+                    app::seconds_to_millis(config.ttl_seconds)}),
         keeper_(store_, clock),
         maintenance_(store_, clock, std::min<milliseconds>(seconds(10), store_.settings().lease)),
         guard_(store_, keeper_, clock),
@@ -111,7 +111,7 @@ class Api {
     });
     server.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
       db_->exec("SELECT 1");
-      examples::json_answer(res, 200, R"({"status":"ok"})");
+      app::json_answer(res, 200, R"({"status":"ok"})");
     });
     server.set_exception_handler(
         [](const httplib::Request& req, httplib::Response& res, std::exception_ptr error) {
@@ -140,10 +140,10 @@ class Api {
  private:
   // The merchant of the bearer API key, or nullopt after answering 401.
   std::optional<std::string> authenticate(const httplib::Request& req, httplib::Response& res) {
-    const auto it = keys_.find(examples::bearer_token(req));
+    const auto it = keys_.find(app::bearer_token(req));
     if (it != keys_.end()) return it->second;
     res.set_header("WWW-Authenticate", "Bearer");
-    examples::json_error(res, 401, "unauthorized",
+    app::json_error(res, 401, "unauthorized",
                          "a valid API key is required (Authorization: Bearer KEY)");
     return std::nullopt;
   }
@@ -172,7 +172,7 @@ class Api {
 
 int serve(const Config& config) {
   configure_json_logging(config.log_level);
-  const examples::ListenAddress address = examples::parse_listen(config.listen);
+  const app::ListenAddress address = app::parse_listen(config.listen);
   const Clock& clock = system_clock();
   // WAL checkpoints (SQLite) off the commit path, as webhooks-publisherd and merchant-receiver: a
   // checkpoint inside a group's commit holds up every request of the group.
@@ -186,7 +186,7 @@ int serve(const Config& config) {
   }
   Api api(config, db, clock);
   // Built before the port is announced, as the partner client is in `api`: --publisher-url was
-  // checked while parsing (examples::server_url), and anything the relay still refused would
+  // checked while parsing (app::server_url), and anything the relay still refused would
   // stop the start here, before `listening on`.
   SecureRandom random;
   std::unique_ptr<publisher::OutboxRelay> relay;
@@ -200,20 +200,20 @@ int serve(const Config& config) {
   http::Server server;
   http::limit_request_bodies(server, http::kDefaultBodyLimit, nullptr, http::Bodies::json);
   api.routes(server);
-  examples::ServerTuning tuning;
+  app::ServerTuning tuning;
   tuning.threads = static_cast<std::size_t>(std::max(1, config.threads));
   // Handlers only block on the database; the partner call runs through http::run_blocking.
   tuning.fiber_threads = static_cast<std::size_t>(config.fiber_threads);
   tuning.max_connections = static_cast<std::size_t>(config.max_connections);
   tuning.request_timeout = milliseconds(config.request_timeout_ms);
-  const int port = examples::bind_and_announce(server, address, tuning);
+  const int port = app::bind_and_announce(server, address, tuning);
   log_event(
       spdlog::level::info,
       {{"event", "started"},
        {"db", db->describe()},
-       {"lease_ms", examples::seconds_to_millis(config.lease_seconds).count()}});
+       {"lease_ms", app::seconds_to_millis(config.lease_seconds).count()}});
   if (relay) relay->start();
-  examples::StopOnSignal stop(server, port);
+  app::StopOnSignal stop(server, port);
   server.listen_after_bind();
   if (relay) relay->stop();  // finishes the post under way; unsent rows wait for the next start
   return 0;

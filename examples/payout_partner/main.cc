@@ -11,8 +11,8 @@
 #include "transfers.h"
 #include "webhooks/clock.h"
 #include "webhooks/error.h"
-#include "webhooks/examples/flags.h"
-#include "webhooks/examples/server.h"
+#include "webhooks/app/flags.h"
+#include "webhooks/app/server.h"
 #include "webhooks/json_parse.h"
 #include "webhooks/log.h"
 #include "webhooks/uuid.h"
@@ -60,10 +60,10 @@ class Partner {
     server.Get("/transfers", [this](const httplib::Request&, httplib::Response& res) {
       nlohmann::json list = nlohmann::json::array();
       for (const Transfer& t : transfers_.list()) list.push_back(to_json(t));
-      examples::json_answer(res, 200, to_text(nlohmann::json{{"transfers", list}}));
+      app::json_answer(res, 200, to_text(nlohmann::json{{"transfers", list}}));
     });
     server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-      examples::json_answer(res, 200, R"({"status":"ok"})");
+      app::json_answer(res, 200, R"({"status":"ok"})");
     });
     server.set_exception_handler(
         [](const httplib::Request&, httplib::Response& res, std::exception_ptr error) {
@@ -74,7 +74,7 @@ class Partner {
             what = e.what();
           }
           log_event(spdlog::level::err, {{"event", "request_failed"}, {"error", what}});
-          examples::json_error(res, 500, "internal_error", "the transfer could not be processed");
+          app::json_error(res, 500, "internal_error", "the transfer could not be processed");
         });
   }
 
@@ -84,16 +84,16 @@ class Partner {
       std::this_thread::sleep_for(std::chrono::milliseconds(config_.delay_ms));
     const nlohmann::json body = webhooks::parse_json_or_discarded(req.body);
     if (body.is_discarded())
-      return examples::json_error(res, 400, "invalid_json",
+      return app::json_error(res, 400, "invalid_json",
                                   "the body is not JSON, or nests deeper than 128 levels");
     std::string error;
     const auto request = parse_transfer_request(body, error);
-    if (!request) return examples::json_error(res, 422, "invalid_transfer", error);
+    if (!request) return app::json_error(res, 422, "invalid_transfer", error);
     const std::string key = req.get_header_value("X-Idempotency-Key");
     const auto result =
         transfers_.create(key, *request, "tr_" + ids_.next(), system_clock().now_ms());
     if (result.outcome == Transfers::Outcome::key_reused) {
-      return examples::json_error(res, 422, "idempotency_key_reused",
+      return app::json_error(res, 422, "idempotency_key_reused",
                                   "this X-Idempotency-Key was used for a different transfer");
     }
     const bool replayed = result.outcome == Transfers::Outcome::replayed;
@@ -102,7 +102,7 @@ class Partner {
                                     {"idempotency_key", key}});
     if (take_one(drops_left_)) {
       // The transfer is committed; the caller never learns it.
-      const bool dropped = examples::drop_connection(req);
+      const bool dropped = app::drop_connection(req);
       log_event(
           spdlog::level::warn,
           {{"event", "answer_dropped"}, {"transfer_id", result.transfer.id}, {"dropped", dropped}});
@@ -115,7 +115,7 @@ class Partner {
       return;
     }
     if (replayed) res.set_header("Idempotent-Replayed", "true");
-    examples::json_answer(res, replayed ? 200 : 201, to_text(to_json(result.transfer)));
+    app::json_answer(res, replayed ? 200 : 201, to_text(to_json(result.transfer)));
   }
 
   const Config& config_;
@@ -126,15 +126,15 @@ class Partner {
 
 int run(const Config& config) {
   configure_json_logging(config.log_level);
-  const examples::ListenAddress address = examples::parse_listen(config.listen);
+  const app::ListenAddress address = app::parse_listen(config.listen);
   auto db = db::Database::open(config.db);
   Partner partner(config, *db);
   partner.create_tables();
   http::Server server;
   http::limit_request_bodies(server, http::kDefaultBodyLimit, nullptr, http::Bodies::json);
   partner.routes(server);
-  const int port = examples::bind_and_announce(server, address);
-  examples::StopOnSignal stop(server, port);
+  const int port = app::bind_and_announce(server, address);
+  app::StopOnSignal stop(server, port);
   server.listen_after_bind();
   return 0;
 }
@@ -143,28 +143,28 @@ int run(const Config& config) {
 }  // namespace webhooks::partner
 
 int main(int argc, char** argv) {
-  webhooks::examples::limit_malloc_arenas();
-  webhooks::examples::block_stop_signals();
+  webhooks::app::limit_malloc_arenas();
+  webhooks::app::block_stop_signals();
   webhooks::partner::Config config;
   CLI::App app{"payout-partner: a fake payout partner with idempotent POST /transfers"};
   app.add_option("--listen", config.listen, "HOST:PORT to listen on; port 0 picks a free port")
-      ->check(webhooks::examples::listen_address())
+      ->check(webhooks::app::listen_address())
       ->capture_default_str();
   app.add_option("--db", config.db, "SQLite path or postgres:// URL")->capture_default_str();
   app.add_flag("--ignore-idempotency-key", config.ignore_idempotency_key,
                "create a new transfer for every request, whatever its X-Idempotency-Key");
   app.add_option("--drop-after-commit", config.drop_after_commit,
                  "close the connection without answering after committing the next N transfers")
-      ->check(webhooks::examples::count(0))
+      ->check(webhooks::app::count(0))
       ->capture_default_str();
   app.add_option("--delay-ms", config.delay_ms, "wait this long before handling each transfer")
-      ->check(webhooks::examples::duration(webhooks::examples::DurationUnit::milliseconds,
-                                           webhooks::examples::Zero::allowed))
+      ->check(webhooks::app::duration(webhooks::app::DurationUnit::milliseconds,
+                                           webhooks::app::Zero::allowed))
       ->capture_default_str();
   app.add_option("--log-level", config.log_level, "debug, info, warn or error")
-      ->transform(webhooks::examples::log_levels())
+      ->transform(webhooks::app::log_levels())
       ->capture_default_str();
-  if (const auto exit_code = webhooks::examples::parse_command_line(app, argc, argv)) {
+  if (const auto exit_code = webhooks::app::parse_command_line(app, argc, argv)) {
     return *exit_code;
   }
   try {

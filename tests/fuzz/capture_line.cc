@@ -1,4 +1,4 @@
-// The CLI's capture lines (examples/cli/capture.h): `webhooks replay --capture` reading a file
+// The CLI's capture lines (tools/cli/capture.h): `webhooks replay --capture` reading a file
 // that `webhooks listen --capture` wrote.
 // Input: the text of a capture file.
 // Properties: parse_capture returns or throws cli::UsageError "capture:LINE: ..." and nothing

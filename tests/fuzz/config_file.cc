@@ -1,5 +1,5 @@
 // The daemons' --config file, read by CLI11 through webhooks-publisherd's real options parser
-// (examples/publisherd/options.cc, examples/shared/flags.cc).
+// (publisher/daemon/options.cc, app/flags.cc).
 // Input: the text of a config file, written to a temporary file and passed as --config FILE.
 // Properties: parse_options never throws (every bad file is a usage error, exit code 2, with
 // CLI11's message), and a file it accepts gives options within their documented ranges.

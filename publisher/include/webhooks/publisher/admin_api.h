@@ -30,7 +30,7 @@
 namespace webhooks::publisher {
 
 // The longest grace `POST /v1/endpoints/{id}/rotate-secret` takes in "grace_seconds": 10 years,
-// the bound of the daemon's number flags (examples::kMaxFlagDuration). Longer is surely a mistake,
+// the bound of the daemon's number flags (app::kMaxFlagDuration). Longer is surely a mistake,
 // and the bound keeps now + grace, in milliseconds, far from overflowing.
 inline constexpr std::int64_t kMaxGraceSeconds = std::int64_t{10} * 365 * 24 * 3600;
 

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "demo.h"
-#include "webhooks/examples/flags.h"
+#include "webhooks/app/flags.h"
 
 namespace {
 
@@ -33,36 +33,36 @@ int main(int argc, char** argv) {
       "the merchant and one transfer at the partner. Exit code 0 when every check holds, 1 when "
       "one does not or the run failed, 2 on bad usage, 130 when interrupted."};
   app.add_option("--orders", o.orders, "orders to create")
-      ->check(webhooks::examples::count(1, 100000))
+      ->check(webhooks::app::count(1, 100000))
       ->capture_default_str();
   app.add_option("--payouts", o.payouts, "payouts to create")
-      ->check(webhooks::examples::count(0, 100000))
+      ->check(webhooks::app::count(0, 100000))
       ->capture_default_str();
   app.add_option("--resend-percent", o.resend_percent,
                  "share of requests sent a second time with the same key, half at the same moment "
                  "as the original, half after its answer")
-      ->check(webhooks::examples::count(0, 100))
+      ->check(webhooks::app::count(0, 100))
       ->capture_default_str();
   app.add_option("--concurrency", o.concurrency, "client connections to the orders API")
-      ->check(webhooks::examples::count(1, 256))
+      ->check(webhooks::app::count(1, 256))
       ->capture_default_str();
   app.add_option("--merchant-fail-percent", o.merchant_fail_percent,
                  "the merchant receiver's --fail-first-attempts: share of events whose first "
                  "handler call fails")
-      ->check(webhooks::examples::count(0, 100))
+      ->check(webhooks::app::count(0, 100))
       ->capture_default_str();
   app.add_option("--crash-on-event", o.crash_on_event,
                  "the merchant receiver SIGKILLs itself inside the handler of the Nth new event "
                  "and is restarted (default: a third of the events; 0: no crash)")
-      ->check(webhooks::examples::count(0));
+      ->check(webhooks::app::count(0));
   app.add_option("--partner-drops", o.partner_drops,
                  "the payout partner's --drop-after-commit: answers lost after commit")
-      ->check(webhooks::examples::count(0))
+      ->check(webhooks::app::count(0))
       ->capture_default_str();
   app.add_option("--operator-replays", o.operator_replays,
                  "events replayed through the publisher's admin API after delivery (duplicates "
                  "the receiver must suppress)")
-      ->check(webhooks::examples::count(0))
+      ->check(webhooks::app::count(0))
       ->capture_default_str();
   app.add_option("--retry-schedule", o.retry_schedule, "the publisher's --retry-schedule")
       ->capture_default_str();
@@ -74,13 +74,13 @@ int main(int argc, char** argv) {
                  "(default: a new temporary directory, removed after a successful run)");
   app.add_flag("--keep-work-dir", o.keep_work_dir, "keep the temporary work directory");
   app.add_option("--timeout", o.timeout_s, "seconds the whole run may take before it fails")
-      ->check(webhooks::examples::duration(webhooks::examples::DurationUnit::seconds))
+      ->check(webhooks::app::duration(webhooks::app::DurationUnit::seconds))
       ->check(CLI::Range(1.0, 3600.0))  // after the check above, which refuses NaN
       ->capture_default_str();
   app.add_option("--summary", o.summary_path, "also write the figures and checks as JSON here");
   bool no_progress = false;
   app.add_flag("--no-progress", no_progress, "no progress bars");
-  if (const auto exit_code = webhooks::examples::parse_command_line(app, argc, argv)) {
+  if (const auto exit_code = webhooks::app::parse_command_line(app, argc, argv)) {
     return *exit_code;
   }
   o.progress = !no_progress;

@@ -1,4 +1,4 @@
-// Command-line conventions every executable of examples/ shares (CLI11): the same --log-level and
+// Command-line conventions every executable of the toolkit shares (CLI11): the same --log-level and
 // --sqlite-synchronous values, the same limits and messages for numbers, --listen and --secret
 // checked while parsing, and exit code 2 for any usage error (0 for --help and --version).
 #pragma once
@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-namespace webhooks::examples {
+namespace webhooks::app {
 
 // Exit code of a command line that could not be parsed.
 inline constexpr int kUsageExitCode = 2;
@@ -94,4 +94,4 @@ CLI::Validator server_url(bool https);
 // without repeating the value, e.g. "--secret: secret is not valid base64 (...)".
 CLI::Validator signing_secret();
 
-}  // namespace webhooks::examples
+}  // namespace webhooks::app

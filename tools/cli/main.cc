@@ -4,7 +4,7 @@
 
 #include "cli.h"
 #include "webhooks/error.h"
-#include "webhooks/examples/flags.h"
+#include "webhooks/app/flags.h"
 #include "webhooks/log.h"
 #include "webhooks/version.h"
 
@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   add_listen(app, action);
   add_admin(app, action);
   if (unknown_command(app, argc, argv)) return kUsage;
-  if (const auto exit_code = webhooks::examples::parse_command_line(app, argc, argv)) {
+  if (const auto exit_code = webhooks::app::parse_command_line(app, argc, argv)) {
     return *exit_code;
   }
   try {

@@ -1,4 +1,4 @@
-#include "webhooks/examples/server.h"
+#include "webhooks/app/server.h"
 
 #include <malloc.h>
 #include <pthread.h>
@@ -16,7 +16,7 @@
 #include "webhooks/error.h"
 #include "webhooks/idempotency/guard.h"
 
-namespace webhooks::examples {
+namespace webhooks::app {
 namespace {
 
 sigset_t stop_signals() {
@@ -140,4 +140,4 @@ std::string_view bearer_token(const httplib::Request& req) {
   return value.substr(begin, end - begin);
 }
 
-}  // namespace webhooks::examples
+}  // namespace webhooks::app

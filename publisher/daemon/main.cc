@@ -6,8 +6,8 @@
 #include <iostream>
 
 #include "options.h"
-#include "webhooks/examples/flags.h"
-#include "webhooks/examples/server.h"
+#include "webhooks/app/flags.h"
+#include "webhooks/app/server.h"
 #include "webhooks/idempotency/guard.h"
 #include "webhooks/idempotency/lease_keeper.h"
 #include "webhooks/idempotency/maintenance.h"
@@ -33,7 +33,7 @@ int serve(const publisherd::Options& o) {
   db->migrate(clock.now_ms());
 
   idempotency::Store records(
-      db, {examples::seconds_to_millis(o.lease_seconds), examples::seconds_to_millis(o.ttl_seconds)});
+      db, {app::seconds_to_millis(o.lease_seconds), app::seconds_to_millis(o.ttl_seconds)});
   idempotency::LeaseKeeper keeper(records, clock);
   idempotency::Maintenance maintenance(records, clock);
   idempotency::Guard guard(records, keeper, clock);
@@ -71,15 +71,15 @@ int serve(const publisherd::Options& o) {
 
   http::Server server;
   api.mount(server);
-  const examples::ListenAddress address = examples::parse_listen(o.listen);
-  examples::ServerTuning tuning;
+  const app::ListenAddress address = app::parse_listen(o.listen);
+  app::ServerTuning tuning;
   tuning.threads = static_cast<std::size_t>(o.http_threads);
   // Its handlers only block on the database (deliveries run on the dispatcher's threads).
   tuning.fiber_threads = static_cast<std::size_t>(o.fiber_threads);
   tuning.max_connections = static_cast<std::size_t>(o.max_connections);
   tuning.request_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
       parse_duration(o.request_timeout, "request timeout"));
-  const int port = examples::bind_and_announce(server, address, tuning);
+  const int port = app::bind_and_announce(server, address, tuning);
   log_event(spdlog::level::info, {{"event", "started"},
                                   {"listen", address.host + ":" + std::to_string(port)},
                                   {"db", db->describe()},
@@ -93,7 +93,7 @@ int serve(const publisherd::Options& o) {
   }
   dispatcher.start();
   {
-    const examples::StopOnSignal stop_on_signal(server, port);
+    const app::StopOnSignal stop_on_signal(server, port);
     server.listen_after_bind();
   }
   log_event(spdlog::level::info, {{"event", "stopping"}});
@@ -105,8 +105,8 @@ int serve(const publisherd::Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  examples::limit_malloc_arenas();
-  examples::block_stop_signals();
+  app::limit_malloc_arenas();
+  app::block_stop_signals();
   const publisherd::Parsed parsed = publisherd::parse_options(argc, argv);
   if (parsed.exit_code >= 0) return parsed.exit_code;
   configure_json_logging(parsed.options.log_level);

@@ -7,7 +7,7 @@
 
 #include "capture.h"
 #include "cli.h"
-#include "webhooks/examples/server.h"
+#include "webhooks/app/server.h"
 #include "webhooks/json_parse.h"
 #include "webhooks/receiver/http_server.h"
 #include "webhooks/wire.h"
@@ -36,15 +36,15 @@ void add_listen(CLI::App& app, Action& action) {
   auto a = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("listen", "Receive deliveries locally: verify, dedup, print");
   cmd->add_option("--listen", a->listen, "HOST:PORT (port 0 picks a free one)")
-      ->check(examples::listen_address())
+      ->check(app::listen_address())
       ->capture_default_str();
   cmd->add_option("--secret", a->secrets, "whsec_… secret; repeat for rotation")
-      ->check(examples::signing_secret())
+      ->check(app::signing_secret())
       ->required();
   cmd->add_option("--db", a->db, "SQLite file (or postgres:// URL) for dedup records")->capture_default_str();
   cmd->add_option("--consumer", a->consumer, "dedup scope")->capture_default_str();
   cmd->add_option("--tolerance", a->tolerance, "timestamp tolerance, whole seconds")
-      ->check(examples::duration(examples::DurationUnit::whole_seconds))
+      ->check(app::duration(app::DurationUnit::whole_seconds))
       ->capture_default_str();
   cmd->add_option("--forward", a->forward, "also POST each new event, headers and body, to this URL");
   cmd->add_option("--capture", a->capture,
@@ -56,7 +56,7 @@ void add_listen(CLI::App& app, Action& action) {
     action = [a] {
       // SIGTERM and SIGINT stop the server (exit 0); blocked before the receiver starts its
       // threads, which inherit the mask.
-      examples::block_stop_signals();
+      app::block_stop_signals();
       receiver::Config config;
       config.secrets = a->secrets;
       config.store = a->db;
@@ -140,8 +140,8 @@ void add_listen(CLI::App& app, Action& action) {
         }
         receiver::write_answer(answer, res);
       });
-      const int port = examples::bind_and_announce(server, examples::parse_listen(a->listen));
-      const examples::StopOnSignal stop(server, port);
+      const int port = app::bind_and_announce(server, app::parse_listen(a->listen));
+      const app::StopOnSignal stop(server, port);
       server.listen_after_bind();
       return kOk;
     };

@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "webhooks/examples/flags.h"
+#include "webhooks/app/flags.h"
 
 namespace webhooks::cli {
 
@@ -15,7 +15,7 @@ using Action = std::function<int()>;
 
 inline constexpr int kOk = 0;
 inline constexpr int kFailed = 1;
-inline constexpr int kUsage = examples::kUsageExitCode;
+inline constexpr int kUsage = app::kUsageExitCode;
 
 void add_sign(CLI::App& app, Action& action);
 void add_verify(CLI::App& app, Action& action);

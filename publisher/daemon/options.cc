@@ -4,31 +4,31 @@
 #include <algorithm>
 
 #include "webhooks/error.h"
-#include "webhooks/examples/flags.h"
+#include "webhooks/app/flags.h"
 #include "webhooks/publisher/duration.h"
 #include "webhooks/publisher/retry_policy.h"
 
 namespace webhooks::publisherd {
 namespace {
 
-using examples::Zero;
+using app::Zero;
 using publisher::parse_duration;
 
 // A flag such as --timeout 15s: a duration in the grammar of duration.h (at most 365d), greater
 // than 0 unless zero is allowed.
 CLI::Validator duration_text(Zero zero = Zero::refused) {
-  return examples::accepted_by("DURATION", [zero](const std::string& text) {
+  return app::accepted_by("DURATION", [zero](const std::string& text) {
     if (parse_duration(text).count() == 0 && zero == Zero::refused) {
       throw Error(ErrorCode::invalid_argument, "must be greater than 0, e.g. \"5s\"");
     }
   });
 }
 
-// --permanent-status, after examples::count(400, 499): a status that classify_attempt would make
+// --permanent-status, after app::count(400, 499): a status that classify_attempt would make
 // permanent. It ignores the list for 408, 425 and 429 (always retried) and 410 (always disables
 // the endpoint), so listing them would silently change nothing; they are refused, saying why.
 CLI::Validator permanent_status() {
-  return examples::accepted_by("STATUS", [](const std::string& text) {
+  return app::accepted_by("STATUS", [](const std::string& text) {
     const int status = std::stoi(text);
     const publisher::OutcomeRules rules{{status}};
     switch (publisher::classify_attempt(status, rules)) {
@@ -85,20 +85,20 @@ Parsed parse_options(int argc, char** argv) {
       "[a, b] or a,b, a bare name sets an on/off flag). The command line wins over the file, the "
       "file over the environment; an unknown name is an error."};
   app.set_config("--config", "", "read flags from this file");
-  app.config_formatter(examples::bounded_config());
+  app.config_formatter(app::bounded_config());
   app.allow_config_extras(CLI::config_extras_mode::error);
   app.get_formatter()->column_width(36);
   const auto opt = [&](const char* name, auto& value, const char* env, const char* help) {
     return app.add_option(name, value, help)->envname(env)->capture_default_str();
   };
   opt("--listen", o.listen, "WEBHOOKS_LISTEN", "HOST:PORT to serve on; port 0 picks a free one")
-      ->check(examples::listen_address());
+      ->check(app::listen_address());
   opt("--db", o.db, "WEBHOOKS_DB", "SQLite file path or postgres:// URL");
   opt("--lease", o.lease_seconds, "WEBHOOKS_LEASE",
       "seconds an ingest request's idempotency lease lasts without a heartbeat")
-      ->check(examples::duration(examples::DurationUnit::seconds));
+      ->check(app::duration(app::DurationUnit::seconds));
   opt("--ttl", o.ttl_seconds, "WEBHOOKS_TTL", "seconds idempotency records are kept")
-      ->check(examples::duration(examples::DurationUnit::seconds));
+      ->check(app::duration(app::DurationUnit::seconds));
   opt("--admin-token", o.admin_token, "WEBHOOKS_ADMIN_TOKEN",
       "bearer token for every route but /healthz and /metrics (required for them to answer)");
   app.add_flag("--allow-private-networks", o.allow_private_networks,
@@ -134,7 +134,7 @@ Parsed parse_options(int argc, char** argv) {
       "4xx answers that make a task dead at once instead of retried, comma-separated (e.g. "
       "400,401,403,404,422); not 408, 425, 429 (always retried) or 410 (always disables)")
       ->delimiter(',')
-      ->check(examples::count(400, 499))
+      ->check(app::count(400, 499))
       ->check(permanent_status());
   opt("--max-age", o.max_age, "WEBHOOKS_MAX_AGE", "a task is dead once this old")
       ->check(duration_text());
@@ -148,16 +148,16 @@ Parsed parse_options(int argc, char** argv) {
       "disable an endpoint failing continuously this long (0s: never)")
       ->check(duration_text(Zero::allowed));
   opt("--workers", o.workers, "WEBHOOKS_WORKERS", "delivery worker threads")
-      ->check(examples::count(1, 256));
+      ->check(app::count(1, 256));
   opt("--max-in-flight", o.max_in_flight, "WEBHOOKS_MAX_IN_FLIGHT",
       "concurrent HTTP requests per worker")
-      ->check(examples::count(1, 10'000));
+      ->check(app::count(1, 10'000));
   opt("--max-endpoint-connections", o.max_endpoint_connections, "WEBHOOKS_MAX_ENDPOINT_CONNECTIONS",
       "concurrent requests (and open connections) to one endpoint, all workers together; "
       "rounded down to a multiple of --workers, at least one per worker")
-      ->check(examples::count(1, 100'000));
+      ->check(app::count(1, 100'000));
   opt("--batch-size", o.batch_size, "WEBHOOKS_BATCH_SIZE", "tasks claimed per batch")
-      ->check(examples::count(1, 10'000));
+      ->check(app::count(1, 10'000));
   opt("--connect-timeout", o.connect_timeout, "WEBHOOKS_CONNECT_TIMEOUT",
       "time to connect to an endpoint")
       ->check(duration_text());
@@ -171,30 +171,30 @@ Parsed parse_options(int argc, char** argv) {
       ->check(duration_text());
   opt("--body-limit", o.body_limit, "WEBHOOKS_BODY_LIMIT",
       "largest request body (bytes); 413 above")
-      ->check(examples::count(1));
+      ->check(app::count(1));
   opt("--http-threads", o.http_threads, "WEBHOOKS_HTTP_THREADS",
       "HTTP worker threads when --fiber-threads is 0 (handlers only: idle and slow connections "
       "hold none)")
-      ->check(examples::count(1, 4096));
+      ->check(app::count(1, 4096));
   opt("--fiber-threads", o.fiber_threads, "WEBHOOKS_FIBER_THREADS",
       "threads running the handlers on fibers (default: the number of cores), 0 to 1024; 0: a "
       "pool of --http-threads threads, one request each")
-      ->check(examples::count(0, 1024));
+      ->check(app::count(0, 1024));
   opt("--max-connections", o.max_connections, "WEBHOOKS_MAX_CONNECTIONS",
       "open client connections at most; beyond it the one waiting the longest without a "
       "whole request is closed")
-      ->check(examples::count(1, 1'000'000));
+      ->check(app::count(1, 1'000'000));
   opt("--request-timeout", o.request_timeout, "WEBHOOKS_REQUEST_TIMEOUT",
       "time for a request's head and body to arrive, from its first byte; 408 after")
       ->check(duration_text());
   opt("--log-level", o.log_level, "WEBHOOKS_LOG_LEVEL", "debug, info, warn or error")
-      ->transform(examples::log_levels());
+      ->transform(app::log_levels());
   opt("--sqlite-synchronous", o.sqlite_synchronous, "WEBHOOKS_SQLITE_SYNCHRONOUS",
       "SQLite PRAGMA synchronous: NORMAL (durable across crashes), FULL or EXTRA (also across "
       "power loss)")
-      ->transform(examples::sqlite_synchronous_values());
+      ->transform(app::sqlite_synchronous_values());
   app.callback([&o] { check_together(o); });
-  parsed.exit_code = examples::parse_command_line(app, argc, argv).value_or(-1);
+  parsed.exit_code = app::parse_command_line(app, argc, argv).value_or(-1);
   return parsed;
 }
 

@@ -5,7 +5,7 @@
 #include "cli.h"
 #include "webhooks/clock.h"
 #include "webhooks/ed25519.h"
-#include "webhooks/examples/flags.h"
+#include "webhooks/app/flags.h"
 #include "webhooks/signer.h"
 #include "webhooks/verifier.h"
 #include "webhooks/wire.h"
@@ -21,12 +21,12 @@ void add_sign(CLI::App& app, Action& action) {
   CLI::App* cmd = app.add_subcommand(
       "sign", "Print the three Standard Webhooks headers for a body, one 'name: value' per line");
   cmd->add_option("--secret", args->secret, "whsec_… secret (or its bare base64)")
-      ->check(examples::signing_secret())
+      ->check(app::signing_secret())
       ->required();
   cmd->add_option("--id", args->id, "webhook-id (the event id)")->required();
   cmd->add_option("--timestamp", args->timestamp, "webhook-timestamp, Unix seconds")
       ->required()
-      ->check(examples::unix_seconds(9'999'999'999));  // webhook-timestamp: at most 10 digits
+      ->check(app::unix_seconds(9'999'999'999));  // webhook-timestamp: at most 10 digits
   cmd->add_option("--body-file", args->body_file, "file with the raw body ('-' for stdin)")
       ->required();
   cmd->callback([args, &action] {
@@ -57,9 +57,9 @@ void add_verify(CLI::App& app, Action& action) {
   CLI::App* cmd = app.add_subcommand(
       "verify", "Check a delivery's signature and timestamp; say valid, or exactly why not");
   cmd->add_option("--secret", args->secrets, "whsec_… secret; repeat for rotation")
-      ->check(examples::signing_secret());
+      ->check(app::signing_secret());
   cmd->add_option("--public-key", args->public_keys, "whpk_… Ed25519 key for v1a; repeatable")
-      ->check(examples::accepted_by(
+      ->check(app::accepted_by(
           "whpk_...", [](const std::string& text) { Ed25519PublicKey::parse(text); }));
   cmd->add_option("--headers-file", args->headers_file, "file of 'name: value' lines")->required();
   cmd->add_option("--body-file", args->body_file, "file with the raw body ('-' for stdin)")
@@ -67,13 +67,13 @@ void add_verify(CLI::App& app, Action& action) {
   auto* tolerance = cmd->add_option("--tolerance", args->tolerance,
                                     "accepted clock difference, seconds, both directions")
                         ->capture_default_str()
-                        ->check(examples::duration(examples::DurationUnit::whole_seconds,
-                                                   examples::Zero::allowed));
+                        ->check(app::duration(app::DurationUnit::whole_seconds,
+                                                   app::Zero::allowed));
   cmd->add_flag("--no-tolerance", args->no_tolerance,
                 "skip the timestamp window (replaying old captures)")
       ->excludes(tolerance);
   cmd->add_option("--now", args->now, "verify as of this Unix time in seconds (default: now)")
-      ->check(examples::unix_seconds());
+      ->check(app::unix_seconds());
   cmd->callback([args, &action] {
     action = [args] {
       if (args->secrets.empty() && args->public_keys.empty()) {

@@ -28,7 +28,7 @@ struct Publisher {
 
 void add_publisher_options(CLI::App* cmd, Publisher& p) {
   cmd->add_option("--publisher-url", p.url, "the publisher's base URL, http(s)://HOST:PORT")
-      ->check(examples::server_url(true))
+      ->check(app::server_url(true))
       ->capture_default_str();
   cmd->add_option("--admin-token", p.token, "admin bearer token")->envname("WEBHOOKS_ADMIN_TOKEN");
 }
@@ -147,7 +147,7 @@ void add_admin(CLI::App& app, Action& action) {
                      "nothing sent) when a line is malformed");
   replay->add_option("--url", a->url, "with --capture: where to send");
   replay->add_option("--secret", a->secret, "with --capture: the secret to re-sign with")
-      ->check(examples::signing_secret());
+      ->check(app::signing_secret());
   replay->callback([a, &action] {
     action = [a] {
       if (!a->capture.empty()) {
@@ -182,7 +182,7 @@ void add_admin(CLI::App& app, Action& action) {
   events->add_option("--type", a->type, "only this event type");
   events->add_option("--since", a->since, "only events created since this RFC 3339 time");
   events->add_option("--limit", a->limit, "at most this many (the API's limit: 1 to 1000)")
-      ->check(examples::count(1, 1000))
+      ->check(app::count(1, 1000))
       ->capture_default_str();
   events->add_flag("--json", a->json, "print the API's JSON instead of a table");
   events->callback([a, &action] {

@@ -1,4 +1,4 @@
-#include "webhooks/examples/flags.h"
+#include "webhooks/app/flags.h"
 
 #include <algorithm>
 #include <cctype>
@@ -12,11 +12,11 @@
 
 #include "webhooks/db.h"
 #include "webhooks/error.h"
-#include "webhooks/examples/server.h"
+#include "webhooks/app/server.h"
 #include "webhooks/rfc3339.h"
 #include "webhooks/secret.h"
 
-namespace webhooks::examples {
+namespace webhooks::app {
 namespace {
 
 constexpr std::int64_t kMaxSeconds = kMaxFlagDuration.count();
@@ -241,4 +241,4 @@ CLI::Validator signing_secret() {
   return accepted_by("whsec_...", [](const std::string& text) { Secret::parse(text); });
 }
 
-}  // namespace webhooks::examples
+}  // namespace webhooks::app

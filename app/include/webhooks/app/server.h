@@ -1,4 +1,4 @@
-// What every example server does the same way: listen through http::bind_server and print
+// What every server executable of the toolkit does the same way: listen through http::bind_server and print
 // `listening on HOST:PORT` (README.md, "Configuration and defaults"), stop cleanly on
 // SIGTERM/SIGINT, and answer JSON.
 #pragma once
@@ -13,7 +13,7 @@
 
 #include "webhooks/http_server.h"
 
-namespace webhooks::examples {
+namespace webhooks::app {
 
 // A `--listen` value: "HOST:PORT" or "[IPv6]:PORT"; port 0 picks a free port.
 struct ListenAddress {
@@ -85,4 +85,4 @@ void json_error(httplib::Response& res, int status, std::string_view code,
 // `req`'s header (not a copy), valid while `req` is.
 std::string_view bearer_token(const httplib::Request& req);
 
-}  // namespace webhooks::examples
+}  // namespace webhooks::app
