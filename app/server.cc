@@ -13,6 +13,7 @@
 #include <iostream>
 #include <memory>
 
+#include "webhooks/error_body.h"
 #include "webhooks/error.h"
 #include "webhooks/idempotency/guard.h"
 
@@ -121,7 +122,7 @@ void json_answer(httplib::Response& res, int status, std::string body) {
 
 void json_error(httplib::Response& res, int status, std::string_view code,
                 std::string_view message) {
-  json_answer(res, status, idempotency::error_body(code, message));
+  json_answer(res, status, error_body(code, message));
 }
 
 std::string_view bearer_token(const httplib::Request& req) {

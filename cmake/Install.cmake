@@ -3,12 +3,14 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS webhooks_common webhooks_publisher webhooks_receiver
+install(TARGETS webhooks_core webhooks_signing webhooks_storage webhooks_http webhooks_idempotency
+        webhooks_common webhooks_publisher webhooks_receiver
         EXPORT webhooksTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(lib common publisher receiver)
+foreach(lib common/core common/signing common/storage common/http common/idempotency
+    publisher receiver)
   if(EXISTS ${PROJECT_SOURCE_DIR}/${lib}/include)
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/${lib}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   endif()

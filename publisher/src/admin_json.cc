@@ -1,5 +1,6 @@
 #include "admin_json.h"
 
+#include "webhooks/error_body.h"
 #include "webhooks/error.h"
 #include "webhooks/http_server.h"
 #include "webhooks/idempotency/guard.h"
@@ -112,7 +113,7 @@ void answer(httplib::Response& res, int status, const nlohmann::json& body, cons
 
 void fail(httplib::Response& res, int status, std::string_view code, std::string_view message) {
   res.status = status;
-  http::set_json_body(res, idempotency::error_body(code, message));
+  http::set_json_body(res, error_body(code, message));
 }
 
 std::optional<std::int64_t> parse_decimal(std::string_view text, std::int64_t min,

@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 
+#include "webhooks/error_body.h"
 #include "webhooks/ed25519.h"
 #include "webhooks/error.h"
 #include "webhooks/fingerprint.h"
@@ -377,7 +378,7 @@ Answer Receiver::Impl::final_answer(Reply reply) {
   Answer answer{reply.status, {}, std::move(reply.body)};
   if (answer.body.empty()) {
     answer.body = reply.status < 300 ? std::string("{\"received\":true}")
-                                     : idempotency::error_body("event_rejected",
+                                     : error_body("event_rejected",
                                                                "the handler rejected the event");
   }
   return answer;

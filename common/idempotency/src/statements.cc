@@ -1,4 +1,4 @@
-#include "idempotency/statements.h"
+#include "statements.h"
 
 namespace webhooks::idempotency::detail {
 namespace {

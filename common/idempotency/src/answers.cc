@@ -5,16 +5,10 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "webhooks/error_body.h"
 #include "webhooks/http_server.h"
 
 namespace webhooks::idempotency {
-
-std::string error_body(std::string_view code, std::string_view message) {
-  // A message may quote a client's bytes; invalid UTF-8 becomes U+FFFD instead of a type_error 316
-  // that would turn a client error into a 503 storage_unavailable.
-  return nlohmann::json{{"error", {{"code", code}, {"message", message}}}}.dump(
-      -1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
 
 Response error_response(int status, std::string_view code, std::string_view message) {
   return Response{status, {}, error_body(code, message)};

@@ -33,10 +33,6 @@ inline constexpr Vocabulary kEventVocabulary{
     "event_in_progress", "this event is being handled right now; retry later", "event_id_reused",
     "this webhook-id was already received with a different body"};
 
-// `{"error":{"code":code,"message":message}}`, the error body every server here uses. Bytes of
-// `message` that are not UTF-8 become U+FFFD.
-std::string error_body(std::string_view code, std::string_view message);
-
 // A Response with error_body(code, message) and no headers.
 Response error_response(int status, std::string_view code, std::string_view message);
 

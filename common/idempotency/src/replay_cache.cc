@@ -1,6 +1,6 @@
 #include "webhooks/idempotency/replay_cache.h"
 
-#include "idempotency/scoped_key.h"
+#include "scoped_key.h"
 
 namespace webhooks::idempotency {
 

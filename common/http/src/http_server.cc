@@ -19,7 +19,7 @@
 #include "detail/event_loop.h"
 #include "detail/fiber.h"
 #include "webhooks/error.h"
-#include "webhooks/idempotency/guard.h"
+#include "webhooks/error_body.h"
 
 namespace webhooks::http {
 namespace {
@@ -81,7 +81,7 @@ using HandlerResponse = httplib::Server::HandlerResponse;
 void write_error(httplib::Response& res, int status, std::string_view code,
                  const std::string& message) {
   res.status = status;
-  set_json_body(res, idempotency::error_body(code, message));
+  set_json_body(res, error_body(code, message));
 }
 
 std::string_view error_code_for(int status) {
@@ -114,7 +114,7 @@ HandlerResponse close_after(const httplib::Request& req, httplib::Response& res)
   res.body.clear();
   res.headers.erase("Content-Type");
   if (body.empty()) {  // the error handler's body, here, since the answer is written by provider
-    body = idempotency::error_body(error_code_for(res.status), "the request could not be served");
+    body = error_body(error_code_for(res.status), "the request could not be served");
     type = "application/json";
   }
   detail::answer_and_close(req, res, std::move(body), type);

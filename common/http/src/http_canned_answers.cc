@@ -4,7 +4,7 @@
 #include <cerrno>
 
 #include "detail/canned_answers.h"
-#include "webhooks/idempotency/guard.h"
+#include "webhooks/error_body.h"
 
 namespace webhooks::http::detail {
 namespace {
@@ -23,7 +23,7 @@ const char* reason(int status) {
 
 std::string closing_answer(int status, std::string_view code, const std::string& message,
                            bool head, bool retry_after) {
-  const std::string body = idempotency::error_body(code, message);
+  const std::string body = error_body(code, message);
   std::string out = "HTTP/1.1 " + std::to_string(status) + " " + reason(status) +
                     "\r\nConnection: close\r\nContent-Length: " + std::to_string(body.size()) +
                     "\r\nContent-Type: application/json\r\n";

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "idempotency/statements.h"
+#include "statements.h"
 #include "webhooks/base64.h"
 #include "webhooks/error.h"
 #include "webhooks/json_parse.h"
