@@ -87,6 +87,15 @@ class EventLoop : public std::enable_shared_from_this<EventLoop> {
 
  private:
   void run_loop();
+  // Parts of one turn of run_loop: the earliest timer (at most 1 s away); one epoll event (a
+  // connection, or nullptr for the wake eventfd); what workers and the acceptor handed over;
+  // stop, timers and freeing; at exit, closing every connection not with a worker (true once
+  // none is left).
+  LoopClock::time_point next_wakeup(LoopClock::time_point now) const;
+  void on_event(void* data);
+  void drain_inbox();
+  void after_events(LoopClock::time_point now);
+  bool close_all_idle();
   void run_worker();
   void run_fiber_worker();
   void wake();
