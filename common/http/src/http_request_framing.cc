@@ -36,6 +36,33 @@ bool decimal(const std::string& text) {
          text.find_first_not_of("0123456789") == std::string::npos;
 }
 
+// Records the method's framing: HEAD (an answer without a body), or one whose body httplib reads.
+void note_method(std::string_view in, RequestFraming& c) {
+  c.head_method = in.starts_with("HEAD ");
+  c.body_method = in.starts_with("POST ") || in.starts_with("PUT ") || in.starts_with("PATCH ") ||
+                  in.starts_with("DELETE ") || in.starts_with("PRI ");
+}
+
+// Records what framing needs from one header field line (without its LF): Content-Length,
+// Transfer-Encoding, Expect: 100-continue. A line without a colon is left to httplib.
+void note_header_field(std::string_view line, RequestFraming& c) {
+  const std::size_t colon = line.find(':');
+  if (colon == std::string_view::npos) return;
+  const std::string_view name = line.substr(0, colon);
+  std::size_t v = colon + 1, e = line.size();
+  while (v < e && (line[v] == ' ' || line[v] == '\t')) ++v;
+  while (e > v && (line[e - 1] == ' ' || line[e - 1] == '\t' || line[e - 1] == '\r')) --e;
+  const std::string_view value = line.substr(v, e - v);
+  if (iequals(name, "content-length")) {
+    ++c.length_headers;
+    c.length_value = std::string(value);
+  } else if (iequals(name, "transfer-encoding")) {
+    c.chunked = true;
+  } else if (iequals(name, "expect") && value == "100-continue") {
+    c.expect_continue = true;
+  }
+}
+
 }  // namespace
 
 FrameResult frame_request(std::string_view in, const FramingLimits& limits, RequestFraming& c) {
@@ -64,10 +91,7 @@ FrameResult frame_request(std::string_view in, const FramingLimits& limits, Requ
           return ready();
         }
         if (!request_line_parses(in.substr(begin, nl + 1 - begin))) return ready();
-        c.head_method = in.compare(0, 5, "HEAD ") == 0;
-        c.body_method = in.starts_with("POST ") || in.starts_with("PUT ") ||
-                        in.starts_with("PATCH ") || in.starts_with("DELETE ") ||
-                        in.starts_with("PRI ");
+        note_method(in, c);
       } else if (nl == begin + 1 && in[begin] == '\r') {
         c.head_end = nl + 1;
         break;
@@ -77,22 +101,7 @@ FrameResult frame_request(std::string_view in, const FramingLimits& limits, Requ
           return too_large("the request has more than " +
                            std::to_string(limits.max_header_count) + " header fields");
         }
-        const std::size_t colon = in.find(':', begin);
-        if (colon != std::string_view::npos && colon < nl) {
-          const std::string_view name = in.substr(begin, colon - begin);
-          std::size_t v = colon + 1, e = nl;
-          while (v < e && (in[v] == ' ' || in[v] == '\t')) ++v;
-          while (e > v && (in[e - 1] == ' ' || in[e - 1] == '\t' || in[e - 1] == '\r')) --e;
-          const std::string_view value = in.substr(v, e - v);
-          if (iequals(name, "content-length")) {
-            ++c.length_headers;
-            c.length_value = std::string(value);
-          } else if (iequals(name, "transfer-encoding")) {
-            c.chunked = true;
-          } else if (iequals(name, "expect") && value == "100-continue") {
-            c.expect_continue = true;
-          }
-        }
+        note_header_field(in.substr(begin, nl - begin), c);
       }
       ++c.lines;
       c.line_begin = c.scanned = nl + 1;

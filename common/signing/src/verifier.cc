@@ -61,6 +61,37 @@ Verifier::Verifier(const std::vector<Secret>& secrets, std::vector<Ed25519Public
   for (const Secret& secret : secrets) signers_.emplace_back(secret);
 }
 
+bool Verifier::any_signature_matches(std::string_view id, std::int64_t timestamp,
+                                     std::string_view body, std::string_view signature) const {
+  bool matched = false;
+  for (const Signer& signer : signers_) {
+    // Compared in the encoded form, like the reference libraries: the entry is attacker input,
+    // the expected signature is secret, and CRYPTO_memcmp takes the same time for any mismatch.
+    const std::string expected = signer.sign(id, timestamp, body);
+    const std::string_view expected_b64 = std::string_view(expected).substr(3);
+    for_each_entry(signature, [&](const Entry& entry) {
+      if (entry.version == "v1" && entry.signature.size() == expected_b64.size()) {
+        matched |= CRYPTO_memcmp(expected_b64.data(), entry.signature.data(),
+                                 expected_b64.size()) == 0;
+      }
+      return true;
+    });
+  }
+  if (!matched && !public_keys_.empty()) {
+    const std::string content = signed_content(id, timestamp, body);
+    for_each_entry(signature, [&](const Entry& entry) {
+      std::uint8_t decoded[96];
+      if (entry.version != "v1a" || entry.signature.size() != 88 ||
+          base64_decode_to(entry.signature, decoded) != std::optional<std::size_t>(64)) {
+        return true;
+      }
+      for (const auto& key : public_keys_) matched |= key.verify(content, {decoded, 64});
+      return !matched;
+    });
+  }
+  return matched;
+}
+
 VerifyResult Verifier::verify(const SignedHeaders& headers, std::string_view body,
                               std::int64_t now_seconds) const {
   const std::pair<std::string_view, const std::optional<std::string_view>*> required[] = {
@@ -87,33 +118,7 @@ VerifyResult Verifier::verify(const SignedHeaders& headers, std::string_view bod
                    "webhook-signature has no '<version>,<signature>' entry");
   }
 
-  bool matched = false;
-  for (const Signer& signer : signers_) {
-    // Compared in the encoded form, like the reference libraries: the entry is attacker input,
-    // the expected signature is secret, and CRYPTO_memcmp takes the same time for any mismatch.
-    const std::string expected = signer.sign(*headers.id, *timestamp, body);
-    const std::string_view expected_b64 = std::string_view(expected).substr(3);
-    for_each_entry(*headers.signature, [&](const Entry& entry) {
-      if (entry.version == "v1" && entry.signature.size() == expected_b64.size()) {
-        matched |= CRYPTO_memcmp(expected_b64.data(), entry.signature.data(),
-                                 expected_b64.size()) == 0;
-      }
-      return true;
-    });
-  }
-  if (!matched && !public_keys_.empty()) {
-    const std::string content = signed_content(*headers.id, *timestamp, body);
-    for_each_entry(*headers.signature, [&](const Entry& entry) {
-      std::uint8_t decoded[96];
-      if (entry.version != "v1a" || entry.signature.size() != 88 ||
-          base64_decode_to(entry.signature, decoded) != std::optional<std::size_t>(64)) {
-        return true;
-      }
-      for (const auto& key : public_keys_) matched |= key.verify(content, {decoded, 64});
-      return !matched;
-    });
-  }
-  if (!matched) {
+  if (!any_signature_matches(*headers.id, *timestamp, body, *headers.signature)) {
     return failure(VerifyStatus::no_matching_signature, kHeaderSignature,
                    "no signature matches any configured secret or key");
   }

@@ -70,6 +70,11 @@ class Verifier {
                       std::int64_t now_seconds) const;
 
  private:
+  // Whether an entry of the webhook-signature value `signature` is a v1 signature by one of the
+  // secrets or a v1a signature by one of the public keys of id.timestamp.body.
+  bool any_signature_matches(std::string_view id, std::int64_t timestamp, std::string_view body,
+                             std::string_view signature) const;
+
   std::vector<Signer> signers_;
   std::vector<Ed25519PublicKey> public_keys_;
   VerifyOptions options_;
