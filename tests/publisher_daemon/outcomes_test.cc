@@ -17,7 +17,7 @@ publisher::Task attempt_once(PublisherFixture& f, const std::string& url, std::s
   f.add_endpoint("m1", url);
   const auto accepted = f.publish("m1", "order.created");
   *event_id = accepted.event_id;
-  REQUIRE(f.dispatcher->run_once() == 1);
+  REQUIRE(f.dispatcher.run_once() == 1);
   return f.tasks(accepted.event_id)[0];
 }
 

@@ -74,8 +74,9 @@ struct DispatcherOptions {
   std::string instance_id;
   // Worker threads started by start(); each claims and sends its own batches.
   int workers = 4;
-  // Tasks claimed per batch (also the most a worker has in flight).
-  int batch_size = 64;
+  // Tasks claimed per batch (also the most a worker has in flight). The defaults here are
+  // Options' (options.h), which a Publisher passes on.
+  int batch_size = 32;
   // How long a claim holds its tasks. Must exceed the transport's total timeout, or another
   // daemon may take the task over while it is still being sent. Default 2 min.
   std::chrono::milliseconds lease{std::chrono::minutes(2)};
