@@ -203,7 +203,7 @@ std::vector<HttpRequest> delivery_requests(int count) {
     task.event =
         Event{ids.next(), kMerchant, "order.captured",
               nlohmann::json::parse(ingest_body(i))["data"].dump(), system_clock().now_ms()};
-    const OutgoingDelivery d = build_delivery(task, system_clock().now_seconds(), ids.next());
+    const DeliveryRequest d = build_delivery(task, system_clock().now_seconds(), ids.next());
     HttpRequest r{"/hook", d.body, {}};
     for (const auto& [name, value] : d.headers) {
       if (name != "content-type") r.headers.emplace(name, value);

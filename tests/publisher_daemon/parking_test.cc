@@ -10,7 +10,7 @@
 namespace webhooks::test {
 namespace {
 
-using publisher::AttemptRecord;
+using publisher::Settlement;
 using publisher::TaskState;
 using namespace std::chrono_literals;
 
@@ -113,9 +113,9 @@ TEST_CASE("a task in flight when its endpoint is disabled ends up parked, not lo
   REQUIRE(f.store.set_enabled(endpoint.id, false, "maintenance", now));
 
   SECTION("its attempt is recorded") {
-    std::vector<AttemptRecord> records;
+    std::vector<Settlement> records;
     for (const auto& c : claimed) {
-      AttemptRecord r;
+      Settlement r;
       r.attempt.delivery_id = "d-" + std::to_string(c.task.id);
       r.attempt.task_id = c.task.id;
       r.attempt.event_id = c.task.event_id;
@@ -125,7 +125,7 @@ TEST_CASE("a task in flight when its endpoint is disabled ends up parked, not lo
       r.lease_owner = "w/1";
       const bool fails = c.task.event_id == failed.event_id;
       r.attempt.status = fails ? 503 : 200;
-      r.next = fails ? AttemptRecord::Next::retry : AttemptRecord::Next::succeeded;
+      r.next = fails ? Settlement::Next::retry : Settlement::Next::succeeded;
       r.next_attempt_at = now + 5'000;
       r.endpoint_failed = fails;
       records.push_back(r);

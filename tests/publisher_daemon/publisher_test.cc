@@ -98,7 +98,8 @@ TEST_CASE("a Publisher from default Options ingests over HTTP and delivers to a 
   const auto attempts = publisher.store().attempts_of_event(event_id);
   REQUIRE(attempts.size() == 1);
   CHECK(attempts[0].status == 200);
-  CHECK(attempts[0].error.empty());
+  CHECK(attempts[0].error == publisher::TransportError::none);
+  CHECK(attempts[0].error_message.empty());
 }
 
 TEST_CASE("stop() is idempotent and a stopped Publisher does not start again", "[publisher]") {
