@@ -19,13 +19,12 @@ int run(const publisher::Options& options) {
   publisher.mount(server);
   const app::ListenAddress address = app::parse_listen(options.listen);
   const int port = app::bind_and_announce(server, address, options.server);
-  log_event(spdlog::level::info,
-            {{"event", "started"},
-             {"listen", address.host + ":" + std::to_string(port)},
-             {"db", publisher.database().describe()},
-             {"instance_id", publisher.dispatcher().instance_id()},
-             {"retry_schedule", options.retry_policy.schedule_text()},
-             {"workers", options.workers}});
+  log_event(spdlog::level::info, {{"event", "started"},
+                                  {"listen", address.host + ":" + std::to_string(port)},
+                                  {"db", publisher.database().describe()},
+                                  {"instance_id", publisher.dispatcher().instance_id()},
+                                  {"retry_schedule", options.retry_policy.schedule_text()},
+                                  {"workers", options.workers}});
   publisher.start();
   {
     const app::StopOnSignal stop_on_signal(server, port);

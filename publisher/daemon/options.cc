@@ -68,12 +68,14 @@ CLI::Validator permanent_status() {
         return;
       case publisher::AttemptOutcome::gone:
         throw Error(ErrorCode::invalid_argument,
-                    text + " cannot be permanent: a 410 always disables the endpoint (its tasks "
-                           "wait until it is enabled again)");
+                    text +
+                        " cannot be permanent: a 410 always disables the endpoint (its tasks "
+                        "wait until it is enabled again)");
       default:
         throw Error(ErrorCode::invalid_argument,
-                    text + " cannot be permanent: 408, 425 and 429 mean \"try later\" and are "
-                           "always retried");
+                    text +
+                        " cannot be permanent: 408, 425 and 429 mean \"try later\" and are "
+                        "always retried");
     }
   });
 }

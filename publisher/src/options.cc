@@ -41,8 +41,8 @@ int endpoint_connections_per_worker(const Options& options) {
 }
 
 int batch_rounds(const Options& options) {
-  const int window = std::max(1, std::min(options.max_in_flight,
-                                          endpoint_connections_per_worker(options)));
+  const int window =
+      std::max(1, std::min(options.max_in_flight, endpoint_connections_per_worker(options)));
   return (options.batch_size + window - 1) / window;
 }
 

@@ -21,7 +21,8 @@ namespace {
 std::shared_ptr<db::Database> open_database(const Options& o, const Clock& clock) {
   db::Options db_options;
   db_options.sqlite_synchronous = o.sqlite_synchronous;
-  db_options.pool_size = o.database_pool_size > 0 ? o.database_pool_size : std::max(8, o.workers + 4);
+  db_options.pool_size =
+      o.database_pool_size > 0 ? o.database_pool_size : std::max(8, o.workers + 4);
   db_options.sqlite_background_checkpoint = true;  // halves p99 (docs/operations.md)
   std::shared_ptr<db::Database> db = db::Database::open(o.database, db_options);
   db->migrate(clock.now_ms());
@@ -31,8 +32,7 @@ std::shared_ptr<db::Database> open_database(const Options& o, const Clock& clock
 HttpDeliveryOptions http_options(const Options& o) {
   HttpDeliveryOptions http;
   http.max_in_flight = static_cast<std::size_t>(o.max_in_flight);
-  http.max_connections_per_endpoint =
-      static_cast<std::size_t>(endpoint_connections_per_worker(o));
+  http.max_connections_per_endpoint = static_cast<std::size_t>(endpoint_connections_per_worker(o));
   http.connect_timeout = o.connect_timeout;
   http.total_timeout = o.timeout;
   http.allow_private_networks = o.allow_private_networks;
@@ -109,10 +109,10 @@ Publisher::~Publisher() { stop(); }
 void Publisher::mount(http::Server& server) {
   parts_->api.mount(server);
   if (parts_->options.admin_token.empty()) {
-    log_event(spdlog::level::warn,
-              {{"event", "no_admin_token"},
-               {"message", "no admin token (--admin-token): every route but /healthz and "
-                           "/metrics answers 401"}});
+    log_event(spdlog::level::warn, {{"event", "no_admin_token"},
+                                    {"message",
+                                     "no admin token (--admin-token): every route but /healthz and "
+                                     "/metrics answers 401"}});
   }
 }
 

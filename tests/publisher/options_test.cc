@@ -1,11 +1,12 @@
 // publisher::Options holds every default of the Publisher; the components' own option structs
 // must agree with it, so that a component built alone behaves as inside a Publisher.
+#include "webhooks/publisher/options.h"
+
 #include <catch2/catch.hpp>
 
 #include "webhooks/publisher/admin_api.h"
 #include "webhooks/publisher/dispatcher.h"
 #include "webhooks/publisher/http_delivery.h"
-#include "webhooks/publisher/options.h"
 
 namespace webhooks::publisher {
 namespace {

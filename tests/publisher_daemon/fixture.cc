@@ -7,9 +7,9 @@
 namespace webhooks::test {
 namespace {
 
-std::unique_ptr<publisher::Publisher> build(const std::string& label, const Clock& clock,
-                                            RandomSource& random,
-                                            const std::function<void(publisher::Options&)>& adjust) {
+std::unique_ptr<publisher::Publisher> build(
+    const std::string& label, const Clock& clock, RandomSource& random,
+    const std::function<void(publisher::Options&)>& adjust) {
   publisher::Options options = test_options(database_target(label), clock, random);
   if (adjust) adjust(options);
   return std::make_unique<publisher::Publisher>(std::move(options));
@@ -18,9 +18,9 @@ std::unique_ptr<publisher::Publisher> build(const std::string& label, const Cloc
 }  // namespace
 
 publisher::RetryPolicy test_retry_policy() {
-  return publisher::RetryPolicy({std::chrono::seconds(5), std::chrono::seconds(10),
-                                 std::chrono::seconds(20)},
-                                std::chrono::hours(1), 0.0);
+  return publisher::RetryPolicy(
+      {std::chrono::seconds(5), std::chrono::seconds(10), std::chrono::seconds(20)},
+      std::chrono::hours(1), 0.0);
 }
 
 publisher::Options test_options(const std::string& database, const Clock& clock,
@@ -69,8 +69,8 @@ publisher::Endpoint PublisherFixture::add_endpoint(const std::string& merchant,
   return e;
 }
 
-publisher::Accepted PublisherFixture::publish(const std::string& merchant,
-                                              const std::string& type, const std::string& data) {
+publisher::Accepted PublisherFixture::publish(const std::string& merchant, const std::string& type,
+                                              const std::string& data) {
   return ingest.publish(merchant, type, data);
 }
 

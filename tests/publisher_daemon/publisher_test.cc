@@ -1,6 +1,8 @@
 // webhooks::publisher::Publisher as an embedder uses it: built from default Options, mounted on a
 // webhooks::http::Server on loopback, started and stopped; real HTTP both ways, the engine under
 // test (SQLite or PostgreSQL).
+#include "webhooks/publisher/publisher.h"
+
 #include <catch2/catch.hpp>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -10,7 +12,6 @@
 #include "support/test_env.h"
 #include "webhooks/error.h"
 #include "webhooks/http_server.h"
-#include "webhooks/publisher/publisher.h"
 #include "webhooks/publisher/store.h"
 #include "webhooks/secret.h"
 #include "webhooks/verifier.h"
@@ -66,7 +67,8 @@ TEST_CASE("a Publisher from default Options ingests over HTTP and delivers to a 
   Served served(embedded_options("embedded"));
   publisher::Publisher& publisher = served.publisher;
 
-  const auto created = served.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", receiver.url()}});
+  const auto created =
+      served.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", receiver.url()}});
   REQUIRE(created);
   REQUIRE(created->status == 201);
   const std::string secret = json::parse(created->body)["secret"];

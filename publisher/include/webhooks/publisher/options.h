@@ -18,8 +18,8 @@
 
 #include "webhooks/clock.h"
 #include "webhooks/http_server.h"
-#include "webhooks/random.h"
 #include "webhooks/publisher/retry_policy.h"
+#include "webhooks/random.h"
 
 namespace webhooks::publisher {
 
