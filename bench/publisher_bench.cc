@@ -1,11 +1,11 @@
 // The publisher on SQLite, measured against the issue's targets (issue 4, item 10), every figure
 // beside a baseline measured in the same run, talking only to 127.0.0.1:
-//   1. ingest: POST /v1/events with Idempotency-Key through the real AdminApi/Ingest/Guard on a
-//      cpp-httplib server tuned as the daemon's (64 keep-alive connections), beside a bare server
+//   1. ingest: POST /v1/events with Idempotency-Key through a publisher::Publisher on a
+//      webhooks::http::Server tuned as the daemon's (64 keep-alive connections), beside a bare server
 //      with the same tuning answering 202 to the same requests, in 3 alternating rounds (medians,
 //      median ratio);
-//   2. delivery: the real Dispatcher over HttpTransport (libcurl multi), with the daemon's default
-//      workers, batch and in-flight settings, draining the tasks ingest made, to an endpoint on
+//   2. delivery: the Publisher's workers (Dispatcher over HttpTransport, libcurl multi), with the
+//      daemon's default workers, batch, in-flight and per-endpoint settings (Options), draining the tasks ingest made, to an endpoint on
 //      loopback that answers 200 at once, beside that endpoint's own ceiling (a plain load loop of
 //      64 keep-alive cpp-httplib clients sending the same signed requests);
 //   3. latency from ingest to the first delivery attempt at a steady 1,000 events/s, beside the
@@ -16,7 +16,8 @@
 //      default malloc arenas beside the daemons' cap (app::limit_malloc_arenas);
 //      `bench_publisher --memory-under-load` runs this phase alone.
 // `bench_publisher --ingest` runs phase 1 alone (with its baseline) and prints its lines.
-// Phases 1 to 3 run the library in this process, wired as publisher/daemon/main.cc wires it.
+// Phases 1 to 3 run the library in this process: a publisher::Publisher built from default
+// Options, as publisher/daemon/main.cc builds it.
 #include <fcntl.h>
 #include <httplib.h>
 #include <signal.h>
@@ -43,14 +44,11 @@
 #include "webhooks/clock.h"
 #include "webhooks/db.h"
 #include "webhooks/http_server.h"
-#include "webhooks/idempotency/guard.h"
-#include "webhooks/idempotency/lease_keeper.h"
-#include "webhooks/idempotency/store.h"
 #include "webhooks/log.h"
-#include "webhooks/publisher/admin_api.h"
 #include "webhooks/publisher/dispatcher.h"
-#include "webhooks/publisher/http_transport.h"
-#include "webhooks/publisher/ingest.h"
+#include "webhooks/publisher/options.h"
+#include "webhooks/publisher/publisher.h"
+#include "webhooks/publisher/store.h"
 #include "webhooks/random.h"
 #include "webhooks/secret.h"
 #include "webhooks/uuid.h"
@@ -143,66 +141,31 @@ void print_load(const char* name, const Load& f, double baseline, const char* un
   std::printf("\n");
 }
 
-// --- the publisher in process, wired as webhooks-publisherd wires it ---
-struct Publisher {
-  std::shared_ptr<db::Database> db;
-  idempotency::Store records;
-  idempotency::LeaseKeeper keeper;
-  idempotency::Guard guard;
-  Store store;
-  Metrics metrics;
-  RetryPolicy policy;  // the default schedule
-  SecureRandom random;
-  HttpTransport transport;
-  DispatcherOptions dispatch;  // the daemon's defaults: 4 workers, batch 64, lease 2 min
-  Dispatcher dispatcher;
-  Ingest ingest;
-  AdminApi api;
+// --- the publisher in process, built as webhooks-publisherd builds it: publisher::Publisher
+// from default Options, mounted on a server bound with Options::server ---
+publisher::Options bench_options(const std::string& path) {
+  publisher::Options o;  // every default, but:
+  o.database = path;
+  o.admin_token = kToken;
+  o.allow_private_networks = true;  // the endpoint is on loopback
+  return o;
+}
+
+struct Served {
+  publisher::Publisher publisher;
   http::Server server;
   int port = 0;
   std::thread thread;
 
-  static HttpDeliveryOptions http_options() {
-    HttpDeliveryOptions o;  // 64 in flight per worker, 5 s / 15 s timeouts
-    o.allow_private_networks = true;
-    return o;
-  }
-  static AdminOptions admin_options() {
-    AdminOptions o;
-    o.admin_token = kToken;
-    o.ssrf.allow_private_networks = true;
-    return o;
-  }
-  static std::shared_ptr<db::Database> open(const std::string& path) {
-    db::Options o;  // synchronous=NORMAL and checkpoints in the background, as the daemon's
-    o.pool_size = 8;
-    o.sqlite_background_checkpoint = true;
-    std::shared_ptr<db::Database> db = db::Database::open(path, o);
-    db->migrate(system_clock().now_ms());
-    return db;
-  }
-
-  explicit Publisher(const std::string& path)
-      : db(open(path)),
-        records(db, {std::chrono::seconds(30), std::chrono::hours(24)}),
-        keeper(records, system_clock()),
-        guard(records, keeper, system_clock()),
-        store(db),
-        transport(http_options()),
-        dispatcher(store, transport, policy, system_clock(), random, metrics, dispatch),
-        ingest(store, system_clock(), metrics, [this] { dispatcher.wake(); }),
-        api(store, ingest, guard, metrics, system_clock(), admin_options(),
-            [this] { dispatcher.wake(); }) {
-    api.mount(server);
-    http::ServerTuning tuning;  // the daemon's default: fiber workers, one thread per core
-    tuning.fiber_threads = std::max(1u, std::thread::hardware_concurrency());
-    port = http::bind_server(server, "127.0.0.1", 0, tuning);
+  explicit Served(const std::string& path) : publisher(bench_options(path)) {
+    publisher.mount(server);
+    port = http::bind_server(server, "127.0.0.1", 0, publisher.options().server);
     thread = std::thread([this] { server.listen_after_bind(); });
   }
-  ~Publisher() {
-    dispatcher.stop();
-    server.stop();
+  ~Served() {
+    http::stop_server(server, port);  // the server first, then the Publisher (publisher.h)
     thread.join();
+    publisher.stop();
   }
 
   void add_endpoint(const std::string& url) {
@@ -212,9 +175,9 @@ struct Publisher {
     e.url = url;
     e.created_at = e.updated_at = system_clock().now_ms();
     e.secrets.push_back({Secret::generate().to_string(), e.created_at, std::nullopt});
-    store.create_endpoint(e);
+    publisher.store().create_endpoint(e);
   }
-  std::int64_t count(const char* sql) { return db->exec(sql).integer(0, 0); }
+  std::int64_t count(const char* sql) { return publisher.database().exec(sql).integer(0, 0); }
 };
 
 std::vector<HttpRequest> ingest_requests(const std::string& prefix, int count) {
@@ -240,7 +203,7 @@ std::vector<HttpRequest> delivery_requests(int count) {
     task.event =
         Event{ids.next(), kMerchant, "order.captured",
               nlohmann::json::parse(ingest_body(i))["data"].dump(), system_clock().now_ms()};
-    const OutgoingDelivery d = build_delivery(task, system_clock().now_seconds(), ids.next());
+    const DeliveryRequest d = build_delivery(task, system_clock().now_seconds(), ids.next());
     HttpRequest r{"/hook", d.body, {}};
     for (const auto& [name, value] : d.headers) {
       if (name != "content-type") r.headers.emplace(name, value);
@@ -257,7 +220,23 @@ struct Steady3 {
   double achieved_rate = 0;
 };
 
-Steady3 steady_ingest(Publisher& pub, Hook& endpoint) {
+// Waits (at most 3 s) until `endpoint` has seen every event of `event_of` ("" : not accepted).
+void wait_for_deliveries(Hook& endpoint, const std::vector<std::string>& event_of) {
+  const auto wait_until = Steady::now() + std::chrono::seconds(3);
+  for (;;) {
+    long seen = 0;
+    {
+      std::lock_guard lock(endpoint.mutex);
+      for (const std::string& id : event_of) seen += !id.empty() && endpoint.first_seen.count(id);
+    }
+    long accepted = 0;
+    for (const std::string& id : event_of) accepted += !id.empty();
+    if (seen == accepted || Steady::now() > wait_until) return;
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+}
+
+Steady3 steady_ingest(Served& pub, Hook& endpoint) {
   constexpr int kSenders = 8;  // each sends every kSenders ms, staggered: 1,000/s in all
   const int total = kSteadyRate * static_cast<int>(kSteadyFor.count());
   std::vector<Steady::time_point> sent_at(total);
@@ -291,19 +270,7 @@ Steady3 steady_ingest(Publisher& pub, Hook& endpoint) {
   Steady3 out;
   out.sent = total;
   out.achieved_rate = total / (since_ms(start, Steady::now()) / 1000);
-  // Wait (bounded) for the last deliveries.
-  const auto wait_until = Steady::now() + std::chrono::seconds(3);
-  for (;;) {
-    long seen = 0;
-    {
-      std::lock_guard lock(endpoint.mutex);
-      for (const std::string& id : event_of) seen += !id.empty() && endpoint.first_seen.count(id);
-    }
-    long accepted = 0;
-    for (const std::string& id : event_of) accepted += !id.empty();
-    if (seen == accepted || Steady::now() > wait_until) break;
-    std::this_thread::sleep_for(milliseconds(20));
-  }
+  wait_for_deliveries(endpoint, event_of);
   endpoint.record = false;
   std::lock_guard lock(endpoint.mutex);
   for (int i = 0; i < total; ++i) {
@@ -400,9 +367,10 @@ Memory daemon_memory(const std::string& daemon, const std::string& db, milliseco
 // the endpoint is disabled as an operator would (which parks the tasks in one transaction).
 double fill_pending(const std::string& path, int count) {
   const auto t0 = Steady::now();
-  std::shared_ptr<db::Database> db = Publisher::open(path);
+  publisher::Publisher pub(bench_options(path));  // creates and migrates the database
+  db::Database& db = pub.database();
   const UnixMillis now = system_clock().now_ms();
-  Store store(db);
+  Store& store = pub.store();
   publisher::Endpoint e;
   e.id = "ep_memory";
   e.merchant_id = "m_memory";
@@ -413,7 +381,7 @@ double fill_pending(const std::string& path, int count) {
   constexpr int kChunk = 100'000;
   for (int from = 0; from < count; from += kChunk) {
     const std::int64_t to = std::min(count, from + kChunk);
-    db->transact([&](db::Transaction& tx) {
+    db.transact([&](db::Transaction& tx) {
       tx.exec(
           "WITH RECURSIVE n(i) AS (SELECT $1 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < $2) "
           "INSERT INTO publisher_events (event_id, merchant_id, event_type, payload, created_at) "
@@ -583,136 +551,110 @@ void print_ingest(const std::vector<Load>& bare_rounds, const std::vector<Load>&
               ingest.per_second >= 10000 ? "met" : "MISSED");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc >= 2 && std::strcmp(argv[1], "--memory-under-load") == 0) {  // phase 5 alone
-    if (argc == 4) {
-      load_rounds = std::max(1, std::atoi(argv[2]));
-      per_round = std::max(1, std::atoi(argv[3]));
-    }
-    spdlog::set_level(spdlog::level::warn);
-    const std::string dir = "/tmp/webhooks-publisher-bench-" + std::to_string(::getpid());
-    std::filesystem::create_directories(dir);
-    Hook endpoint(320);
-    run_memory_under_load(dir, endpoint);
-    std::filesystem::remove_all(dir);
-    return 0;
+// The bare ingest server (phase 1's baseline): answers 202 at once, on its own thread.
+struct BareServer {
+  httplib::Server server;
+  int port = 0;
+  std::thread thread;
+  BareServer() {
+    server.Post("/v1/events", [](const httplib::Request&, httplib::Response& res) {
+      res.status = 202;
+      res.set_content(R"({"event_id":"0190e1c2-7a3b-7c00-8000-000000000000","tasks":1})",
+                      "application/json");
+    });
+    port = http::bind_server(server, "127.0.0.1", 0, http::ServerTuning{});
+    thread = std::thread([this] { server.listen_after_bind(); });
   }
-  const bool ingest_only = argc >= 2 && std::strcmp(argv[1], "--ingest") == 0;
-  spdlog::set_level(spdlog::level::warn);
-  const std::string dir = "/tmp/webhooks-publisher-bench-" + std::to_string(::getpid());
-  std::filesystem::create_directories(dir);
-  const auto bench_start = Steady::now();
+  void stop() {
+    if (!thread.joinable()) return;
+    server.stop();
+    thread.join();
+  }
+  ~BareServer() { stop(); }
+};
+
+// What phases 1 to 3 measured.
+struct Phases {
+  std::vector<Load> bare_rounds, ingest_rounds;
+  Load delivered;
+  Steady3 steady;
+  std::int64_t warm_tasks = 0, events = 0, tasks_pending = 0, attempts_ok = 0,
+               tasks_succeeded = 0;
+};
+
+void print_setup() {
   std::printf(
       "publisher on SQLite (WAL, synchronous=NORMAL as the daemon's default), %d cores, "
       "load average %s\n",
       static_cast<int>(std::thread::hardware_concurrency()), load_average().c_str());
-  {
-    const DispatcherOptions d;
-    const HttpDeliveryOptions h;
-    std::printf(
-        "  library in process, wired as webhooks-publisherd: %d workers, batch %d, "
-        "%zu in flight per worker, poll %lld ms; HTTP server on fiber workers (%u threads, the "
-        "daemon's default), tcp_nodelay, keep-alive 100000, backlog 4096\n",
-        d.workers, d.batch_size, h.max_in_flight, static_cast<long long>(d.poll_interval.count()),
-        std::max(1u, std::thread::hardware_concurrency()));
+  const publisher::Options d;  // the defaults the bench's Publisher is built with
+  std::printf(
+      "  publisher::Publisher in process from default Options, as webhooks-publisherd builds "
+      "it: %d workers, batch %d, %d in flight per worker, %d connections per endpoint per "
+      "worker, poll %lld ms; HTTP server on fiber workers (%zu threads, the daemon's default), "
+      "tcp_nodelay, keep-alive 100000, backlog 4096\n",
+      d.workers, d.batch_size, d.max_in_flight, endpoint_connections_per_worker(d),
+      static_cast<long long>(d.poll_interval.count()), d.server.fiber_threads);
+}
+
+// 1. Ingest (the workers are not started yet, so the tasks wait for phase 2): kIngestRounds
+// rounds of (bare server, publisher) on the same fresh keys, n in all.
+void run_ingest(Served& pub, BareServer& bare, int n, Phases& out) {
+  run_load(pub.port, ingest_requests("warm-", 1000), 202);
+  progress("ingest");
+  out.warm_tasks = pub.count("SELECT COUNT(*) FROM publisher_tasks");
+  for (int r = 0; r < kIngestRounds; ++r) {
+    const auto requests = ingest_requests("bench-" + std::to_string(r) + "-", n / kIngestRounds);
+    out.bare_rounds.push_back(run_load(bare.port, requests, 202));
+    out.ingest_rounds.push_back(run_load(pub.port, requests, 202));
   }
+  bare.stop();
+  out.events = pub.count("SELECT COUNT(*) FROM publisher_events") - out.warm_tasks;
+  out.tasks_pending = pub.count("SELECT COUNT(*) FROM publisher_tasks WHERE state = 'pending'");
+}
 
-  const int n = kConnections * kPerConnection;
-  // The endpoint needs a thread per connection: 4 workers x 64 in flight, plus the load loop.
-  Hook endpoint(320);
-  const std::string hook = "http://127.0.0.1:" + std::to_string(endpoint.port) + "/hook";
-
-  // Baselines first: the endpoint's ceiling and a bare ingest server.
-  const std::vector<HttpRequest> deliveries = delivery_requests(n);
-  Load ceiling;
-  if (!ingest_only) {
-    run_load(endpoint.port,
-             std::vector<HttpRequest>(deliveries.begin(), deliveries.begin() + 2000),
-             200);  // warm-up
-    ceiling = run_load(endpoint.port, deliveries, 200);
+// 2. Delivery: start the Publisher and time the drain of every pending task.
+void run_delivery(Served& pub, Hook& endpoint, Phases& out) {
+  progress("delivery");
+  const long before = endpoint.received.load();
+  const auto t0 = Steady::now();
+  pub.publisher.start();
+  const auto deadline = t0 + std::chrono::seconds(20);
+  while (endpoint.received.load() - before < out.tasks_pending && Steady::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(2));
   }
-  // The bare ingest server runs through phase 1, whose rounds alternate it with the publisher.
-  httplib::Server bare_server;
-  bare_server.Post("/v1/events", [](const httplib::Request&, httplib::Response& res) {
-    res.status = 202;
-    res.set_content(R"({"event_id":"0190e1c2-7a3b-7c00-8000-000000000000","tasks":1})",
-                    "application/json");
-  });
-  const int bare_port = http::bind_server(bare_server, "127.0.0.1", 0, http::ServerTuning{});
-  std::thread bare_thread([&] { bare_server.listen_after_bind(); });
-  run_load(bare_port, ingest_requests("warm-", 1000), 202);  // warm-up
-
-  // 1. Ingest (the dispatcher is not running yet, so the tasks wait for phase 2): kIngestRounds
-  // rounds of (bare server, publisher) on the same fresh keys, n in all.
-  std::vector<Load> bare_rounds, ingest_rounds;
-  Load delivered;
-  Steady3 steady;
-  std::int64_t warm_tasks = 0, events = 0, tasks_pending = 0, attempts_ok = 0, tasks_succeeded = 0;
-  long endpoint_received = 0;
-  {
-    Publisher pub(dir + "/publisher.db");
-    pub.add_endpoint(hook);
-    run_load(pub.port, ingest_requests("warm-", 1000), 202);
-    progress("ingest");
-    warm_tasks = pub.count("SELECT COUNT(*) FROM publisher_tasks");
-    for (int r = 0; r < kIngestRounds; ++r) {
-      const auto requests =
-          ingest_requests("bench-" + std::to_string(r) + "-", n / kIngestRounds);
-      bare_rounds.push_back(run_load(bare_port, requests, 202));
-      ingest_rounds.push_back(run_load(pub.port, requests, 202));
-    }
-    bare_server.stop();
-    bare_thread.join();
-    events = pub.count("SELECT COUNT(*) FROM publisher_events") - warm_tasks;
-    tasks_pending = pub.count("SELECT COUNT(*) FROM publisher_tasks WHERE state = 'pending'");
-    if (ingest_only) {
-      print_ingest(bare_rounds, ingest_rounds, events, tasks_pending, warm_tasks);
-      std::filesystem::remove_all(dir);
-      return 0;
-    }
-
-    // 2. Delivery: start the workers and time the drain of every pending task.
-    progress("delivery");
-    const long before = endpoint.received.load();
-    const auto t0 = Steady::now();
-    pub.dispatcher.start();
-    const auto deadline = t0 + std::chrono::seconds(20);
-    while (endpoint.received.load() - before < tasks_pending && Steady::now() < deadline) {
-      std::this_thread::sleep_for(milliseconds(2));
-    }
-    const double seconds = since_ms(t0, Steady::now()) / 1000;
-    pub.dispatcher.stop();  // in-flight batches are recorded before it returns
-    endpoint_received = endpoint.received.load() - before;
-    delivered.done = endpoint_received;
-    delivered.per_second = static_cast<double>(endpoint_received) / seconds;
-    attempts_ok = pub.count("SELECT COUNT(*) FROM publisher_attempts WHERE status = 200");
-    tasks_succeeded = pub.count("SELECT COUNT(*) FROM publisher_tasks WHERE state = 'succeeded'");
-    delivered.failed = tasks_pending - tasks_succeeded;
-
-    // 3. Steady 1,000 events/s with the workers running.
-    progress("latency");
-    pub.dispatcher.start();
-    steady = steady_ingest(pub, endpoint);
-    pub.dispatcher.stop();
+  const double seconds = since_ms(t0, Steady::now()) / 1000;
+  // The endpoint counts a delivery before its attempt is recorded: wait (at most 10 s) for the
+  // records; the workers keep running into phase 3.
+  const char* succeeded = "SELECT COUNT(*) FROM publisher_tasks WHERE state = 'succeeded'";
+  const auto records_by = Steady::now() + std::chrono::seconds(10);
+  while (pub.count(succeeded) < out.tasks_pending && Steady::now() < records_by) {
+    std::this_thread::sleep_for(milliseconds(5));
   }
+  out.delivered.done = endpoint.received.load() - before;
+  out.delivered.per_second = static_cast<double>(out.delivered.done) / seconds;
+  out.attempts_ok = pub.count("SELECT COUNT(*) FROM publisher_attempts WHERE status = 200");
+  out.tasks_succeeded = pub.count(succeeded);
+  out.delivered.failed = out.tasks_pending - out.tasks_succeeded;
+}
 
-  print_ingest(bare_rounds, ingest_rounds, events, tasks_pending, warm_tasks);
-
+void print_delivery(const Phases& p, const Load& ceiling) {
   std::printf(
       "\n2. delivery: dispatcher drains the %lld tasks to an endpoint answering 200 at once\n",
-      static_cast<long long>(tasks_pending));
+      static_cast<long long>(p.tasks_pending));
   print_load("endpoint ceiling: plain load loop (baseline)", ceiling, 0);
   std::printf(
       "  %-44s %8.0f deliveries/s  (%ld received, %ld tasks not succeeded)  %.2fx baseline\n",
-      "publisher dispatcher (HttpTransport, SQLite)", delivered.per_second, delivered.done,
-      delivered.failed, delivered.per_second / ceiling.per_second);
+      "publisher dispatcher (HttpTransport, SQLite)", p.delivered.per_second, p.delivered.done,
+      p.delivered.failed, p.delivered.per_second / ceiling.per_second);
   std::printf("  recorded: %lld attempts with status 200, %lld tasks succeeded\n",
-              static_cast<long long>(attempts_ok), static_cast<long long>(tasks_succeeded));
+              static_cast<long long>(p.attempts_ok), static_cast<long long>(p.tasks_succeeded));
   std::printf("  target: >= 10000 deliveries/s with every attempt recorded  -> %s\n",
-              delivered.per_second >= 10000 && attempts_ok >= tasks_pending ? "met" : "MISSED");
+              p.delivered.per_second >= 10000 && p.attempts_ok >= p.tasks_pending ? "met"
+                                                                                  : "MISSED");
+}
 
+void print_latency(const Steady3& steady) {
   const double p50 = bench::quantile(steady.to_attempt_ms, 0.5);
   const double p99 = bench::quantile(steady.to_attempt_ms, 0.99);
   std::printf(
@@ -727,7 +669,10 @@ int main(int argc, char** argv) {
       "ingest -> first delivery attempt", p50, p99, bench::quantile(steady.to_attempt_ms, 1.0),
       steady.accepted, steady.missing);
   std::printf("  target: p99 < 10 ms  -> %s\n", p99 < 10 && steady.missing == 0 ? "met" : "MISSED");
+}
 
+// 4. The daemon's memory on an empty database and on one with kPendingTasks parked tasks.
+void run_memory(const std::string& dir) {
   std::printf(
       "\n4. memory: webhooks-publisherd polling with %d pending tasks (endpoint disabled)\n",
       kPendingTasks);
@@ -735,24 +680,81 @@ int main(int argc, char** argv) {
   const std::string daemon = daemon_path();
   if (daemon.empty()) {
     std::printf("  skipped: build/bin/webhooks-publisherd not found (build the daemon)\n");
-  } else {
-    const std::string empty_db = dir + "/empty.db";
-    Publisher::open(empty_db);
-    const Memory idle = daemon_memory(daemon, empty_db, milliseconds(2000));
-    const std::string full_db = dir + "/pending.db";
-    const double fill_s = fill_pending(full_db, kPendingTasks);
-    const Memory full = daemon_memory(daemon, full_db, milliseconds(3000));
-    std::printf("  %-44s VmRSS %6.1f MB  VmHWM %6.1f MB  CPU %5.1f %%\n",
-                "daemon on an empty database (baseline)", idle.rss_kb / 1024.0,
-                idle.hwm_kb / 1024.0, idle.cpu_percent);
-    std::printf(
-        "  %-44s VmRSS %6.1f MB  VmHWM %6.1f MB  CPU %5.1f %%  (filled in %.1f s, "
-        "file %.0f MB)\n",
-        "daemon with 1,000,000 pending tasks", full.rss_kb / 1024.0, full.hwm_kb / 1024.0,
-        full.cpu_percent, fill_s, static_cast<double>(std::filesystem::file_size(full_db)) / 1e6);
-    std::printf("  target: < 100 MB resident  -> %s\n",
-                full.ok && full.hwm_kb < 100 * 1024 ? "met" : "MISSED");
+    return;
   }
+  const std::string empty_db = dir + "/empty.db";
+  { const publisher::Publisher made(bench_options(empty_db)); }  // creates and migrates it
+  const Memory idle = daemon_memory(daemon, empty_db, milliseconds(2000));
+  const std::string full_db = dir + "/pending.db";
+  const double fill_s = fill_pending(full_db, kPendingTasks);
+  const Memory full = daemon_memory(daemon, full_db, milliseconds(3000));
+  std::printf("  %-44s VmRSS %6.1f MB  VmHWM %6.1f MB  CPU %5.1f %%\n",
+              "daemon on an empty database (baseline)", idle.rss_kb / 1024.0,
+              idle.hwm_kb / 1024.0, idle.cpu_percent);
+  std::printf(
+      "  %-44s VmRSS %6.1f MB  VmHWM %6.1f MB  CPU %5.1f %%  (filled in %.1f s, "
+      "file %.0f MB)\n",
+      "daemon with 1,000,000 pending tasks", full.rss_kb / 1024.0, full.hwm_kb / 1024.0,
+      full.cpu_percent, fill_s, static_cast<double>(std::filesystem::file_size(full_db)) / 1e6);
+  std::printf("  target: < 100 MB resident  -> %s\n",
+              full.ok && full.hwm_kb < 100 * 1024 ? "met" : "MISSED");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  spdlog::set_level(spdlog::level::warn);
+  const std::string dir = "/tmp/webhooks-publisher-bench-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  if (argc >= 2 && std::strcmp(argv[1], "--memory-under-load") == 0) {  // phase 5 alone
+    if (argc == 4) {
+      load_rounds = std::max(1, std::atoi(argv[2]));
+      per_round = std::max(1, std::atoi(argv[3]));
+    }
+    Hook endpoint(320);
+    run_memory_under_load(dir, endpoint);
+    std::filesystem::remove_all(dir);
+    return 0;
+  }
+  const bool ingest_only = argc >= 2 && std::strcmp(argv[1], "--ingest") == 0;
+  const auto bench_start = Steady::now();
+  print_setup();
+  const int n = kConnections * kPerConnection;
+  // The endpoint needs a thread per connection: 4 workers x 8 per endpoint, the load loop's 64.
+  Hook endpoint(320);
+  const std::string hook = "http://127.0.0.1:" + std::to_string(endpoint.port) + "/hook";
+  // Baselines first: the endpoint's ceiling and a bare ingest server, which runs through phase
+  // 1, whose rounds alternate it with the publisher.
+  Load ceiling;
+  if (!ingest_only) {
+    const std::vector<HttpRequest> deliveries = delivery_requests(n);
+    run_load(endpoint.port,
+             std::vector<HttpRequest>(deliveries.begin(), deliveries.begin() + 2000),
+             200);  // warm-up
+    ceiling = run_load(endpoint.port, deliveries, 200);
+  }
+  BareServer bare;
+  run_load(bare.port, ingest_requests("warm-", 1000), 202);  // warm-up
+  Phases phases;
+  {
+    Served pub(dir + "/publisher.db");
+    pub.add_endpoint(hook);
+    run_ingest(pub, bare, n, phases);
+    if (!ingest_only) {
+      run_delivery(pub, endpoint, phases);
+      progress("latency");  // 3. steady 1,000 events/s with the workers running
+      phases.steady = steady_ingest(pub, endpoint);
+    }
+  }
+  print_ingest(phases.bare_rounds, phases.ingest_rounds, phases.events, phases.tasks_pending,
+               phases.warm_tasks);
+  if (ingest_only) {
+    std::filesystem::remove_all(dir);
+    return 0;
+  }
+  print_delivery(phases, ceiling);
+  print_latency(phases.steady);
+  run_memory(dir);
   run_memory_under_load(dir, endpoint);
   std::printf("\n  whole run %.1f s, load average %s\n",
               since_ms(bench_start, Steady::now()) / 1000, load_average().c_str());

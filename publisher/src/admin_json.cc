@@ -91,6 +91,7 @@ nlohmann::json task_json(const Task& t) {
 }
 
 nlohmann::json attempt_json(const DeliveryAttempt& a) {
+  const std::string error = error_text(a.error, a.error_message);
   return {{"delivery_id", a.delivery_id},
           {"task_id", a.task_id},
           {"event_id", a.event_id},
@@ -100,7 +101,7 @@ nlohmann::json attempt_json(const DeliveryAttempt& a) {
           {"started_at", format_rfc3339(a.started_at)},
           {"status", a.status},
           {"latency_ms", a.latency_ms},
-          {"error", a.error.empty() ? nlohmann::json() : nlohmann::json(a.error)},
+          {"error", error.empty() ? nlohmann::json() : nlohmann::json(error)},
           {"response_snippet", a.response_snippet}};
 }
 

@@ -37,9 +37,9 @@ std::vector<Signer> signers_for(const std::vector<std::string>& secrets) {
   return signers;
 }
 
-OutgoingDelivery build_signed(const ClaimedTask& task, std::int64_t dispatch_seconds,
-                              const std::string& delivery_id, const std::vector<Signer>& signers) {
-  OutgoingDelivery out;
+DeliveryRequest build_signed(const ClaimedTask& task, std::int64_t dispatch_seconds,
+                             const std::string& delivery_id, const std::vector<Signer>& signers) {
+  DeliveryRequest out;
   out.url = task.url;
   out.body = event_body(task.event);
   std::string signatures;
@@ -59,8 +59,8 @@ OutgoingDelivery build_signed(const ClaimedTask& task, std::int64_t dispatch_sec
 
 }  // namespace
 
-OutgoingDelivery build_delivery(const ClaimedTask& task, std::int64_t dispatch_seconds,
-                                const std::string& delivery_id) {
+DeliveryRequest build_delivery(const ClaimedTask& task, std::int64_t dispatch_seconds,
+                               const std::string& delivery_id) {
   return build_signed(task, dispatch_seconds, delivery_id, signers_for(task.secrets));
 }
 
@@ -80,40 +80,47 @@ Dispatcher::Dispatcher(Store& store, Transport& transport, const RetryPolicy& po
 
 Dispatcher::~Dispatcher() { stop(); }
 
-AttemptRecord Dispatcher::settle(const ClaimedTask& task, const DeliveryAttempt& attempt,
-                                 const DeliveryResponse& response) {
-  AttemptRecord record;
-  record.attempt = attempt;
+Settlement Dispatcher::settle(const ClaimedTask& task, DeliveryAttempt attempt,
+                              DeliveryResult result) {
+  attempt.status = result.status;
+  attempt.latency_ms = result.latency_ms;
+  attempt.error = result.error;
+  attempt.error_message = std::move(result.error_message);
+  attempt.response_snippet = std::move(result.body);
+  Settlement record;
+  record.attempt = std::move(attempt);
   record.lease_owner = task.lease_owner;
-  const AttemptOutcome outcome = classify_attempt(response.status, options_.outcome_rules);
-  metrics_.attempt(to_string(outcome), static_cast<double>(response.latency.count()) / 1000.0);
+  const DeliveryAttempt& a = record.attempt;
+  const AttemptOutcome outcome = classify_attempt(a.status, options_.outcome_rules);
+  metrics_.attempt(to_string(outcome), static_cast<double>(a.latency_ms) / 1000.0);
   record.endpoint_failed = outcome != AttemptOutcome::succeeded;
   if (outcome == AttemptOutcome::succeeded) {
-    record.next = AttemptRecord::Next::succeeded;
+    record.next = Settlement::Next::succeeded;
     return record;
   }
   if (outcome == AttemptOutcome::gone) record.disable_reason = "410 Gone";
   if (outcome == AttemptOutcome::permanent) {
-    record.next = AttemptRecord::Next::dead;
+    record.next = Settlement::Next::dead;
   } else {
     const UnixMillis now = clock_.now_ms();
     std::optional<std::chrono::milliseconds> retry_after;
-    if (response.retry_after) {
-      retry_after = parse_retry_after(*response.retry_after, now, options_.retry_after);
+    if (result.retry_after) {
+      retry_after = parse_retry_after(*result.retry_after, now, options_.retry_after);
     }
-    const auto next = policy_.next_attempt_at(attempt.attempt_number, task.task.age_from, now,
-                                              random_, retry_after);
-    record.next = next ? AttemptRecord::Next::retry : AttemptRecord::Next::dead;
+    const auto next = policy_.next_attempt_at(a.attempt_number, task.task.age_from, now, random_,
+                                              retry_after);
+    record.next = next ? Settlement::Next::retry : Settlement::Next::dead;
     record.next_attempt_at = next.value_or(0);
   }
-  log_event(record.next == AttemptRecord::Next::dead ? spdlog::level::warn : spdlog::level::info,
-            {{"event", record.next == AttemptRecord::Next::dead ? "task_dead" : "attempt_failed"},
+  const bool dead = record.next == Settlement::Next::dead;
+  log_event(dead ? spdlog::level::warn : spdlog::level::info,
+            {{"event", dead ? "task_dead" : "attempt_failed"},
              {"event_id", task.event.event_id},
              {"endpoint_id", task.task.endpoint_id},
-             {"delivery_id", attempt.delivery_id},
-             {"attempt", attempt.attempt_number},
-             {"status", response.status},
-             {"error", response.error},
+             {"delivery_id", a.delivery_id},
+             {"attempt", a.attempt_number},
+             {"status", a.status},
+             {"error", error_text(a.error, a.error_message)},
              {"outcome", to_string(outcome)}});
   return record;
 }
@@ -124,7 +131,7 @@ bool Dispatcher::pause(std::chrono::milliseconds delay) {
   return !stopping_;
 }
 
-bool Dispatcher::record_until_stored(const std::vector<AttemptRecord>& records, UnixMillis done,
+bool Dispatcher::record_until_stored(const std::vector<Settlement>& records, UnixMillis done,
                                      UnixMillis disable_before) {
   using Steady = std::chrono::steady_clock;
   std::chrono::milliseconds delay = options_.record_retry_first;
@@ -154,7 +161,7 @@ bool Dispatcher::record_until_stored(const std::vector<AttemptRecord>& records, 
       if (stopping && !give_up_at) give_up_at = now + options_.record_retry_after_stop;
       if (give_up_at && now + delay > *give_up_at) {
         nlohmann::json ids = nlohmann::json::array();
-        for (const AttemptRecord& r : records) ids.push_back(r.attempt.delivery_id);
+        for (const Settlement& r : records) ids.push_back(r.attempt.delivery_id);
         log_event(spdlog::level::err, {{"event", "attempt_records_lost"},
                                        {"tasks", records.size()},
                                        {"tries", tries},
@@ -203,36 +210,22 @@ void Dispatcher::release_after_failed_claim(const std::string& owner,
   }
 }
 
-int Dispatcher::run_once() {
-  const UnixMillis now = clock_.now_ms();
-  const std::string owner =
-      options_.instance_id + "/" + std::to_string(batch_seq_.fetch_add(1) + 1);
-  const auto lease_end = std::chrono::steady_clock::now() + options_.lease;
-  std::vector<ClaimedTask> claimed;
-  try {
-    claimed = store_.claim(owner, options_.batch_size, now, now + options_.lease.count());
-  } catch (const Error& e) {
-    // The claim's COMMIT may have been applied with its answer lost (the connection broke):
-    // tasks leased to `owner` would then wait out the whole lease. Put them back.
-    if (e.code() == ErrorCode::storage) release_after_failed_claim(owner, lease_end);
-    throw;
-  }
-  if (claimed.empty()) return 0;
-
-  std::vector<AttemptRecord> records;
+std::vector<DeliveryRequest> Dispatcher::prepare(const std::vector<ClaimedTask>& claimed,
+                                                 const std::string& owner, UnixMillis now,
+                                                 std::vector<const ClaimedTask*>& sending,
+                                                 std::vector<DeliveryAttempt>& attempts,
+                                                 std::vector<Settlement>& settled) {
   std::unordered_map<std::string, std::vector<Signer>> signers;  // by endpoint, for this batch
-  std::vector<const ClaimedTask*> sending;
-  std::vector<DeliveryAttempt> attempts;
-  std::vector<OutgoingDelivery> batch;
+  std::vector<DeliveryRequest> batch;
   for (const ClaimedTask& task : claimed) {
     if (policy_.expired(task.task.age_from, now)) {  // e.g. waited out a disabled endpoint
-      AttemptRecord dead;
+      Settlement dead;
       dead.attempt.task_id = task.task.id;
       dead.attempt.endpoint_id = task.task.endpoint_id;
-      dead.attempt.error = "age limit reached";
+      dead.attempt.error_message = "age limit reached";
       dead.lease_owner = owner;
-      dead.next = AttemptRecord::Next::dead;
-      records.push_back(std::move(dead));
+      dead.next = Settlement::Next::dead;
+      settled.push_back(std::move(dead));
       continue;
     }
     DeliveryAttempt attempt;
@@ -252,19 +245,41 @@ int Dispatcher::run_once() {
     attempts.push_back(std::move(attempt));
     sending.push_back(&task);
   }
-  const std::vector<DeliveryResponse> responses =
-      batch.empty() ? std::vector<DeliveryResponse>{} : transport_.send(batch);
+  return batch;
+}
+
+int Dispatcher::run_once() {
+  const UnixMillis now = clock_.now_ms();
+  const std::string owner =
+      options_.instance_id + "/" + std::to_string(batch_seq_.fetch_add(1) + 1);
+  const auto lease_end = std::chrono::steady_clock::now() + options_.lease;
+  std::vector<ClaimedTask> claimed;
+  try {
+    claimed = store_.claim(owner, options_.batch_size, now, now + options_.lease.count());
+  } catch (const Error& e) {
+    // The claim's COMMIT may have been applied with its answer lost (the connection broke):
+    // tasks leased to `owner` would then wait out the whole lease. Put them back.
+    if (e.code() == ErrorCode::storage) release_after_failed_claim(owner, lease_end);
+    throw;
+  }
+  if (claimed.empty()) return 0;
+
+  std::vector<Settlement> records;
+  std::vector<const ClaimedTask*> sending;
+  std::vector<DeliveryAttempt> attempts;
+  const std::vector<DeliveryRequest> batch =
+      prepare(claimed, owner, now, sending, attempts, records);
+  std::vector<DeliveryResult> results =
+      batch.empty() ? std::vector<DeliveryResult>{} : transport_.send(batch);
   for (std::size_t i = 0; i < sending.size(); ++i) {
-    DeliveryAttempt& attempt = attempts[i];
-    const DeliveryResponse response =
-        i < responses.size()
-            ? responses[i]
-            : DeliveryResponse{0, "no response from transport", {}, std::nullopt, {}};
-    attempt.status = response.status;
-    attempt.latency_ms = response.latency.count();
-    attempt.error = response.error;
-    attempt.response_snippet = response.body_snippet;
-    records.push_back(settle(*sending[i], attempt, response));
+    DeliveryResult result;
+    if (i < results.size()) {
+      result = std::move(results[i]);
+    } else {
+      result.error = TransportError::other;
+      result.error_message = "no response from transport";
+    }
+    records.push_back(settle(*sending[i], std::move(attempts[i]), std::move(result)));
   }
   const UnixMillis done = clock_.now_ms();
   const UnixMillis disable_before =

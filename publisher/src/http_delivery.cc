@@ -11,14 +11,18 @@
 #include <unordered_map>
 
 #include "webhooks/error.h"
+#include "webhooks/publisher/detail/delivery_queue.h"
 #include "webhooks/publisher/ssrf_guard.h"
 
 namespace webhooks::publisher {
 namespace {
 
-// One request from submit() to its result; owns the easy handle and everything it points to.
-struct Transfer {
-  HttpDelivery::Ticket ticket = 0;
+using detail::DeliveryQueue;
+
+// libcurl's side of one request, from submit() to its DeliveryResult: owns the easy handle and
+// everything it points to. Not a shape of the attempt: it never leaves this file.
+struct CurlTransfer {
+  DeliveryQueue::Ticket ticket = 0;
   DeliveryRequest request;
   CURL* easy = nullptr;
   curl_slist* header_list = nullptr;
@@ -29,7 +33,7 @@ struct Transfer {
   std::string origin;   // scheme://host:port of the URL, for the per-endpoint connection cap
   DeliveryResult result;
 
-  ~Transfer() {
+  ~CurlTransfer() {
     if (easy != nullptr) curl_easy_cleanup(easy);
     curl_slist_free_all(header_list);
   }
@@ -59,7 +63,7 @@ std::string lowercase(std::string_view s) {
 }
 
 std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
-  auto* t = static_cast<Transfer*>(user);
+  auto* t = static_cast<CurlTransfer*>(user);
   const std::size_t n = size * count;
   const std::size_t room = t->body_cap - t->result.body.size();
   t->result.body.append(data, std::min(n, room));
@@ -69,7 +73,7 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
 }
 
 std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
-  auto* t = static_cast<Transfer*>(user);
+  auto* t = static_cast<CurlTransfer*>(user);
   const std::size_t n = size * count;
   const std::string_view line(data, n);
   if (line.starts_with("HTTP/")) {  // a new response (after 1xx): forget the previous headers
@@ -89,7 +93,7 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
 }
 
 curl_socket_t on_open_socket(void* user, curlsocktype, curl_sockaddr* address) {
-  auto* t = static_cast<Transfer*>(user);
+  auto* t = static_cast<CurlTransfer*>(user);
   const AddressCheck check = check_connect_address(&address->addr, address->addrlen, *t->ssrf);
   if (!check) {
     t->refusal = check.message;
@@ -128,47 +132,29 @@ TransportError error_kind(CURLcode code) {
 
 void set_failure(DeliveryResult& r, TransportError kind, std::string message) {
   r.status = 0;
-  r.error_kind = kind;
-  r.error = std::move(message);
+  r.error = kind;
+  r.error_message = std::move(message);
 }
 
 std::once_flag curl_init_once;
 
 }  // namespace
 
-std::string_view to_string(TransportError error) noexcept {
-  switch (error) {
-    case TransportError::none:
-      return "none";
-    case TransportError::timeout:
-      return "timeout";
-    case TransportError::connect:
-      return "connect";
-    case TransportError::address_refused:
-      return "address_refused";
-    case TransportError::tls:
-      return "tls";
-    case TransportError::invalid_request:
-      return "invalid_request";
-    case TransportError::other:
-      return "other";
-  }
-  return "unknown";
-}
+namespace detail {
 
-struct HttpDelivery::Impl {
+struct DeliveryQueue::Impl {
   HttpDeliveryOptions options;
   SsrfOptions ssrf;
   CURLM* multi = nullptr;
   Ticket next_ticket = 1;
-  std::deque<std::unique_ptr<Transfer>> queued;
-  std::unordered_map<CURL*, std::unique_ptr<Transfer>> running;
+  std::deque<std::unique_ptr<CurlTransfer>> queued;
+  std::unordered_map<CURL*, std::unique_ptr<CurlTransfer>> running;
   std::unordered_map<std::string, std::size_t> running_per_origin;
   std::vector<Completion> ready;  // finished without running (invalid requests)
   std::atomic<bool> woken{false};
 
   // Configures the easy handle; false (with the result filled in) when the request is unusable.
-  bool prepare(Transfer& t) {
+  bool prepare(CurlTransfer& t) {
     if (!std::all_of(t.request.headers.begin(), t.request.headers.end(), valid_header)) {
       set_failure(t.result, TransportError::invalid_request,
                   "a request header has an empty name, a colon in its name, or CR/LF/NUL");
@@ -229,10 +215,10 @@ struct HttpDelivery::Impl {
         ++it;
         continue;
       }
-      std::unique_ptr<Transfer> t = std::move(*it);
+      std::unique_ptr<CurlTransfer> t = std::move(*it);
       it = queued.erase(it);
       if (!prepare(*t) || curl_multi_add_handle(multi, t->easy) != CURLM_OK) {
-        if (t->result.error.empty())
+        if (t->result.error_message.empty())
           set_failure(t->result, TransportError::other, "curl_multi_add_handle failed");
         ready.push_back({t->ticket, std::move(t->result)});
         continue;
@@ -246,7 +232,7 @@ struct HttpDelivery::Impl {
   void finish(CURL* easy, CURLcode code, std::vector<Completion>& done) {
     auto it = running.find(easy);
     if (it == running.end()) return;
-    std::unique_ptr<Transfer> t = std::move(it->second);
+    std::unique_ptr<CurlTransfer> t = std::move(it->second);
     running.erase(it);
     if (const auto count = running_per_origin.find(t->origin); count != running_per_origin.end()) {
       if (--count->second == 0) running_per_origin.erase(count);
@@ -278,7 +264,7 @@ struct HttpDelivery::Impl {
   }
 };
 
-HttpDelivery::HttpDelivery(HttpDeliveryOptions options) : impl_(std::make_unique<Impl>()) {
+DeliveryQueue::DeliveryQueue(HttpDeliveryOptions options) : impl_(std::make_unique<Impl>()) {
   if (options.max_in_flight == 0) {
     throw Error(ErrorCode::invalid_argument, "max_in_flight must be at least 1");
   }
@@ -295,14 +281,14 @@ HttpDelivery::HttpDelivery(HttpDeliveryOptions options) : impl_(std::make_unique
   curl_multi_setopt(impl_->multi, CURLMOPT_MAXCONNECTS, static_cast<long>(idle));
 }
 
-HttpDelivery::~HttpDelivery() {
+DeliveryQueue::~DeliveryQueue() {
   for (auto& [easy, transfer] : impl_->running) curl_multi_remove_handle(impl_->multi, easy);
   impl_->running.clear();
   curl_multi_cleanup(impl_->multi);
 }
 
-HttpDelivery::Ticket HttpDelivery::submit(DeliveryRequest request) {
-  auto t = std::make_unique<Transfer>();
+DeliveryQueue::Ticket DeliveryQueue::submit(DeliveryRequest request) {
+  auto t = std::make_unique<CurlTransfer>();
   t->ticket = impl_->next_ticket++;
   t->request = std::move(request);
   t->origin = origin_of(t->request.url);
@@ -311,7 +297,7 @@ HttpDelivery::Ticket HttpDelivery::submit(DeliveryRequest request) {
   return ticket;
 }
 
-std::vector<HttpDelivery::Completion> HttpDelivery::poll(std::chrono::milliseconds wait) {
+std::vector<DeliveryQueue::Completion> DeliveryQueue::poll(std::chrono::milliseconds wait) {
   using Steady = std::chrono::steady_clock;
   const Steady::time_point deadline = Steady::now() + wait;
   std::vector<Completion> done = std::move(impl_->ready);
@@ -336,25 +322,34 @@ std::vector<HttpDelivery::Completion> HttpDelivery::poll(std::chrono::millisecon
   }
 }
 
-std::size_t HttpDelivery::pending() const {
+std::size_t DeliveryQueue::pending() const {
   return impl_->queued.size() + impl_->running.size() + impl_->ready.size();
 }
 
-void HttpDelivery::wakeup() {
+void DeliveryQueue::wakeup() {
   impl_->woken.store(true);
   curl_multi_wakeup(impl_->multi);
 }
 
+DeliveryQueue::Ticket DeliveryQueue::next_ticket() const { return impl_->next_ticket; }
+
+}  // namespace detail
+
+HttpDelivery::HttpDelivery(HttpDeliveryOptions options)
+    : queue_(std::make_unique<detail::DeliveryQueue>(options)) {}
+
+HttpDelivery::~HttpDelivery() = default;
+
 std::vector<DeliveryResult> HttpDelivery::deliver(std::vector<DeliveryRequest> requests) {
-  if (pending() != 0) {
-    throw Error(ErrorCode::invalid_argument, "deliver() called with submitted requests pending");
-  }
   std::vector<DeliveryResult> results(requests.size());
   if (requests.empty()) return results;
-  const Ticket first = impl_->next_ticket;
-  for (auto& r : requests) submit(std::move(r));
-  while (pending() != 0) {
-    for (auto& c : poll(std::chrono::seconds(1))) results[c.ticket - first] = std::move(c.result);
+  // A previous deliver() returned with nothing pending, so the tickets run on from here.
+  const detail::DeliveryQueue::Ticket first = queue_->next_ticket();
+  for (auto& r : requests) queue_->submit(std::move(r));
+  while (queue_->pending() != 0) {
+    for (auto& c : queue_->poll(std::chrono::seconds(1))) {
+      results[c.ticket - first] = std::move(c.result);
+    }
   }
   return results;
 }

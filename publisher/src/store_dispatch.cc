@@ -9,13 +9,13 @@ namespace webhooks::publisher {
 namespace sql = detail::sql;
 namespace {
 
-std::string_view next_state(AttemptRecord::Next next) {
+std::string_view next_state(Settlement::Next next) {
   switch (next) {
-    case AttemptRecord::Next::succeeded:
+    case Settlement::Next::succeeded:
       return "succeeded";
-    case AttemptRecord::Next::dead:
+    case Settlement::Next::dead:
       return "dead";
-    case AttemptRecord::Next::retry:
+    case Settlement::Next::retry:
       break;
   }
   return "pending";
@@ -63,7 +63,7 @@ std::vector<ClaimedTask> Store::claim(const std::string& lease_owner, int limit,
   return claimed;
 }
 
-std::vector<DisabledEndpoint> Store::record(const std::vector<AttemptRecord>& records,
+std::vector<DisabledEndpoint> Store::record(const std::vector<Settlement>& records,
                                             UnixMillis now, UnixMillis disable_failing_before) {
   std::vector<DisabledEndpoint> disabled_now;
   if (records.empty()) return disabled_now;
@@ -72,9 +72,10 @@ std::vector<DisabledEndpoint> Store::record(const std::vector<AttemptRecord>& re
     // Endpoints whose failing streak this transaction already cleared: another success of the
     // same endpoint needs no second UPDATE (a failure in between forgets the endpoint).
     std::unordered_set<std::string_view> healthy;
-    for (const AttemptRecord& r : records) {
+    for (const Settlement& r : records) {
       const DeliveryAttempt& a = r.attempt;
-      const db::Param error = a.error.empty() ? db::Param(nullptr) : db::Param(a.error);
+      const std::string text = error_text(a.error, a.error_message);
+      const db::Param error = text.empty() ? db::Param(nullptr) : db::Param(text);
       if (!a.delivery_id.empty()) {  // empty: settled without an attempt (age limit reached)
         tx.exec(sql::kInsertAttempt,
                 {a.delivery_id, std::int64_t{a.task_id}, a.event_id, a.endpoint_id,
@@ -82,7 +83,7 @@ std::vector<DisabledEndpoint> Store::record(const std::vector<AttemptRecord>& re
                  std::int64_t{a.status}, std::int64_t{a.latency_ms}, error, a.response_snippet});
       }
       const UnixMillis next_at =
-          r.next == AttemptRecord::Next::retry ? r.next_attempt_at : std::int64_t{now};
+          r.next == Settlement::Next::retry ? r.next_attempt_at : std::int64_t{now};
       tx.exec(sql::kSettleTask,
               {std::int64_t{a.task_id}, r.lease_owner, next_state(r.next), std::int64_t{next_at},
                std::int64_t{a.status}, error, std::int64_t{now}});

@@ -91,7 +91,7 @@ std::vector<DeliveryAttempt> Store::attempts_of_event(const std::string& event_i
     a.started_at = rows.integer(r, 6);
     a.status = static_cast<int>(rows.integer(r, 7));
     a.latency_ms = rows.integer(r, 8);
-    a.error = rows.text(r, 9);
+    a.error = parse_error_text(rows.text(r, 9), a.error_message);
     a.response_snippet = rows.text(r, 10);
     attempts.push_back(std::move(a));
   }

@@ -60,11 +60,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(o.workers >= 1 && o.workers <= 256);
     FUZZ_CHECK(o.max_in_flight >= 1 && o.max_in_flight <= 10'000);
     FUZZ_CHECK(o.batch_size >= 1 && o.batch_size <= 10'000);
-    FUZZ_CHECK(o.http_threads >= 1 && o.http_threads <= 4096);
+    FUZZ_CHECK(o.server.threads >= 1 && o.server.threads <= 4096);
     FUZZ_CHECK(o.body_limit >= 1);
-    FUZZ_CHECK(o.lease_seconds > 0 && o.ttl_seconds > 0);
-    FUZZ_CHECK(o.log_level == "debug" || o.log_level == "info" || o.log_level == "warn" ||
-               o.log_level == "error");
+    FUZZ_CHECK(o.ingest_lease.count() > 0 && o.ingest_ttl.count() > 0);
+    FUZZ_CHECK(parsed.log_level == "debug" || parsed.log_level == "info" ||
+               parsed.log_level == "warn" || parsed.log_level == "error");
+    // What the flags accept, the Publisher accepts: its own check does not throw.
+    try {
+      webhooks::publisher::validate(o);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "validate threw: %s\n", e.what());
+      FUZZ_CHECK(!"validate refused parsed options");
+    }
     for (const int status : o.permanent_statuses) FUZZ_CHECK(status >= 400 && status <= 499);
   }
   return 0;

@@ -61,7 +61,7 @@ TEST_CASE("a delivery carries the wire format and a valid signature", "[delivery
   const auto endpoint = f.add_endpoint("m1", receiver.url());
   const auto accepted = f.publish("m1", "order.captured", R"({"order_id":"o_1","amount":1250})");
   REQUIRE(accepted.tasks == 1);
-  REQUIRE(f.dispatcher->run_once() == 1);
+  REQUIRE(f.dispatcher.run_once() == 1);
 
   const auto got = receiver.received();
   REQUIRE(got.size() == 1);
@@ -86,7 +86,7 @@ TEST_CASE("a delivery carries the wire format and a valid signature", "[delivery
   REQUIRE(attempts.size() == 1);
   CHECK(attempts[0].status == 200);
   CHECK(attempts[0].delivery_id == r.header("webhook-delivery-id"));
-  CHECK(f.dispatcher->run_once() == 0);
+  CHECK(f.dispatcher.run_once() == 0);
 }
 
 TEST_CASE("500 then 200: retried after the scheduled delay, re-signed at its own time",
@@ -95,15 +95,15 @@ TEST_CASE("500 then 200: retried after the scheduled delay, re-signed at its own
   Receiver receiver(statuses({500, 200}));
   const auto endpoint = f.add_endpoint("m1", receiver.url());
   const auto accepted = f.publish("m1", "order.created");
-  REQUIRE(f.dispatcher->run_once() == 1);
+  REQUIRE(f.dispatcher.run_once() == 1);
   auto tasks = f.tasks(accepted.event_id);
   CHECK(tasks[0].state == TaskState::pending);
   CHECK(tasks[0].next_attempt_at == f.clock.now_ms() + 5000);
 
   f.advance(4999ms);
-  CHECK(f.dispatcher->run_once() == 0);  // not due yet
+  CHECK(f.dispatcher.run_once() == 0);  // not due yet
   f.advance(1ms);
-  REQUIRE(f.dispatcher->run_once() == 1);
+  REQUIRE(f.dispatcher.run_once() == 1);
   tasks = f.tasks(accepted.event_id);
   CHECK(tasks[0].state == TaskState::succeeded);
 
@@ -125,7 +125,7 @@ TEST_CASE("an endpoint that always answers 403 gets exactly the maximum attempts
   f.add_endpoint("m1", receiver.url());
   const auto accepted = f.publish("m1", "order.created");
   for (int i = 0; i < 10; ++i) {
-    f.dispatcher->run_once();
+    f.dispatcher.run_once();
     f.advance(30s);
   }
   CHECK(receiver.count() == static_cast<std::size_t>(f.policy.max_attempts()));
@@ -142,9 +142,9 @@ TEST_CASE("the age limit makes a task dead even with attempts left", "[delivery]
   Receiver receiver(statuses({503}));
   f.add_endpoint("m1", receiver.url());
   const auto accepted = f.publish("m1", "order.created");
-  REQUIRE(f.dispatcher->run_once() == 1);  // due again at +10 min
+  REQUIRE(f.dispatcher.run_once() == 1);  // due again at +10 min
   f.advance(10min);
-  REQUIRE(f.dispatcher->run_once() == 1);  // next would be at +20 min > 15 min: dead
+  REQUIRE(f.dispatcher.run_once() == 1);  // next would be at +20 min > 15 min: dead
   CHECK(f.tasks(accepted.event_id)[0].state == TaskState::dead);
   CHECK(receiver.count() == 2);
 }
@@ -157,7 +157,7 @@ TEST_CASE("Retry-After pushes the next attempt later", "[delivery]") {
   f.add_endpoint("m1", receiver.url());
   const auto accepted = f.publish("m1", "order.created");
   const auto start = f.clock.now_ms();
-  REQUIRE(f.dispatcher->run_once() == 1);
+  REQUIRE(f.dispatcher.run_once() == 1);
   CHECK(f.tasks(accepted.event_id)[0].next_attempt_at == start + 30'000);
 }
 
@@ -168,7 +168,7 @@ TEST_CASE("410 disables the endpoint; its tasks wait and resume when it is enabl
   const auto endpoint = f.add_endpoint("m1", receiver.url());
   const auto accepted = f.publish("m1", "order.created");
   const LogCapture logs;
-  REQUIRE(f.dispatcher->run_once() == 1);
+  REQUIRE(f.dispatcher.run_once() == 1);
   auto stored = f.store.find_endpoint(endpoint.id);
   CHECK_FALSE(stored->enabled);
   CHECK(stored->disabled_reason == "410 Gone");
@@ -180,23 +180,20 @@ TEST_CASE("410 disables the endpoint; its tasks wait and resume when it is enabl
                                      {"reason", "410 Gone"}}});
 
   f.advance(1min);
-  CHECK(f.dispatcher->run_once() == 0);  // waits while disabled
+  CHECK(f.dispatcher.run_once() == 0);  // waits while disabled
   CHECK(f.tasks(accepted.event_id)[0].state == TaskState::pending);
   REQUIRE(f.store.set_enabled(endpoint.id, true, "", f.clock.now_ms()));
-  REQUIRE(f.dispatcher->run_once() == 1);
+  REQUIRE(f.dispatcher.run_once() == 1);
   CHECK(f.tasks(accepted.event_id)[0].state == TaskState::succeeded);
   CHECK(receiver.count() == 2);
 }
 
 TEST_CASE("an endpoint failing continuously for the configured period is disabled",
           "[delivery]") {
-  PublisherFixture f("auto-disable");
+  PublisherFixture f("auto-disable", [](publisher::Options& o) { o.disable_after = 1min; });
   Receiver receiver(statuses({500}));
   const auto endpoint = f.add_endpoint("m1", receiver.url());
-  publisher::DispatcherOptions options;
-  options.disable_after = 1min;
-  publisher::Dispatcher dispatcher(f.store, f.transport, f.policy, f.clock, f.random, f.metrics,
-                                   options);
+  publisher::Dispatcher& dispatcher = f.dispatcher;
   f.publish("m1", "order.created");
   REQUIRE(dispatcher.run_once() == 1);  // failing since now
   CHECK(f.store.find_endpoint(endpoint.id)->failing_since == f.clock.now_ms());
@@ -225,10 +222,10 @@ TEST_CASE("an operator-disabled endpoint's tasks wait and resume on enable", "[d
   const auto endpoint = f.add_endpoint("m1", receiver.url());
   const auto accepted = f.publish("m1", "order.created");
   REQUIRE(f.store.set_enabled(endpoint.id, false, "maintenance", f.clock.now_ms()));
-  CHECK(f.dispatcher->run_once() == 0);
+  CHECK(f.dispatcher.run_once() == 0);
   CHECK(receiver.count() == 0);
   REQUIRE(f.store.set_enabled(endpoint.id, true, "", f.clock.now_ms()));
-  CHECK(f.dispatcher->run_once() == 1);
+  CHECK(f.dispatcher.run_once() == 1);
   CHECK(receiver.count() == 1);
   CHECK(f.tasks(accepted.event_id)[0].state == TaskState::succeeded);
 }
@@ -243,7 +240,7 @@ TEST_CASE("a rotated endpoint gets two valid signatures until the grace period e
   REQUIRE(f.store.rotate_secret(endpoint.id, new_secret, f.clock.now_ms() + 3'600'000,
                                 f.clock.now_ms()));
   f.publish("m1", "order.created");
-  REQUIRE(f.dispatcher->run_once() == 1);
+  REQUIRE(f.dispatcher.run_once() == 1);
   auto got = receiver.received();
   const std::string sig = got[0].header("webhook-signature");
   CHECK(std::count(sig.begin(), sig.end(), ' ') == 1);
@@ -252,7 +249,7 @@ TEST_CASE("a rotated endpoint gets two valid signatures until the grace period e
 
   f.advance(std::chrono::hours(1));  // grace over: only the new secret signs
   f.publish("m1", "order.created");
-  REQUIRE(f.dispatcher->run_once() == 1);
+  REQUIRE(f.dispatcher.run_once() == 1);
   got = receiver.received();
   CHECK(got[1].header("webhook-signature").find(' ') == std::string::npos);
   CHECK(verify(got[1], new_secret, f.clock.now_seconds()));

@@ -24,7 +24,7 @@ TEST_CASE("fan-out never crosses merchants; filters select types", "[fanout]") {
   CHECK(f.publish("m1", "payout.created").tasks == 2);
   CHECK(f.publish("m1", "refund.created").tasks == 1);
   CHECK(f.publish("m3", "order.created").tasks == 0);
-  CHECK(f.dispatcher->run_until_idle() == 5);
+  CHECK(f.dispatcher.run_until_idle() == 5);
   CHECK(m1_all.count() == 3);  // empty filter: every type
   CHECK(m1_orders.count() == 1);
   CHECK(m1_exact.count() == 1);
@@ -49,9 +49,9 @@ TEST_CASE("a retried ingest is a replay with the same event_id", "[ingest]") {
   Receiver receiver;
   f.add_endpoint("m1", receiver.url());
   const std::string body = R"({"merchant_id":"m1","type":"order.created","data":{"id":"o_1"}})";
-  const auto first = f.ingest.handle(*f.guard, "key-1", body);
+  const auto first = f.ingest.handle(f.guard, "key-1", body);
   REQUIRE(first.status == 202);
-  const auto second = f.ingest.handle(*f.guard, "key-1", body);
+  const auto second = f.ingest.handle(f.guard, "key-1", body);
   REQUIRE(second.status == 202);
   CHECK(first.body == second.body);
   bool replayed = false;
@@ -64,18 +64,18 @@ TEST_CASE("a retried ingest is a replay with the same event_id", "[ingest]") {
 
   // The same key for another merchant is another scope: a new event.
   const auto other = f.ingest.handle(
-      *f.guard, "key-1", R"({"merchant_id":"m2","type":"order.created","data":{}})");
+      f.guard, "key-1", R"({"merchant_id":"m2","type":"order.created","data":{}})");
   CHECK(other.status == 202);
   CHECK(nlohmann::json::parse(other.body)["event_id"] != event_id);
   // The same key with another body: 422.
   const auto reused = f.ingest.handle(
-      *f.guard, "key-1", R"({"merchant_id":"m1","type":"order.created","data":{"id":"o_2"}})");
+      f.guard, "key-1", R"({"merchant_id":"m1","type":"order.created","data":{"id":"o_2"}})");
   CHECK(reused.status == 422);
   // Bad bodies.
-  CHECK(f.ingest.handle(*f.guard, "k", "not json").status == 400);
-  CHECK(f.ingest.handle(*f.guard, "k", R"({"merchant_id":"m1","type":"x"})").status == 400);
-  CHECK(f.ingest.handle(*f.guard, std::nullopt, body).status == 400);
-  CHECK(f.dispatcher->run_until_idle() == 1);
+  CHECK(f.ingest.handle(f.guard, "k", "not json").status == 400);
+  CHECK(f.ingest.handle(f.guard, "k", R"({"merchant_id":"m1","type":"x"})").status == 400);
+  CHECK(f.ingest.handle(f.guard, std::nullopt, body).status == 400);
+  CHECK(f.dispatcher.run_until_idle() == 1);
   CHECK(receiver.count() == 1);
 }
 
@@ -84,10 +84,10 @@ TEST_CASE("replay keeps event_id, makes a new delivery_id and keeps the history"
   Receiver receiver;
   f.add_endpoint("m1", receiver.url());
   const auto accepted = f.publish("m1", "order.created");
-  REQUIRE(f.dispatcher->run_once() == 1);
+  REQUIRE(f.dispatcher.run_once() == 1);
   f.advance(1min);
   CHECK(f.store.replay(accepted.event_id, "", f.clock.now_ms()) == 1);
-  REQUIRE(f.dispatcher->run_once() == 1);
+  REQUIRE(f.dispatcher.run_once() == 1);
   const auto got = receiver.received();
   REQUIRE(got.size() == 2);
   CHECK(got[1].header("webhook-id") == accepted.event_id);
@@ -110,7 +110,7 @@ TEST_CASE("recovery re-queues only the endpoint's dead tasks since the given tim
   const UnixMillis since = f.clock.now_ms();
   const auto new_event = f.publish("m1", "order.created");
   for (int i = 0; i < 3; ++i) {
-    f.dispatcher->run_until_idle();
+    f.dispatcher.run_until_idle();
     f.advance(2s);
   }
   REQUIRE(f.tasks(old_event.event_id)[0].state == TaskState::dead);
@@ -122,7 +122,7 @@ TEST_CASE("recovery re-queues only the endpoint's dead tasks since the given tim
   CHECK(f.tasks(old_event.event_id)[0].state == TaskState::dead);
   CHECK(f.tasks(new_event.event_id)[0].state == TaskState::pending);
   CHECK(f.tasks(new_event.event_id)[0].next_trigger == Trigger::manual);
-  CHECK(f.dispatcher->run_until_idle() == 2);
+  CHECK(f.dispatcher.run_until_idle() == 2);
   CHECK(f.tasks(new_event.event_id)[0].state == TaskState::succeeded);
   CHECK(f.tasks(survivor.event_id)[0].state == TaskState::succeeded);
   CHECK(f.tasks(old_event.event_id)[0].state == TaskState::dead);
@@ -137,9 +137,9 @@ TEST_CASE("a lapsed claim is taken over; a live one is not", "[claim]") {
   REQUIRE(f.store.claim("dead-daemon/1", 10, now, now + 60'000).size() == 1);
   CHECK(f.store.claim("other/1", 10, now, now + 60'000).empty());
   f.advance(59s);
-  CHECK(f.dispatcher->run_once() == 0);
+  CHECK(f.dispatcher.run_once() == 0);
   f.advance(1s);
-  CHECK(f.dispatcher->run_once() == 1);
+  CHECK(f.dispatcher.run_once() == 1);
   CHECK(receiver.count() == 1);
   CHECK(f.tasks(accepted.event_id)[0].state == TaskState::succeeded);
 }

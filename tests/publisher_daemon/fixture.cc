@@ -7,31 +7,52 @@
 namespace webhooks::test {
 namespace {
 
-publisher::HttpDeliveryOptions loopback_options() {
-  publisher::HttpDeliveryOptions o;
-  o.allow_private_networks = true;
-  o.connect_timeout = std::chrono::seconds(2);
-  o.total_timeout = std::chrono::seconds(1);
-  return o;
+std::unique_ptr<publisher::Publisher> build(
+    const std::string& label, const Clock& clock, RandomSource& random,
+    const std::function<void(publisher::Options&)>& adjust) {
+  publisher::Options options = test_options(database_target(label), clock, random);
+  if (adjust) adjust(options);
+  return std::make_unique<publisher::Publisher>(std::move(options));
 }
 
 }  // namespace
 
-PublisherFixture::PublisherFixture(const std::string& label, publisher::RetryPolicy retry_policy)
-    : db(open_database(label)),
-      store(db),
-      policy(std::move(retry_policy)),
-      transport(loopback_options()),
-      ingest(store, clock, metrics),
-      records(db) {
-  publisher::DispatcherOptions options;
-  options.batch_size = 16;
-  options.instance_id = "test";
-  dispatcher = std::make_unique<publisher::Dispatcher>(store, transport, policy, clock, random,
-                                                       metrics, options);
-  keeper = std::make_unique<idempotency::LeaseKeeper>(records, clock);
-  guard = std::make_unique<idempotency::Guard>(records, *keeper, clock);
+publisher::RetryPolicy test_retry_policy() {
+  return publisher::RetryPolicy(
+      {std::chrono::seconds(5), std::chrono::seconds(10), std::chrono::seconds(20)},
+      std::chrono::hours(1), 0.0);
 }
+
+publisher::Options test_options(const std::string& database, const Clock& clock,
+                                RandomSource& random) {
+  publisher::Options o;
+  o.database = database;
+  o.clock = &clock;
+  o.random = &random;
+  o.retry_policy = test_retry_policy();
+  o.allow_private_networks = true;
+  o.connect_timeout = std::chrono::seconds(2);
+  o.timeout = std::chrono::seconds(1);
+  o.batch_size = 16;
+  o.instance_id = "test";
+  return o;
+}
+
+PublisherFixture::PublisherFixture(const std::string& label,
+                                   const std::function<void(publisher::Options&)>& adjust)
+    : publisher(build(label, clock, random, adjust)),
+      db(publisher->database()),
+      store(publisher->store()),
+      metrics(publisher->metrics()),
+      dispatcher(publisher->dispatcher()),
+      ingest(publisher->ingest()),
+      guard(publisher->guard()),
+      policy(publisher->options().retry_policy) {}
+
+PublisherFixture::PublisherFixture(const std::string& label, publisher::RetryPolicy retry_policy)
+    : PublisherFixture(label, [&retry_policy](publisher::Options& o) {
+        o.retry_policy = std::move(retry_policy);
+      }) {}
 
 publisher::Endpoint PublisherFixture::add_endpoint(const std::string& merchant,
                                                    const std::string& url,
@@ -48,8 +69,8 @@ publisher::Endpoint PublisherFixture::add_endpoint(const std::string& merchant,
   return e;
 }
 
-publisher::Accepted PublisherFixture::publish(const std::string& merchant,
-                                              const std::string& type, const std::string& data) {
+publisher::Accepted PublisherFixture::publish(const std::string& merchant, const std::string& type,
+                                              const std::string& data) {
   return ingest.publish(merchant, type, data);
 }
 

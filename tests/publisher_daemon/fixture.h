@@ -1,30 +1,39 @@
-// An in-process publisher on the engine under test with a fake clock: store, ingest, dispatcher
-// over real HTTP (HttpTransport on loopback), driven by run_once() — no threads, no sleeping.
+// An in-process Publisher (publisher.h) on the engine under test, built from Options as the daemon
+// builds it, with a fake clock and seeded jitter: delivery over real HTTP (HttpTransport on
+// loopback), driven by dispatcher.run_once() without start(): no threads, no sleeping.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "webhooks/clock.h"
 #include "webhooks/idempotency/guard.h"
-#include "webhooks/idempotency/lease_keeper.h"
-#include "webhooks/idempotency/store.h"
 #include "webhooks/publisher/dispatcher.h"
-#include "webhooks/publisher/http_transport.h"
 #include "webhooks/publisher/ingest.h"
+#include "webhooks/publisher/metrics.h"
+#include "webhooks/publisher/options.h"
+#include "webhooks/publisher/publisher.h"
 #include "webhooks/publisher/store.h"
 #include "webhooks/random.h"
 
 namespace webhooks::test {
 
+// The retry schedule of most tests: 5s,10s,20s (4 attempts), max age 1 h, no jitter.
+publisher::RetryPolicy test_retry_policy();
+
+// The fixture's Options on `database`: `clock`, `random`, the test retry policy, loopback
+// delivery (allow_private_networks, connect timeout 2 s, attempt timeout 1 s), batch size 16,
+// instance id "test".
+publisher::Options test_options(const std::string& database, const Clock& clock,
+                                RandomSource& random);
+
 struct PublisherFixture {
-  // Retry schedule 5s,10s,20s (4 attempts), max age 1 h, no jitter.
+  // test_options() on a fresh database_target(label), then `adjust` (when given) changes them.
   explicit PublisherFixture(const std::string& label,
-                            publisher::RetryPolicy policy = publisher::RetryPolicy(
-                                {std::chrono::seconds(5), std::chrono::seconds(10),
-                                 std::chrono::seconds(20)},
-                                std::chrono::hours(1), 0.0));
+                            const std::function<void(publisher::Options&)>& adjust = {});
+  PublisherFixture(const std::string& label, publisher::RetryPolicy policy);
 
   // Creates an enabled endpoint with a new secret; returns it (secrets[0].secret is the key).
   publisher::Endpoint add_endpoint(const std::string& merchant, const std::string& url,
@@ -35,17 +44,16 @@ struct PublisherFixture {
   void advance(std::chrono::milliseconds by) { clock.advance(by); }
 
   FakeClock clock;
-  std::shared_ptr<db::Database> db;
-  publisher::Store store;
-  publisher::Metrics metrics;
-  publisher::RetryPolicy policy;
   SeededRandom random{42};
-  publisher::HttpTransport transport;
-  std::unique_ptr<publisher::Dispatcher> dispatcher;
-  publisher::Ingest ingest;
-  idempotency::Store records;
-  std::unique_ptr<idempotency::LeaseKeeper> keeper;
-  std::unique_ptr<idempotency::Guard> guard;
+  std::unique_ptr<publisher::Publisher> publisher;
+  // Its parts.
+  db::Database& db;
+  publisher::Store& store;
+  publisher::Metrics& metrics;
+  publisher::Dispatcher& dispatcher;
+  publisher::Ingest& ingest;
+  idempotency::Guard& guard;
+  const publisher::RetryPolicy& policy;
 };
 
 }  // namespace webhooks::test

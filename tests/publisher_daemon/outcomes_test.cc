@@ -17,7 +17,7 @@ publisher::Task attempt_once(PublisherFixture& f, const std::string& url, std::s
   f.add_endpoint("m1", url);
   const auto accepted = f.publish("m1", "order.created");
   *event_id = accepted.event_id;
-  REQUIRE(f.dispatcher->run_once() == 1);
+  REQUIRE(f.dispatcher.run_once() == 1);
   return f.tasks(accepted.event_id)[0];
 }
 
@@ -30,7 +30,10 @@ TEST_CASE("a refused connection is an attempt with status 0, retried", "[outcome
   const auto attempts = f.store.attempts_of_event(event_id);
   REQUIRE(attempts.size() == 1);
   CHECK(attempts[0].status == 0);
-  CHECK(attempts[0].error.find("connect") != std::string::npos);
+  CHECK(attempts[0].error == publisher::TransportError::connect);  // typed to the record
+  CHECK(attempts[0].error_message.find("port 9") != std::string::npos);
+  // The columns keep one text, "<code>: <message>", as before the code was typed.
+  CHECK(task.last_error == "connect: " + attempts[0].error_message);
 }
 
 TEST_CASE("a timeout is an attempt with status 0, retried", "[outcomes]") {
@@ -45,7 +48,9 @@ TEST_CASE("a timeout is an attempt with status 0, retried", "[outcomes]") {
   const auto attempts = f.store.attempts_of_event(event_id);
   REQUIRE(attempts.size() == 1);
   CHECK(attempts[0].status == 0);
-  CHECK(attempts[0].error.find("timeout") != std::string::npos);
+  CHECK(attempts[0].error == publisher::TransportError::timeout);
+  CHECK(attempts[0].error_message.find("timed out") != std::string::npos);
+  CHECK(task.last_error == "timeout: " + attempts[0].error_message);
 }
 
 TEST_CASE("a 302 is recorded as a failure and never followed", "[outcomes]") {

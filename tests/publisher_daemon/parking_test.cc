@@ -10,7 +10,7 @@
 namespace webhooks::test {
 namespace {
 
-using publisher::AttemptRecord;
+using publisher::Settlement;
 using publisher::TaskState;
 using namespace std::chrono_literals;
 
@@ -41,10 +41,10 @@ TEST_CASE(
     const auto accepted = f.publish("m_off", "order.created");
     if (i == 0) first_event = accepted.event_id;
   }
-  REQUIRE(due(*f.db, off.id) == kParked);
+  REQUIRE(due(f.db, off.id) == kParked);
   REQUIRE(f.store.set_enabled(off.id, false, "maintenance", f.clock.now_ms()));
-  CHECK(due(*f.db, off.id) == 0);
-  CHECK(parked(*f.db, off.id) == kParked);
+  CHECK(due(f.db, off.id) == 0);
+  CHECK(parked(f.db, off.id) == kParked);
   const auto task = f.tasks(first_event).at(0);
   CHECK(task.state == TaskState::pending);  // still pending (DESIGN.md), but parked
   CHECK(task.parked);
@@ -56,7 +56,7 @@ TEST_CASE(
   if (engine() == db::Engine::sqlite) {  // the claim reads the due index
     const UnixMillis now = f.clock.now_ms();
     const db::Rows plan =
-        f.db->exec("EXPLAIN QUERY PLAN " + std::string(publisher::detail::sql::kClaimSqlite),
+        f.db.exec("EXPLAIN QUERY PLAN " + std::string(publisher::detail::sql::kClaimSqlite),
                    {"probe", std::int64_t{now}, std::int64_t{16}, std::int64_t{now}});
     std::string details;
     for (std::size_t r = 0; r < plan.size(); ++r) details += plan.text(r, 3) + "\n";
@@ -72,28 +72,27 @@ TEST_CASE(
 
   f.advance(1min);
   REQUIRE(f.store.set_enabled(off.id, true, "", f.clock.now_ms()));
-  CHECK(parked(*f.db, off.id) == 0);
-  CHECK(due(*f.db, off.id) == kParked);
+  CHECK(parked(f.db, off.id) == 0);
+  CHECK(due(f.db, off.id) == kParked);
   CHECK(f.tasks(first_event).at(0).next_attempt_at == task.next_attempt_at);  // kept
-  CHECK(f.dispatcher->run_until_idle() == kParked + 3);
+  CHECK(f.dispatcher.run_until_idle() == kParked + 3);
   CHECK(off_receiver.count() == kParked);
   CHECK(on_receiver.count() == 3);
 }
 
 TEST_CASE("410 parks the endpoint's other tasks too", "[parking]") {
-  PublisherFixture f("gone-parks");
+  PublisherFixture f("gone-parks", [](publisher::Options& o) {
+    o.batch_size = 1;  // one attempt, the other two tasks stay pending
+    o.instance_id = "one";
+  });
   Receiver receiver(statuses({410, 200}));
   const auto endpoint = f.add_endpoint("m1", receiver.url());
   for (int i = 0; i < 3; ++i) f.publish("m1", "order.created");
-  publisher::DispatcherOptions options;
-  options.batch_size = 1;  // one attempt, the other two tasks stay pending
-  options.instance_id = "one";
-  publisher::Dispatcher dispatcher(f.store, f.transport, f.policy, f.clock, f.random, f.metrics,
-                                   options);
+  publisher::Dispatcher& dispatcher = f.dispatcher;
   REQUIRE(dispatcher.run_once() == 1);
   CHECK_FALSE(f.store.find_endpoint(endpoint.id)->enabled);
-  CHECK(due(*f.db, endpoint.id) == 0);
-  CHECK(parked(*f.db, endpoint.id) == 3);  // the one that got 410 (scheduled again) and the rest
+  CHECK(due(f.db, endpoint.id) == 0);
+  CHECK(parked(f.db, endpoint.id) == 3);  // the one that got 410 (scheduled again) and the rest
 
   f.advance(1min);
   CHECK(dispatcher.run_once() == 0);
@@ -114,9 +113,9 @@ TEST_CASE("a task in flight when its endpoint is disabled ends up parked, not lo
   REQUIRE(f.store.set_enabled(endpoint.id, false, "maintenance", now));
 
   SECTION("its attempt is recorded") {
-    std::vector<AttemptRecord> records;
+    std::vector<Settlement> records;
     for (const auto& c : claimed) {
-      AttemptRecord r;
+      Settlement r;
       r.attempt.delivery_id = "d-" + std::to_string(c.task.id);
       r.attempt.task_id = c.task.id;
       r.attempt.event_id = c.task.event_id;
@@ -126,7 +125,7 @@ TEST_CASE("a task in flight when its endpoint is disabled ends up parked, not lo
       r.lease_owner = "w/1";
       const bool fails = c.task.event_id == failed.event_id;
       r.attempt.status = fails ? 503 : 200;
-      r.next = fails ? AttemptRecord::Next::retry : AttemptRecord::Next::succeeded;
+      r.next = fails ? Settlement::Next::retry : Settlement::Next::succeeded;
       r.next_attempt_at = now + 5'000;
       r.endpoint_failed = fails;
       records.push_back(r);
@@ -138,22 +137,22 @@ TEST_CASE("a task in flight when its endpoint is disabled ends up parked, not lo
     CHECK(retry.attempts == 1);
     CHECK(retry.parked);
     CHECK(f.tasks(delivered.event_id).at(0).state == TaskState::succeeded);
-    CHECK(parked(*f.db, endpoint.id) == 1);
+    CHECK(parked(f.db, endpoint.id) == 1);
   }
   SECTION("it is released (SIGTERM)") {
     CHECK(f.store.release("w/1", now) == 2);
-    CHECK(parked(*f.db, endpoint.id) == 2);
+    CHECK(parked(f.db, endpoint.id) == 2);
   }
   SECTION("its daemon dies and the lease lapses") {
     f.advance(2min);
     CHECK(f.store.claim("w/2", 10, f.clock.now_ms(), f.clock.now_ms() + 60'000).empty());
-    CHECK(parked(*f.db, endpoint.id) == 2);
+    CHECK(parked(f.db, endpoint.id) == 2);
   }
-  CHECK(due(*f.db, endpoint.id) == 0);
+  CHECK(due(f.db, endpoint.id) == 0);
   f.advance(1min);
-  CHECK(f.dispatcher->run_once() == 0);
+  CHECK(f.dispatcher.run_once() == 0);
   REQUIRE(f.store.set_enabled(endpoint.id, true, "", f.clock.now_ms()));
-  f.dispatcher->run_until_idle();
+  f.dispatcher.run_until_idle();
   CHECK(f.tasks(failed.event_id).at(0).state == TaskState::succeeded);
   CHECK(f.tasks(delivered.event_id).at(0).state == TaskState::succeeded);
 }
@@ -164,11 +163,11 @@ TEST_CASE("replay and recovery while the endpoint is disabled re-queue parked ta
   Receiver receiver(statuses({200, 503, 503, 200}));
   const auto endpoint = f.add_endpoint("m1", receiver.url());
   const auto succeeded = f.publish("m1", "order.created");
-  REQUIRE(f.dispatcher->run_once() == 1);
+  REQUIRE(f.dispatcher.run_once() == 1);
   const auto dead = f.publish("m1", "order.created");
-  REQUIRE(f.dispatcher->run_once() == 1);
+  REQUIRE(f.dispatcher.run_once() == 1);
   f.advance(1s);
-  REQUIRE(f.dispatcher->run_once() == 1);
+  REQUIRE(f.dispatcher.run_once() == 1);
   REQUIRE(f.tasks(dead.event_id).at(0).state == TaskState::dead);
 
   REQUIRE(f.store.set_enabled(endpoint.id, false, "maintenance", f.clock.now_ms()));
@@ -179,11 +178,11 @@ TEST_CASE("replay and recovery while the endpoint is disabled re-queue parked ta
     CHECK(task.state == TaskState::pending);
     CHECK(task.parked);
   }
-  CHECK(due(*f.db, endpoint.id) == 0);
-  CHECK(f.dispatcher->run_once() == 0);
+  CHECK(due(f.db, endpoint.id) == 0);
+  CHECK(f.dispatcher.run_once() == 0);
 
   REQUIRE(f.store.set_enabled(endpoint.id, true, "", f.clock.now_ms()));
-  CHECK(f.dispatcher->run_until_idle() == 2);
+  CHECK(f.dispatcher.run_until_idle() == 2);
   CHECK(receiver.count() == 5);
   CHECK(f.tasks(succeeded.event_id).at(0).state == TaskState::succeeded);
   CHECK(f.tasks(dead.event_id).at(0).state == TaskState::succeeded);

@@ -28,6 +28,7 @@
 #include "webhooks/random.h"
 #include "webhooks/signer.h"
 #include "webhooks/uuid.h"
+#include "webhooks/publisher/http_delivery.h"
 #include "webhooks/publisher/metrics.h"
 #include "webhooks/publisher/retry_after.h"
 #include "webhooks/publisher/retry_policy.h"
@@ -35,28 +36,18 @@
 
 namespace webhooks::publisher {
 
-// One signed HTTP POST, exactly as it goes on the wire.
-struct OutgoingDelivery {
-  std::string url;
-  std::vector<std::pair<std::string, std::string>> headers;
-  std::string body;
-};
+// One attempt's shapes, in order: the ClaimedTask (store.h) becomes a DeliveryRequest (signed,
+// as it goes on the wire: build_delivery), the transport answers a DeliveryResult (status, or a
+// typed TransportError with its message; http_delivery.h), and the two become the recorded
+// DeliveryAttempt (model.h), written back inside a Settlement (store.h) with the task's next
+// state.
 
-// What came back. status 0: no response (error says why).
-struct DeliveryResponse {
-  int status = 0;
-  std::string error;
-  std::string body_snippet;                // the start of the response body (capped)
-  std::optional<std::string> retry_after;  // the Retry-After header, raw
-  std::chrono::milliseconds latency{0};
-};
-
-// Sends a batch of deliveries concurrently and returns one response per delivery, in order.
-// Must never follow redirects. Thread-safe: several workers call it at once.
+// Sends a batch of requests concurrently and returns one result per request, in order. Must
+// never follow redirects. Thread-safe: several workers call it at once.
 class Transport {
  public:
   virtual ~Transport() = default;
-  virtual std::vector<DeliveryResponse> send(const std::vector<OutgoingDelivery>& batch) = 0;
+  virtual std::vector<DeliveryResult> send(const std::vector<DeliveryRequest>& batch) = 0;
 };
 
 // The body every attempt of `event` carries: {"id","type","timestamp" (RFC 3339 creation
@@ -66,16 +57,17 @@ std::string event_body(const Event& event);
 // The request for one attempt of `task`: DESIGN's wire format, signed at `dispatch_seconds` (Unix
 // seconds) with one v1 entry per secret, with `delivery_id` as webhook-delivery-id. Secrets that
 // fail to parse are skipped (they were validated when configured).
-OutgoingDelivery build_delivery(const ClaimedTask& task, std::int64_t dispatch_seconds,
-                                const std::string& delivery_id);
+DeliveryRequest build_delivery(const ClaimedTask& task, std::int64_t dispatch_seconds,
+                               const std::string& delivery_id);
 
 struct DispatcherOptions {
   // Prefix of every lease owner; identifies this daemon in the database. Default: a new UUIDv7.
   std::string instance_id;
   // Worker threads started by start(); each claims and sends its own batches.
   int workers = 4;
-  // Tasks claimed per batch (also the most a worker has in flight).
-  int batch_size = 64;
+  // Tasks claimed per batch (also the most a worker has in flight). The defaults here are
+  // Options' (options.h), which a Publisher passes on.
+  int batch_size = 32;
   // How long a claim holds its tasks. Must exceed the transport's total timeout, or another
   // daemon may take the task over while it is still being sent. Default 2 min.
   std::chrono::milliseconds lease{std::chrono::minutes(2)};
@@ -125,15 +117,21 @@ class Dispatcher {
  private:
   void work();
   // Store::record, retried as DispatcherOptions describes. False when it gave up.
-  bool record_until_stored(const std::vector<AttemptRecord>& records, UnixMillis done,
+  bool record_until_stored(const std::vector<Settlement>& records, UnixMillis done,
                            UnixMillis disable_before);
   // After a failed claim: puts back what `owner` may hold, tried up to 5 times with backoff,
   // never past the lease (then the tasks are claimable anyway) nor after stop().
   void release_after_failed_claim(const std::string& owner, std::chrono::steady_clock::time_point lease_end);
   // Waits `delay` or until stop() is called. False when stopping.
   bool pause(std::chrono::milliseconds delay);
-  AttemptRecord settle(const ClaimedTask& task, const DeliveryAttempt& attempt,
-                       const DeliveryResponse& response);
+  // The requests for `claimed`, with their attempts in `attempts` (same order); a task past its
+  // age limit is settled dead at once, into `settled`, without a request.
+  std::vector<DeliveryRequest> prepare(const std::vector<ClaimedTask>& claimed,
+                                       const std::string& owner, UnixMillis now,
+                                       std::vector<const ClaimedTask*>& sending,
+                                       std::vector<DeliveryAttempt>& attempts,
+                                       std::vector<Settlement>& settled);
+  Settlement settle(const ClaimedTask& task, DeliveryAttempt attempt, DeliveryResult result);
 
   Store& store_;
   Transport& transport_;

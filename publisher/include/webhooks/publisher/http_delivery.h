@@ -6,7 +6,7 @@
 //
 //   HttpDelivery client({.max_in_flight = 32});
 //   auto results = client.deliver({{"https://merchant.example/hooks", headers, body}});
-//   if (results[0].status == 0) log(results[0].error);
+//   if (results[0].status == 0) log(to_string(results[0].error), results[0].error_message);
 #pragma once
 
 #include <chrono>
@@ -19,10 +19,14 @@
 #include <utility>
 #include <vector>
 
+#include "webhooks/publisher/transport_error.h"
+
 namespace webhooks::publisher {
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
+// One signed webhook POST, exactly as it goes on the wire (the dispatcher builds it:
+// dispatcher.h, build_delivery).
 struct DeliveryRequest {
   std::string url;     // http or https only
   HeaderList headers;  // sent as given, in order; names and values must not contain CR or LF.
@@ -30,28 +34,15 @@ struct DeliveryRequest {
   std::string body;    // sent as the POST body, byte for byte
 };
 
-// Why no HTTP status came back.
-enum class TransportError {
-  none,             // an HTTP response arrived; see status
-  timeout,          // connect_timeout or total_timeout passed
-  connect,          // could not resolve the host or connect (refused, unreachable)
-  address_refused,  // the SSRF check refused every address curl tried (ssrf_guard.h)
-  tls,              // TLS handshake or certificate verification failed
-  invalid_request,  // never sent: a URL curl cannot use or whose scheme is not http(s), or a
-                    // header with CR/LF or an empty name
-  other,            // anything else: connection reset, empty reply, malformed response, ...
-};
-
-// Stable name, e.g. "address_refused".
-std::string_view to_string(TransportError error) noexcept;
-
+// What one request came to: an HTTP status, or why there was none. The dispatcher records it as
+// a DeliveryAttempt (model.h), the error still typed.
 struct DeliveryResult {
-  // The final HTTP status (3xx included: redirects are not followed), or 0 when error_kind is
-  // not `none`. A response whose headers arrived but whose body then failed (reset, timeout)
-  // counts as failed, status 0: the endpoint's answer was not received whole.
+  // The final HTTP status (3xx included: redirects are not followed), or 0 when `error` is not
+  // `none`. A response whose headers arrived but whose body then failed (reset, timeout) counts
+  // as failed, status 0: the endpoint's answer was not received whole.
   int status = 0;
-  TransportError error_kind = TransportError::none;
-  std::string error;  // curl's message, or the SSRF refusal; empty when status != 0
+  TransportError error = TransportError::none;
+  std::string error_message;  // curl's message, or the SSRF refusal; empty when status != 0
   // From the start of the transfer (after any wait in the queue for a slot) to its end, as
   // measured by curl (CURLINFO_TOTAL_TIME_T), in whole milliseconds.
   std::int64_t latency_ms = 0;
@@ -88,53 +79,34 @@ struct HttpDeliveryOptions {
   bool allow_private_networks = false;
 };
 
+namespace detail {
+class DeliveryQueue;
+}
+
 // A delivery client. Owns a libcurl multi handle and its connection cache, which persist across
 // calls, so later requests to the same endpoint reuse connections.
 //
-// Thread safety: one thread at a time may call submit, poll, deliver and pending (they share the
-// multi handle). wakeup() may be called from any thread. Separate clients are independent.
+// Thread safety: one thread at a time may call deliver(). Separate clients are independent.
 // Proxies from the environment (http_proxy, ...) are ignored: the SSRF check must see the
 // endpoint's own address. TLS certificates are verified against the system store.
 class HttpDelivery {
  public:
-  using Ticket = std::uint64_t;
-  struct Completion {
-    Ticket ticket;
-    DeliveryResult result;
-  };
   static constexpr std::size_t kMaxResponseHeaders = 64;
 
   // Throws webhooks::Error(ErrorCode::invalid_argument) for max_in_flight 0 or a non-positive
   // timeout, Error(ErrorCode::io) if libcurl cannot be initialised.
   explicit HttpDelivery(HttpDeliveryOptions options = {});
-  // Abandons transfers still queued or in flight; they produce no result.
   ~HttpDelivery();
   HttpDelivery(const HttpDelivery&) = delete;
   HttpDelivery& operator=(const HttpDelivery&) = delete;
 
-  // Queues a request and returns its ticket (increasing from 1). Never blocks, never throws for
-  // a bad request: that becomes an `invalid_request` result from the next poll().
-  Ticket submit(DeliveryRequest request);
-
-  // Runs transfers for up to `wait`, returning as soon as at least one has finished (with every
-  // one finished by then), when nothing is pending, or when wakeup() is called; may return an
-  // empty vector. Each ticket is returned exactly once.
-  std::vector<Completion> poll(std::chrono::milliseconds wait);
-
-  // Submitted and not yet returned by poll().
-  std::size_t pending() const;
-
-  // Makes a poll() that is waiting, or the next one, return early. Thread-safe.
-  void wakeup();
-
-  // Sends every request and blocks until all have finished; results are in request order.
-  // Throws Error(invalid_argument) if anything submitted is still pending: use either this or
-  // submit/poll on one client.
+  // Sends every request (at most max_in_flight at once, queued first in first out) and blocks
+  // until all have finished; results are in request order. Never throws for a bad request: that
+  // becomes an `invalid_request` result.
   std::vector<DeliveryResult> deliver(std::vector<DeliveryRequest> requests);
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<detail::DeliveryQueue> queue_;
 };
 
 }  // namespace webhooks::publisher

@@ -15,7 +15,7 @@ class HttpTransport final : public Transport {
  public:
   // Each client gets `options`; clients are created on demand, one per concurrent send().
   explicit HttpTransport(HttpDeliveryOptions options = {}) : options_(options) {}
-  std::vector<DeliveryResponse> send(const std::vector<OutgoingDelivery>& batch) override;
+  std::vector<DeliveryResult> send(const std::vector<DeliveryRequest>& batch) override;
 
  private:
   HttpDeliveryOptions options_;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "webhooks/clock.h"
+#include "webhooks/publisher/transport_error.h"
 
 namespace webhooks::publisher {
 
@@ -75,7 +76,10 @@ struct Task {
   bool parked = false;
 };
 
-// One HTTP try. status is 0 when no response arrived (network error, timeout, refused address).
+// One HTTP try, as recorded (a row of publisher_attempts): the request's identity and the
+// DeliveryResult it came to (http_delivery.h). status is 0 when no response arrived, and `error`
+// says why (network error, timeout, refused address, ...). The error is stored as one text
+// column, error_text(error, error_message) ("timeout: ..."), and read back typed.
 struct DeliveryAttempt {
   std::string delivery_id;  // UUIDv7, new for every attempt
   std::int64_t task_id = 0;
@@ -86,8 +90,9 @@ struct DeliveryAttempt {
   UnixMillis started_at = 0;
   int status = 0;
   std::int64_t latency_ms = 0;
-  std::string error;             // empty when a response arrived
-  std::string response_snippet;  // the start of the response body
+  TransportError error = TransportError::none;  // none when a response arrived
+  std::string error_message;                    // empty when a response arrived
+  std::string response_snippet;                 // the start of the response body
 };
 
 }  // namespace webhooks::publisher

@@ -6,7 +6,7 @@
 //   db->transact([&](db::Transaction& tx) { store.insert_event(tx, event, now); });
 //   auto batch = store.claim("worker-1/42", 100, now, now + lease);
 //   ... deliver ...
-//   store.record(results, now);
+//   store.record(settlements, now);
 //
 // Claims take a lease in batches: on SQLite one UPDATE … RETURNING, on PostgreSQL a row lock with
 // FOR UPDATE SKIP LOCKED, so several daemons on one database each claim a disjoint share. A task
@@ -39,10 +39,12 @@ struct ClaimedTask {
   std::string lease_owner;
 };
 
-// What one attempt leads to, written back by Store::record.
-struct AttemptRecord {
+// A claimed task settled: its recorded attempt and what it leads to, written back by
+// Store::record.
+struct Settlement {
   // The attempt row; an empty delivery_id settles the task without one (age limit reached
-  // before sending). task_id, endpoint_id and status are always used.
+  // before sending: error_message says so and becomes the task's last_error). task_id,
+  // endpoint_id, status and the error are always used.
   DeliveryAttempt attempt;
   std::string lease_owner;  // the claim's owner; the task is updated only if it still holds it
   enum class Next { succeeded, retry, dead } next = Next::retry;
@@ -127,7 +129,7 @@ class Store {
   // endpoints this call disabled (each once; none already disabled). Safe to call again with the
   // same records after it threw, even if its COMMIT had in fact been applied: attempt rows are
   // keyed by delivery_id and a settled task no longer holds the lease, so nothing is doubled.
-  std::vector<DisabledEndpoint> record(const std::vector<AttemptRecord>& records, UnixMillis now,
+  std::vector<DisabledEndpoint> record(const std::vector<Settlement>& records, UnixMillis now,
                                        UnixMillis disable_failing_before = 0);
   // Puts tasks still leased by `lease_owner` back to pending, due at `now`. Returns how many.
   int release(const std::string& lease_owner, UnixMillis now);

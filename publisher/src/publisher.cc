@@ -1,0 +1,148 @@
+#include "webhooks/publisher/publisher.h"
+
+#include <algorithm>
+
+#include "webhooks/error.h"
+#include "webhooks/idempotency/guard.h"
+#include "webhooks/idempotency/lease_keeper.h"
+#include "webhooks/idempotency/maintenance.h"
+#include "webhooks/idempotency/store.h"
+#include "webhooks/log.h"
+#include "webhooks/publisher/admin_api.h"
+#include "webhooks/publisher/dispatcher.h"
+#include "webhooks/publisher/http_transport.h"
+#include "webhooks/publisher/ingest.h"
+#include "webhooks/publisher/metrics.h"
+#include "webhooks/publisher/store.h"
+
+namespace webhooks::publisher {
+namespace {
+
+std::shared_ptr<db::Database> open_database(const Options& o, const Clock& clock) {
+  db::Options db_options;
+  db_options.sqlite_synchronous = o.sqlite_synchronous;
+  db_options.pool_size =
+      o.database_pool_size > 0 ? o.database_pool_size : std::max(8, o.workers + 4);
+  db_options.sqlite_background_checkpoint = true;  // halves p99 (docs/operations.md)
+  std::shared_ptr<db::Database> db = db::Database::open(o.database, db_options);
+  db->migrate(clock.now_ms());
+  return db;
+}
+
+HttpDeliveryOptions http_options(const Options& o) {
+  HttpDeliveryOptions http;
+  http.max_in_flight = static_cast<std::size_t>(o.max_in_flight);
+  http.max_connections_per_endpoint = static_cast<std::size_t>(endpoint_connections_per_worker(o));
+  http.connect_timeout = o.connect_timeout;
+  http.total_timeout = o.timeout;
+  http.allow_private_networks = o.allow_private_networks;
+  return http;
+}
+
+DispatcherOptions dispatcher_options(const Options& o) {
+  DispatcherOptions dispatch;
+  dispatch.instance_id = o.instance_id;
+  dispatch.workers = o.workers;
+  dispatch.batch_size = o.batch_size;
+  dispatch.lease = o.delivery_lease;
+  dispatch.poll_interval = o.poll_interval;
+  dispatch.disable_after = o.disable_after;
+  dispatch.outcome_rules.permanent_statuses = o.permanent_statuses;
+  return dispatch;
+}
+
+AdminOptions admin_options(const Options& o) {
+  AdminOptions admin;
+  admin.admin_token = o.admin_token;
+  admin.ssrf.allow_private_networks = o.allow_private_networks;
+  admin.rotation_grace = o.rotation_grace;
+  admin.replay_max_age = o.replay_max_age;
+  admin.body_limit = o.body_limit;
+  return admin;
+}
+
+}  // namespace
+
+// Declared in the order they are built; destroyed in reverse, the database last.
+struct Publisher::Parts {
+  explicit Parts(Options o)
+      : options(std::move(o)),
+        clock(options.clock != nullptr ? *options.clock : system_clock()),
+        own_random(options.random != nullptr ? nullptr : std::make_unique<SecureRandom>()),
+        random(options.random != nullptr ? *options.random : *own_random),
+        db(open_database(options, clock)),
+        records(db, {options.ingest_lease, options.ingest_ttl}),
+        keeper(records, clock),
+        guard(records, keeper, clock),
+        store(db),
+        transport(http_options(options)),
+        dispatcher(store, transport, options.retry_policy, clock, random, metrics,
+                   dispatcher_options(options)),
+        ingest(store, clock, metrics, [this] { dispatcher.wake(); }),
+        api(store, ingest, guard, metrics, clock, admin_options(options),
+            [this] { dispatcher.wake(); }) {}
+
+  Options options;
+  const Clock& clock;
+  std::unique_ptr<SecureRandom> own_random;
+  RandomSource& random;
+  std::shared_ptr<db::Database> db;
+  idempotency::Store records;
+  idempotency::LeaseKeeper keeper;
+  idempotency::Guard guard;
+  Store store;
+  Metrics metrics;
+  HttpTransport transport;
+  Dispatcher dispatcher;
+  Ingest ingest;
+  AdminApi api;
+  std::unique_ptr<idempotency::Maintenance> maintenance;  // while running
+};
+
+Publisher::Publisher(Options options) {
+  validate(options);
+  parts_ = std::make_unique<Parts>(std::move(options));
+}
+
+Publisher::~Publisher() { stop(); }
+
+void Publisher::mount(http::Server& server) {
+  parts_->api.mount(server);
+  if (parts_->options.admin_token.empty()) {
+    log_event(spdlog::level::warn, {{"event", "no_admin_token"},
+                                    {"message",
+                                     "no admin token (--admin-token): every route but /healthz and "
+                                     "/metrics answers 401"}});
+  }
+}
+
+void Publisher::start() {
+  std::lock_guard lock(mutex_);
+  if (state_ == State::stopped) {
+    throw Error(ErrorCode::invalid_argument,
+                "Publisher::start: this publisher was stopped; build a new one to start again");
+  }
+  if (state_ == State::running) return;
+  parts_->maintenance = std::make_unique<idempotency::Maintenance>(
+      parts_->records, parts_->clock, parts_->options.maintenance_interval);
+  parts_->dispatcher.start();
+  state_ = State::running;
+}
+
+void Publisher::stop() noexcept {
+  std::lock_guard lock(mutex_);
+  if (state_ == State::stopped) return;
+  parts_->dispatcher.stop();  // stop claiming; in-flight batches finish and are recorded
+  parts_->maintenance.reset();
+  state_ = State::stopped;
+}
+
+const Options& Publisher::options() const { return parts_->options; }
+db::Database& Publisher::database() { return *parts_->db; }
+Store& Publisher::store() { return parts_->store; }
+Ingest& Publisher::ingest() { return parts_->ingest; }
+Dispatcher& Publisher::dispatcher() { return parts_->dispatcher; }
+Metrics& Publisher::metrics() { return parts_->metrics; }
+idempotency::Guard& Publisher::guard() { return parts_->guard; }
+
+}  // namespace webhooks::publisher
