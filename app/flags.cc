@@ -33,6 +33,13 @@ CLI::Validator rule(const std::string& tag, const std::string& what,
       tag);
 }
 
+// A validator for secrets: says `message` when `holds(text)` is false, never the value.
+CLI::Validator rule_without_value(const std::string& tag, const std::string& message,
+                                  std::function<bool(const std::string&)> holds) {
+  return CLI::Validator(
+      [message, holds](std::string& text) { return holds(text) ? std::string() : message; }, tag);
+}
+
 // A whole number from `min` to `max`, written in decimal digits only (CLI11 would read "010" as
 // octal 8 and "0x10" as 16; "1.5" and "1e3" it refuses):
 // "must be a whole number <of>from <min> to <max><note>, not <text>".
@@ -117,6 +124,14 @@ void check_server_url(const std::string& text, bool https) {
       throw bad("has a port that is not a number from 1 to 65535");
     }
   }
+}
+
+// True when `text` is 1 to kMaxTokenLength visible ASCII characters, none of them in `refused`.
+bool visible_ascii(std::string_view text, std::string_view refused = "") {
+  return !text.empty() && text.size() <= kMaxTokenLength &&
+         std::all_of(text.begin(), text.end(), [refused](char c) {
+           return c >= 0x21 && c <= 0x7E && refused.find(c) == std::string_view::npos;
+         });
 }
 
 }  // namespace
@@ -239,6 +254,26 @@ CLI::Validator server_url(bool https) {
 
 CLI::Validator signing_secret() {
   return accepted_by("whsec_...", [](const std::string& text) { Secret::parse(text); });
+}
+
+CLI::Validator bearer_token() {
+  return rule_without_value("TOKEN",
+                            "must be 1 to " + std::to_string(kMaxTokenLength) +
+                                " visible ASCII characters (no spaces or control characters)",
+                            [](const std::string& text) { return visible_ascii(text); });
+}
+
+CLI::Validator api_key() {
+  return rule_without_value(
+      "KEY:MERCHANT_ID",
+      "must be KEY:MERCHANT_ID, e.g. sk_test_1:merchant_1, each part of visible ASCII characters "
+      "other than ','",
+      [](const std::string& text) {
+        const std::size_t colon = text.find(':');
+        return colon != std::string::npos &&
+               visible_ascii(std::string_view(text).substr(0, colon), ":,") &&
+               visible_ascii(std::string_view(text).substr(colon + 1), ",");
+      });
 }
 
 }  // namespace webhooks::app

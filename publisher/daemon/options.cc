@@ -5,6 +5,7 @@
 
 #include "webhooks/error.h"
 #include "webhooks/app/flags.h"
+#include "webhooks/app/secret_flags.h"
 #include "webhooks/publisher/duration.h"
 #include "webhooks/publisher/retry_policy.h"
 
@@ -99,8 +100,12 @@ Parsed parse_options(int argc, char** argv) {
       ->check(app::duration(app::DurationUnit::seconds));
   opt("--ttl", o.ttl_seconds, "WEBHOOKS_TTL", "seconds idempotency records are kept")
       ->check(app::duration(app::DurationUnit::seconds));
-  opt("--admin-token", o.admin_token, "WEBHOOKS_ADMIN_TOKEN",
-      "bearer token for every route but /healthz and /metrics (required for them to answer)");
+  app::add_secret_option(app,
+                         {"--admin-token", "WEBHOOKS_ADMIN_TOKEN",
+                          "bearer token for every route but /healthz and /metrics (required for "
+                          "them to answer)",
+                          app::bearer_token()},
+                         o.admin_token);
   app.add_flag("--allow-private-networks", o.allow_private_networks,
                "deliver to loopback, private, link-local and CGNAT addresses (tests, demos)")
       ->envname("WEBHOOKS_ALLOW_PRIVATE_NETWORKS");

@@ -13,7 +13,7 @@ struct Options {
   std::string db = "./publisher.db";
   double lease_seconds = 30;    // idempotency lease of ingest requests
   double ttl_seconds = 86'400;  // idempotency records kept this long
-  std::string admin_token;   // bearer token of the admin API and ingest
+  std::string admin_token;   // bearer token of the admin API and ingest (or --admin-token-file)
   bool allow_private_networks = false;
   std::string retry_schedule = "5s,5m,30m,2h,5h,10h,10h";
   std::vector<int> permanent_statuses;  // 4xx answers that end a task at once (none by default)
@@ -39,7 +39,8 @@ struct Options {
   std::string sqlite_synchronous = "NORMAL";
 };
 
-// Parses argv (flags, WEBHOOKS_* environment variables, an optional --config file) and checks
+// Parses argv (flags, WEBHOOKS_* environment variables, an optional --config file; the admin token
+// also from --admin-token-file, app/secret_flags.h) and checks
 // every value, alone and together (--retry-schedule with --max-age, --delivery-lease against
 // --timeout and the batch rounds), so a bad one exits 2 here. `exit_code >= 0` when the process
 // should exit (help, bad flag).

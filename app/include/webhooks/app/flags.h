@@ -1,6 +1,7 @@
 // Command-line conventions every executable of the toolkit shares (CLI11): the same --log-level and
-// --sqlite-synchronous values, the same limits and messages for numbers, --listen and --secret
-// checked while parsing, and exit code 2 for any usage error (0 for --help and --version).
+// --sqlite-synchronous values, the same limits and messages for numbers, --listen, --secret and
+// tokens checked while parsing, and exit code 2 for any usage error (0 for --help and --version).
+// Secret flags also come from a file or the environment: secret_flags.h.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -93,5 +94,21 @@ CLI::Validator server_url(bool https);
 // --secret: a Standard Webhooks secret that Secret::parse accepts. The message says what is wrong
 // without repeating the value, e.g. "--secret: secret is not valid base64 (...)".
 CLI::Validator signing_secret();
+
+// The longest bearer token or API key a flag takes: 4096 characters (cpp-httplib reads a header
+// line of at most 8192 bytes).
+inline constexpr std::size_t kMaxTokenLength = 4096;
+
+// --admin-token, --publisher-token: a bearer token of 1 to kMaxTokenLength visible ASCII
+// characters (0x21 to 0x7E: no spaces or control characters, which no Authorization header can
+// carry). The message does not repeat the value: "--admin-token: must be 1 to 4096 visible ASCII
+// characters (no spaces or control characters)".
+CLI::Validator bearer_token();
+
+// orders-api's --api-key: KEY:MERCHANT_ID, the key a bearer token as above without ':' or ',',
+// the merchant id 1 to 4096 visible ASCII characters without ','. The message does not repeat
+// the value: "--api-key: must be KEY:MERCHANT_ID, e.g. sk_test_1:merchant_1, each part of visible
+// ASCII characters other than ','".
+CLI::Validator api_key();
 
 }  // namespace webhooks::app
