@@ -173,8 +173,8 @@ CLI::Option* add(CLI::App& app, const SecretFlag& flag, CLI::Option* option, boo
                       ", or in " + flag.env);
   app.add_option_function<std::string>(
          state->file_flag, [state](const std::string& path) { resolve(*state, path); },
-         "read " + flag.name + " from this file instead: " +
-             (repeatable ? "one value a line" : "one value") +
+         "read " + flag.name +
+             " from this file instead: " + (repeatable ? "one value a line" : "one value") +
              ", blank lines and # comments ignored")
       ->default_str(kNotGiven)
       ->option_text("PATH")
@@ -193,9 +193,8 @@ CLI::Option* add_secret_option(CLI::App& app, const SecretFlag& flag,
 
 CLI::Option* add_secret_option(CLI::App& app, const SecretFlag& flag, std::string& value) {
   CLI::Option* option = app.add_option(flag.name, value);
-  return add(app, flag, option, false, [&value](std::vector<std::string> texts) {
-    value = std::move(texts.front());
-  });
+  return add(app, flag, option, false,
+             [&value](std::vector<std::string> texts) { value = std::move(texts.front()); });
 }
 
 }  // namespace webhooks::app

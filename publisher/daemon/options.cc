@@ -3,9 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 
-#include "webhooks/error.h"
 #include "webhooks/app/flags.h"
 #include "webhooks/app/secret_flags.h"
+#include "webhooks/error.h"
 #include "webhooks/publisher/duration.h"
 #include "webhooks/publisher/retry_policy.h"
 

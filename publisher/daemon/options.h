@@ -13,7 +13,7 @@ struct Options {
   std::string db = "./publisher.db";
   double lease_seconds = 30;    // idempotency lease of ingest requests
   double ttl_seconds = 86'400;  // idempotency records kept this long
-  std::string admin_token;   // bearer token of the admin API and ingest (or --admin-token-file)
+  std::string admin_token;      // bearer token of the admin API and ingest (or --admin-token-file)
   bool allow_private_networks = false;
   std::string retry_schedule = "5s,5m,30m,2h,5h,10h,10h";
   std::vector<int> permanent_statuses;  // 4xx answers that end a task at once (none by default)

@@ -1,8 +1,9 @@
 // The `webhooks` CLI's secrets from --secret-file / --admin-token-file and WEBHOOKS_SECRET /
 // WEBHOOKS_ADMIN_TOKEN (app/secret_flags.h): build/bin/webhooks as a real process, real HTTP on
 // 127.0.0.1.
-#include <catch2/catch.hpp>
 #include <httplib.h>
+
+#include <catch2/catch.hpp>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -37,18 +38,18 @@ Finished webhooks_cli(const std::vector<std::string>& args, const std::string& d
 
 TEST_CASE("sign: --secret-file and WEBHOOKS_SECRET sign as --secret does") {
   const std::string dir = test::temp_dir("cli-secret-sign");
-  const auto vectors = nlohmann::json::parse(
-      test::read_file(test::vectors_dir() + "/standard-webhooks-v1.json"));
+  const auto vectors =
+      nlohmann::json::parse(test::read_file(test::vectors_dir() + "/standard-webhooks-v1.json"));
   const auto& v = vectors["sign"][0];
   const std::string secret = v["secret"].get<std::string>();
   const std::string body = write_secret_file(dir + "/body", v["body"].get<std::string>());
-  const std::vector<std::string> rest = {"--id", v["id"].get<std::string>(), "--timestamp",
-                                         std::to_string(v["timestamp"].get<long>()),
+  const std::vector<std::string> rest = {"--id",        v["id"].get<std::string>(),
+                                         "--timestamp", std::to_string(v["timestamp"].get<long>()),
                                          "--body-file", body};
-  const std::string expected = "webhook-id: " + v["id"].get<std::string>() +
-                               "\nwebhook-timestamp: " +
-                               std::to_string(v["timestamp"].get<long>()) +
-                               "\nwebhook-signature: " + v["signature"].get<std::string>() + "\n";
+  const std::string expected =
+      "webhook-id: " + v["id"].get<std::string>() +
+      "\nwebhook-timestamp: " + std::to_string(v["timestamp"].get<long>()) +
+      "\nwebhook-signature: " + v["signature"].get<std::string>() + "\n";
   std::vector<std::string> from_file = {"sign", "--secret-file",
                                         write_secret_file(dir + "/secret", secret + "\n")};
   from_file.insert(from_file.end(), rest.begin(), rest.end());
@@ -64,7 +65,8 @@ TEST_CASE("sign: --secret-file and WEBHOOKS_SECRET sign as --secret does") {
   from_file[2] = write_secret_file(dir + "/two", secret + "\n" + kOtherSecret + "\n");
   run = webhooks_cli(from_file, dir);
   CHECK(run.exit_code == 2);
-  CHECK(run.err == "--secret-file: " + from_file[2] + " holds 2 values; --secret takes one\n" + kHelp);
+  CHECK(run.err ==
+        "--secret-file: " + from_file[2] + " holds 2 values; --secret takes one\n" + kHelp);
   from_file.push_back("--secret");
   from_file.push_back(secret);
   run = webhooks_cli(from_file, dir);
@@ -76,8 +78,8 @@ TEST_CASE("verify: the old and the new secret from a file or WEBHOOKS_SECRET") {
   const std::string dir = test::temp_dir("cli-secret-verify");
   const std::string body = write_secret_file(dir + "/body", "{\"test\": 2432232314}");
   const std::string headers = write_secret_file(dir + "/headers", kHeaders);
-  const std::vector<std::string> base = {"verify", "--headers-file", headers, "--body-file", body,
-                                         "--now", "1614265330"};
+  const std::vector<std::string> base = {"verify", "--headers-file", headers,     "--body-file",
+                                         body,     "--now",          "1614265330"};
   auto with = [](std::vector<std::string> args, const std::vector<std::string>& more) {
     args.insert(args.end(), more.begin(), more.end());
     return args;
@@ -100,7 +102,8 @@ TEST_CASE("verify: the old and the new secret from a file or WEBHOOKS_SECRET") {
   CHECK(run.exit_code == 1);
   run = webhooks_cli(with(base, {"--secret-file", dir + "/none"}), dir);
   CHECK(run.exit_code == 2);
-  CHECK(run.err == "--secret-file: cannot read " + dir + "/none: No such file or directory\n" + kHelp);
+  CHECK(run.err ==
+        "--secret-file: cannot read " + dir + "/none: No such file or directory\n" + kHelp);
 }
 
 TEST_CASE("send --secret-file to listen started with WEBHOOKS_SECRET: accepted, no secret in ps") {
@@ -110,8 +113,8 @@ TEST_CASE("send --secret-file to listen started with WEBHOOKS_SECRET: accepted, 
   const std::string url =
       "http://127.0.0.1:" + std::to_string(listen.wait_listening()) + "/webhooks";
   CHECK(test::command_line_of(listen.pid()).find("whsec_") == std::string::npos);
-  const std::vector<std::string> send = {"send", "--url", url, "--type", "order.created",
-                                         "--data", "{}", "--secret-file"};
+  const std::vector<std::string> send = {"send",          "--url",  url,  "--type",
+                                         "order.created", "--data", "{}", "--secret-file"};
   std::vector<std::string> args = send;
   args.push_back(write_secret_file(dir + "/secret", kSecret + "\n"));
   Finished run = webhooks_cli(args, dir);
@@ -144,8 +147,10 @@ TEST_CASE("admin commands: --admin-token-file wins over WEBHOOKS_ADMIN_TOKEN") {
   const Finished bad =
       webhooks_cli({"events", "--publisher-url", url}, dir, {"WEBHOOKS_ADMIN_TOKEN=two words"});
   CHECK(bad.exit_code == 2);
-  CHECK(bad.err == "WEBHOOKS_ADMIN_TOKEN: must be 1 to 4096 visible ASCII characters (no spaces "
-                   "or control characters)\n" + kHelp);
+  CHECK(bad.err ==
+        "WEBHOOKS_ADMIN_TOKEN: must be 1 to 4096 visible ASCII characters (no spaces "
+        "or control characters)\n" +
+            kHelp);
   publisher.stop();
   serving.join();
   CHECK(tokens == std::vector<std::string>{"Bearer from-file", "Bearer from-env"});

@@ -57,8 +57,8 @@ TEST_CASE(
   const std::string token_file =
       webhooks::test::write_secret_file(s.dir + "/token", std::string(kToken) + "\n");
   Process publisher("webhooks-publisherd",
-                    {"--listen", "127.0.0.1:0", "--db", publisher_db, "--admin-token-file", token_file,
-                     "--allow-private-networks", "--retry-schedule", "200ms,200ms,1s",
+                    {"--listen", "127.0.0.1:0", "--db", publisher_db, "--admin-token-file",
+                     token_file, "--allow-private-networks", "--retry-schedule", "200ms,200ms,1s",
                      "--poll-interval", "20ms", "--log-level", "warn"},
                     s.dir);
   const int publisher_port = publisher.wait_listening();
@@ -70,11 +70,14 @@ TEST_CASE(
   REQUIRE(created);
   REQUIRE(created->status == 201);
 
-  const std::vector<std::string> relay = {
-      "--publisher-url",   "http://127.0.0.1:" + std::to_string(publisher_port),
-      "--publisher-token-file", token_file,
-      "--relay-poll-ms",   "20",
-      "--log-level",       "warn"};
+  const std::vector<std::string> relay = {"--publisher-url",
+                                          "http://127.0.0.1:" + std::to_string(publisher_port),
+                                          "--publisher-token-file",
+                                          token_file,
+                                          "--relay-poll-ms",
+                                          "20",
+                                          "--log-level",
+                                          "warn"};
   s.start_api(relay);
   constexpr int kOrders = 2000;
   std::set<std::string> orders;

@@ -92,7 +92,8 @@ TEST_CASE("orders-api: bad key and token files or variables exit 2, saying why")
   const std::string tokens = write_secret_file(s.dir + "/tokens", "t1\nt2\n");
   refused({"--publisher-token-file", tokens},
           "--publisher-token-file: " + tokens + " holds 2 values; --publisher-token takes one");
-  refused({}, "WEBHOOKS_PUBLISHER_TOKEN: must be 1 to 4096 visible ASCII characters (no spaces or "
-              "control characters)",
+  refused({},
+          "WEBHOOKS_PUBLISHER_TOKEN: must be 1 to 4096 visible ASCII characters (no spaces or "
+          "control characters)",
           {"WEBHOOKS_PUBLISHER_TOKEN=a\tb"});
 }

@@ -16,7 +16,7 @@ namespace {
 const std::string kHelp = "Run with --help for more information.\n";
 
 std::vector<std::string> args_with(const std::string& label, std::vector<std::string> more) {
-  std::vector<std::string> args = {"--listen", "127.0.0.1:0", "--db", database_target(label),
+  std::vector<std::string> args = {"--listen",    "127.0.0.1:0", "--db", database_target(label),
                                    "--log-level", "warn"};
   args.insert(args.end(), more.begin(), more.end());
   return args;
@@ -93,9 +93,9 @@ TEST_CASE("bad admin token files exit 2, saying why", "[daemon]") {
               " line 1: must be 1 to 4096 visible ASCII characters (no spaces or control "
               "characters)");
   const std::string empty = write_secret_file(dir + "/empty", "");
-  refused({"--admin-token-file", empty},
-          "--admin-token-file: " + empty +
-              " holds no value (blank lines and # comments are ignored)");
+  refused(
+      {"--admin-token-file", empty},
+      "--admin-token-file: " + empty + " holds no value (blank lines and # comments are ignored)");
   const std::string config = dir + "/both.toml";
   std::ofstream(config) << "admin-token = \"tok\"\nadmin-token-file = \"" + good + "\"\n";
   refused({"--config", config},

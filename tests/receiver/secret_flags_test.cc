@@ -35,8 +35,7 @@ std::vector<std::string> merchant_args(const std::string& label) {
   return {"--listen", "127.0.0.1:0", "--db", test::database_target(label)};
 }
 
-std::vector<std::string> with(std::vector<std::string> args,
-                              const std::vector<std::string>& more) {
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
   args.insert(args.end(), more.begin(), more.end());
   return args;
 }
@@ -108,9 +107,9 @@ TEST_CASE("merchant-receiver: bad secret files and variables exit 2, saying why"
   const std::string help = "Run with --help for more information.\n";
   const auto refused = [&](const std::vector<std::string>& args, const std::string& message,
                            const std::vector<std::string>& env = {}) {
-    const Finished run = run_to_end(
-        "merchant-receiver", with({"--listen", "127.0.0.1:0", "--db", dir + "/m.db"}, args), dir,
-        env);
+    const Finished run =
+        run_to_end("merchant-receiver",
+                   with({"--listen", "127.0.0.1:0", "--db", dir + "/m.db"}, args), dir, env);
     CHECK(run.exit_code == 2);
     CHECK(run.err == message + "\n" + help);
     CHECK(run.out.empty());
@@ -129,8 +128,9 @@ TEST_CASE("merchant-receiver: bad secret files and variables exit 2, saying why"
               " line 3: secret is not valid base64 (expected 'whsec_' followed by padded base64)");
   const std::string big = write_secret_file(dir + "/big", std::string(65537, '#'));
   refused({"--secret-file", big}, "--secret-file: " + big + " is larger than 65536 bytes");
-  refused({}, "WEBHOOKS_SECRET: value 2: secret is not valid base64 (expected 'whsec_' followed "
-              "by padded base64)",
+  refused({},
+          "WEBHOOKS_SECRET: value 2: secret is not valid base64 (expected 'whsec_' followed "
+          "by padded base64)",
           {"WEBHOOKS_SECRET=" + kSecret + ",whsec_short"});
   refused({}, "--secret is required");
   refused({}, "--secret is required", {"WEBHOOKS_SECRET= , "});  // blank: unset

@@ -149,8 +149,8 @@ void add_admin(CLI::App& app, Action& action) {
                      "nothing sent) when a line is malformed");
   replay->add_option("--url", a->url, "with --capture: where to send");
   app::add_secret_option(*replay,
-                         {"--secret", "WEBHOOKS_SECRET", "with --capture: the secret to re-sign with",
-                          app::signing_secret()},
+                         {"--secret", "WEBHOOKS_SECRET",
+                          "with --capture: the secret to re-sign with", app::signing_secret()},
                          a->secret);
   replay->callback([a, &action] {
     action = [a] {

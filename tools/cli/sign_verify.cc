@@ -57,10 +57,10 @@ void add_verify(CLI::App& app, Action& action) {
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
       "verify", "Check a delivery's signature and timestamp; say valid, or exactly why not");
-  app::add_secret_option(*cmd,
-                         {"--secret", "WEBHOOKS_SECRET", "whsec_… secret; repeat for rotation",
-                          app::signing_secret()},
-                         args->secrets);
+  app::add_secret_option(
+      *cmd,
+      {"--secret", "WEBHOOKS_SECRET", "whsec_… secret; repeat for rotation", app::signing_secret()},
+      args->secrets);
   cmd->add_option("--public-key", args->public_keys, "whpk_… Ed25519 key for v1a; repeatable")
       ->check(app::accepted_by(
           "whpk_...", [](const std::string& text) { Ed25519PublicKey::parse(text); }));
