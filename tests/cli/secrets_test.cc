@@ -143,7 +143,10 @@ TEST_CASE("admin commands: --admin-token-file wins over WEBHOOKS_ADMIN_TOKEN") {
   const std::string url = "http://127.0.0.1:" + std::to_string(port);
   CHECK(webhooks_cli({"events", "--publisher-url", url, "--admin-token-file", file}, dir, env)
             .exit_code == 0);
-  CHECK(webhooks_cli({"events", "--publisher-url", url}, dir, env).exit_code == 0);
+  // WEBHOOKS_SECRET is read by the subcommand that runs only: events takes no secret.
+  CHECK(webhooks_cli({"events", "--publisher-url", url}, dir,
+                     {"WEBHOOKS_ADMIN_TOKEN=from-env", "WEBHOOKS_SECRET=whsec_short"})
+            .exit_code == 0);
   const Finished bad =
       webhooks_cli({"events", "--publisher-url", url}, dir, {"WEBHOOKS_ADMIN_TOKEN=two words"});
   CHECK(bad.exit_code == 2);
@@ -154,4 +157,12 @@ TEST_CASE("admin commands: --admin-token-file wins over WEBHOOKS_ADMIN_TOKEN") {
   publisher.stop();
   serving.join();
   CHECK(tokens == std::vector<std::string>{"Bearer from-file", "Bearer from-env"});
+}
+
+TEST_CASE("listen --help names --secret-file and WEBHOOKS_SECRET, even when it is bad") {
+  const std::string dir = test::temp_dir("cli-secret-help");
+  const Finished run = webhooks_cli({"listen", "--help"}, dir, {"WEBHOOKS_SECRET=whsec_short"});
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.find("(Env:WEBHOOKS_SECRET, comma-separated) REQUIRED") != std::string::npos);
+  CHECK(run.out.find("--secret-file PATH") != std::string::npos);
 }

@@ -97,3 +97,13 @@ TEST_CASE("orders-api: bad key and token files or variables exit 2, saying why")
           "control characters)",
           {"WEBHOOKS_PUBLISHER_TOKEN=a\tb"});
 }
+
+TEST_CASE("orders-api --help names the file flags and the variables") {
+  Stack s;
+  const Finished run = webhooks::test::run_to_end("orders-api", {"--help"}, s.dir);
+  CHECK(run.exit_code == 0);
+  for (const char* text : {"--api-key-file PATH", "(Env:WEBHOOKS_API_KEY, comma-separated)",
+                           "--publisher-token-file PATH", "(Env:WEBHOOKS_PUBLISHER_TOKEN)"}) {
+    CHECK(run.out.find(text) != std::string::npos);
+  }
+}

@@ -102,4 +102,11 @@ TEST_CASE("bad admin token files exit 2, saying why", "[daemon]") {
           "--admin-token and --admin-token-file were both given; give one of them");
 }
 
+TEST_CASE("--help names --admin-token-file and WEBHOOKS_ADMIN_TOKEN", "[daemon]") {
+  const Finished run = run_to_end("webhooks-publisherd", {"--help"}, temp_dir("publisherd-help"));
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.find("--admin-token TEXT:TOKEN (Env:WEBHOOKS_ADMIN_TOKEN)") != std::string::npos);
+  CHECK(run.out.find("--admin-token-file PATH") != std::string::npos);
+}
+
 }  // namespace webhooks::test

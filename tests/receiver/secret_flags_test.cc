@@ -132,6 +132,19 @@ TEST_CASE("merchant-receiver: bad secret files and variables exit 2, saying why"
           "WEBHOOKS_SECRET: value 2: secret is not valid base64 (expected 'whsec_' followed "
           "by padded base64)",
           {"WEBHOOKS_SECRET=" + kSecret + ",whsec_short"});
+  refused({"--secret-file", good, "--secret-file", good},
+          "--secret-file: At Most 1 required but received 2");
   refused({}, "--secret is required");
   refused({}, "--secret is required", {"WEBHOOKS_SECRET= , "});  // blank: unset
+}
+
+TEST_CASE("merchant-receiver --help names --secret-file and WEBHOOKS_SECRET, even when it is bad") {
+  const std::string dir = test::temp_dir("merchant_secret_help");
+  const Finished run =
+      run_to_end("merchant-receiver", {"--help"}, dir, {"WEBHOOKS_SECRET=whsec_short"});
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.find("--secret TEXT:whsec_... ... (Env:WEBHOOKS_SECRET, comma-separated) "
+                     "REQUIRED") != std::string::npos);
+  CHECK(run.out.find("--secret-file PATH") != std::string::npos);
+  CHECK(run.err.empty());
 }
