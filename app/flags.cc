@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <iterator>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -168,7 +169,26 @@ class BoundedConfig : public CLI::ConfigTOML {
       }
     }
     std::istringstream copy(text);
-    return CLI::ConfigTOML::from_config(copy);
+    std::vector<CLI::ConfigItem> items = CLI::ConfigTOML::from_config(copy);
+    refuse_secret_twice(items);
+    return items;
+  }
+
+ private:
+  // A secret flag and its file flag (secret_flags.h) both in the file: refused here, since CLI11
+  // would skip the second of them silently when the file flag comes first.
+  static void refuse_secret_twice(const std::vector<CLI::ConfigItem>& items) {
+    std::set<std::string> names;
+    for (const CLI::ConfigItem& item : items) names.insert(item.fullname());
+    for (const std::string& name : names) {
+      const std::string suffix = "-file";
+      if (name.size() <= suffix.size() || !name.ends_with(suffix)) continue;
+      const std::string flag = name.substr(0, name.size() - suffix.size());
+      if (names.count(flag) != 0) {
+        throw CLI::ConfigError("--" + flag + " and --" + name +
+                               " were both given; give one of them");
+      }
+    }
   }
 };
 

@@ -100,6 +100,9 @@ TEST_CASE("bad admin token files exit 2, saying why", "[daemon]") {
   std::ofstream(config) << "admin-token = \"tok\"\nadmin-token-file = \"" + good + "\"\n";
   refused({"--config", config},
           "--admin-token and --admin-token-file were both given; give one of them");
+  std::ofstream(config) << "admin-token-file = \"" + good + "\"\nadmin-token = \"tok\"\n";
+  refused({"--config", config},
+          "--admin-token and --admin-token-file were both given; give one of them");
 }
 
 TEST_CASE("--help names --admin-token-file and WEBHOOKS_ADMIN_TOKEN", "[daemon]") {

@@ -29,8 +29,10 @@ inline constexpr std::size_t kMaxConfigNesting = 128;
 // CLI11's TOML/INI config reader with a nesting check in front: a file whose lists (outside
 // quotes and comments) nest deeper than kMaxConfigNesting is a usage error, "--config: line N:
 // lists nested deeper than the limit of 128", before CLI11 reads it (CLI11 2.1 reads nested lists
-// recursively: 100,000 levels took 14 s and then overflowed the stack). Install it with
-// app.config_formatter(bounded_config()) after app.set_config(...).
+// recursively: 100,000 levels took 14 s and then overflowed the stack). A file that names both a
+// secret flag and its file flag (admin-token and admin-token-file, secret_flags.h) is a usage
+// error too: "--admin-token and --admin-token-file were both given; give one of them". Install it
+// with app.config_formatter(bounded_config()) after app.set_config(...).
 std::shared_ptr<CLI::Config> bounded_config();
 
 // --log-level: debug, info, warn or error, any case (the value becomes lower case).
