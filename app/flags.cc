@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <iterator>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -31,6 +32,13 @@ CLI::Validator rule(const std::string& tag, const std::string& what,
         return holds(text) ? std::string() : "must be " + what + ", not " + text;
       },
       tag);
+}
+
+// A validator for secrets: says `message` when `holds(text)` is false, never the value.
+CLI::Validator rule_without_value(const std::string& tag, const std::string& message,
+                                  std::function<bool(const std::string&)> holds) {
+  return CLI::Validator(
+      [message, holds](std::string& text) { return holds(text) ? std::string() : message; }, tag);
 }
 
 // A whole number from `min` to `max`, written in decimal digits only (CLI11 would read "010" as
@@ -119,6 +127,14 @@ void check_server_url(const std::string& text, bool https) {
   }
 }
 
+// True when `text` is 1 to kMaxTokenLength visible ASCII characters, none of them in `refused`.
+bool visible_ascii(std::string_view text, std::string_view refused = "") {
+  return !text.empty() && text.size() <= kMaxTokenLength &&
+         std::all_of(text.begin(), text.end(), [refused](char c) {
+           return c >= 0x21 && c <= 0x7E && refused.find(c) == std::string_view::npos;
+         });
+}
+
 }  // namespace
 
 namespace {
@@ -153,7 +169,26 @@ class BoundedConfig : public CLI::ConfigTOML {
       }
     }
     std::istringstream copy(text);
-    return CLI::ConfigTOML::from_config(copy);
+    std::vector<CLI::ConfigItem> items = CLI::ConfigTOML::from_config(copy);
+    refuse_secret_twice(items);
+    return items;
+  }
+
+ private:
+  // A secret flag and its file flag (secret_flags.h) both in the file: refused here, since CLI11
+  // would skip the second of them silently when the file flag comes first.
+  static void refuse_secret_twice(const std::vector<CLI::ConfigItem>& items) {
+    std::set<std::string> names;
+    for (const CLI::ConfigItem& item : items) names.insert(item.fullname());
+    for (const std::string& name : names) {
+      const std::string suffix = "-file";
+      if (name.size() <= suffix.size() || !name.ends_with(suffix)) continue;
+      const std::string flag = name.substr(0, name.size() - suffix.size());
+      if (names.count(flag) != 0) {
+        throw CLI::ConfigError("--" + flag + " and --" + name +
+                               " were both given; give one of them");
+      }
+    }
   }
 };
 
@@ -239,6 +274,26 @@ CLI::Validator server_url(bool https) {
 
 CLI::Validator signing_secret() {
   return accepted_by("whsec_...", [](const std::string& text) { Secret::parse(text); });
+}
+
+CLI::Validator bearer_token() {
+  return rule_without_value("TOKEN",
+                            "must be 1 to " + std::to_string(kMaxTokenLength) +
+                                " visible ASCII characters (no spaces or control characters)",
+                            [](const std::string& text) { return visible_ascii(text); });
+}
+
+CLI::Validator api_key() {
+  return rule_without_value(
+      "KEY:MERCHANT_ID",
+      "must be KEY:MERCHANT_ID, e.g. sk_test_1:merchant_1, each part of visible ASCII characters "
+      "other than ','",
+      [](const std::string& text) {
+        const std::size_t colon = text.find(':');
+        return colon != std::string::npos &&
+               visible_ascii(std::string_view(text).substr(0, colon), ":,") &&
+               visible_ascii(std::string_view(text).substr(colon + 1), ",");
+      });
 }
 
 }  // namespace webhooks::app

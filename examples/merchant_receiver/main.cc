@@ -1,6 +1,7 @@
 // build/bin/merchant-receiver: a merchant's webhook endpoint. POST /webhooks verifies, dedups and
 // handles order.* and payout.* events in transactional mode; GET /handled shows what was handled.
-// Flags: DESIGN.md, "Interfaces that scripts rely on"; docs/receiver.md.
+// Flags: DESIGN.md, "Interfaces that scripts rely on"; docs/receiver.md. The secrets may also come
+// from --secret-file or WEBHOOKS_SECRET (webhooks/app/secret_flags.h).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
@@ -8,6 +9,7 @@
 
 #include "merchant.h"
 #include "webhooks/app/flags.h"
+#include "webhooks/app/secret_flags.h"
 #include "webhooks/app/server.h"
 #include "webhooks/log.h"
 #include "webhooks/receiver/http_server.h"
@@ -84,9 +86,11 @@ int main(int argc, char** argv) {
       ->check(webhooks::app::listen_address())
       ->capture_default_str();
   app.add_option("--db", flags.db, "SQLite path or postgres:// URL")->capture_default_str();
-  app.add_option("--secret", flags.secrets, "signing secret whsec_... (repeatable: rotation)")
-      ->check(webhooks::app::signing_secret())
-      ->required();
+  webhooks::app::add_secret_option(
+      app,
+      {"--secret", "WEBHOOKS_SECRET", "signing secret whsec_... (repeatable: rotation)",
+       webhooks::app::signing_secret(), true},
+      flags.secrets);
   app.add_option("--consumer", flags.consumer, "dedup scope")->capture_default_str();
   app.add_option("--lease", flags.lease_s, "handler lease, seconds")
       ->check(duration(DurationUnit::seconds))

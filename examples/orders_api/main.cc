@@ -1,11 +1,13 @@
 // orders-api: the platform's orders and payouts API. Every POST is guarded by the idempotency
 // core (scope = the merchant of the bearer API key). `orders-api reconcile` matches payouts to
-// the payout partner's transfers. docs/orders-api.md.
+// the payout partner's transfers. docs/orders-api.md. --api-key and --publisher-token may also come
+// from --api-key-file / --publisher-token-file or WEBHOOKS_API_KEY / WEBHOOKS_PUBLISHER_TOKEN.
 #include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "server.h"
 #include "webhooks/app/flags.h"
+#include "webhooks/app/secret_flags.h"
 #include "webhooks/app/server.h"
 
 int main(int argc, char** argv) {
@@ -28,8 +30,12 @@ int main(int argc, char** argv) {
                  "idempotency record lifetime in seconds; later the key is a new request")
       ->check(duration(DurationUnit::seconds))
       ->capture_default_str();
-  app.add_option("--api-key", config.api_keys,
-                 "KEY:MERCHANT_ID, repeatable: bearer API key and the merchant it acts for");
+  webhooks::app::add_secret_option(
+      app,
+      {"--api-key", "WEBHOOKS_API_KEY",
+       "KEY:MERCHANT_ID, repeatable: bearer API key and the merchant it acts for",
+       webhooks::app::api_key()},
+      config.api_keys);
   app.add_option("--partner-url", config.partner_url, "the payout partner, http://HOST:PORT")
       ->check(webhooks::app::server_url(false))
       ->capture_default_str();
@@ -45,8 +51,12 @@ int main(int argc, char** argv) {
                  "the publisher, http://HOST:PORT: relay every outbox event to its POST /v1/events "
                  "(none: events stay in the outbox table)")
       ->check(webhooks::app::server_url(true));
-  app.add_option("--publisher-token", config.publisher_token,
-                 "bearer token for --publisher-url (the publisher's --admin-token)");
+  webhooks::app::add_secret_option(
+      app,
+      {"--publisher-token", "WEBHOOKS_PUBLISHER_TOKEN",
+       "bearer token for --publisher-url (the publisher's --admin-token)",
+       webhooks::app::bearer_token()},
+      config.publisher_token);
   app.add_option("--relay-poll-ms", config.relay_poll_ms,
                  "how often the idle outbox relay looks for new events, in milliseconds")
       ->check(duration(DurationUnit::milliseconds))

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "webhooks/app/flags.h"
+#include "webhooks/app/secret_flags.h"
 #include "webhooks/error.h"
 #include "webhooks/publisher/duration.h"
 #include "webhooks/publisher/retry_policy.h"
@@ -160,8 +161,12 @@ void add_api_flags(CLI::App& app, Flags& f) {
       ->check(app::duration(app::DurationUnit::seconds));
   option(app, "--ttl", f.ttl_seconds, "WEBHOOKS_TTL", "seconds idempotency records are kept")
       ->check(app::duration(app::DurationUnit::seconds));
-  option(app, "--admin-token", o.admin_token, "WEBHOOKS_ADMIN_TOKEN",
-         "bearer token for every route but /healthz and /metrics (required for them to answer)");
+  app::add_secret_option(app,
+                         {"--admin-token", "WEBHOOKS_ADMIN_TOKEN",
+                          "bearer token for every route but /healthz and /metrics (required for "
+                          "them to answer)",
+                          app::bearer_token()},
+                         o.admin_token);
   app.add_flag("--allow-private-networks", o.allow_private_networks,
                "deliver to loopback, private, link-local and CGNAT addresses (tests, demos)")
       ->envname("WEBHOOKS_ALLOW_PRIVATE_NETWORKS");

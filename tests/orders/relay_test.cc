@@ -10,6 +10,7 @@
 
 #include "../publisher_daemon/receiver.h"
 #include "harness.h"
+#include "support/secret_files.h"
 #include "support/test_env.h"
 
 using nlohmann::json;
@@ -52,9 +53,12 @@ TEST_CASE(
 
   Stack s;
   const std::string publisher_db = webhooks::test::database_target("relay-publisher");
+  // The token reaches both from a file (--admin-token-file, --publisher-token-file), not argv.
+  const std::string token_file =
+      webhooks::test::write_secret_file(s.dir + "/token", std::string(kToken) + "\n");
   Process publisher("webhooks-publisherd",
-                    {"--listen", "127.0.0.1:0", "--db", publisher_db, "--admin-token", kToken,
-                     "--allow-private-networks", "--retry-schedule", "200ms,200ms,1s",
+                    {"--listen", "127.0.0.1:0", "--db", publisher_db, "--admin-token-file",
+                     token_file, "--allow-private-networks", "--retry-schedule", "200ms,200ms,1s",
                      "--poll-interval", "20ms", "--log-level", "warn"},
                     s.dir);
   const int publisher_port = publisher.wait_listening();
@@ -66,11 +70,14 @@ TEST_CASE(
   REQUIRE(created);
   REQUIRE(created->status == 201);
 
-  const std::vector<std::string> relay = {
-      "--publisher-url",   "http://127.0.0.1:" + std::to_string(publisher_port),
-      "--publisher-token", kToken,
-      "--relay-poll-ms",   "20",
-      "--log-level",       "warn"};
+  const std::vector<std::string> relay = {"--publisher-url",
+                                          "http://127.0.0.1:" + std::to_string(publisher_port),
+                                          "--publisher-token-file",
+                                          token_file,
+                                          "--relay-poll-ms",
+                                          "20",
+                                          "--log-level",
+                                          "warn"};
   s.start_api(relay);
   constexpr int kOrders = 2000;
   std::set<std::string> orders;

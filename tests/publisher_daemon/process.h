@@ -5,11 +5,13 @@
 
 namespace webhooks::test {
 
-// build/bin/webhooks-publisherd with `args`, stdout and stderr in files of `dir`.
+// build/bin/webhooks-publisherd with `args`, stdout and stderr in files of `dir`, `env`'s
+// NAME=VALUE entries added to the environment.
 class Daemon : public Process {
  public:
-  Daemon(const std::vector<std::string>& args, const std::string& dir)
-      : Process("webhooks-publisherd", args, dir) {}
+  Daemon(const std::vector<std::string>& args, const std::string& dir,
+         const std::vector<std::string>& env = {})
+      : Process("webhooks-publisherd", args, dir, env) {}
 };
 
 }  // namespace webhooks::test

@@ -34,10 +34,24 @@ std::string describe_status(int status) {
   return "status " + std::to_string(status);
 }
 
+// environ with `extra`'s NAME=VALUE entries added, replacing those of the same name.
+std::vector<std::string> environment_with(const std::vector<std::string>& extra) {
+  const auto name_of = [](const std::string& entry) { return entry.substr(0, entry.find('=')); };
+  std::vector<std::string> entries;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    bool replaced = false;
+    for (const std::string& x : extra) replaced = replaced || name_of(x) == name_of(entry);
+    if (!replaced) entries.push_back(entry);
+  }
+  entries.insert(entries.end(), extra.begin(), extra.end());
+  return entries;
+}
+
 }  // namespace
 
 Process::Process(const std::string& executable, const std::vector<std::string>& args,
-                 const std::string& dir) {
+                 const std::string& dir, const std::vector<std::string>& env) {
   static int counter = 0;
   label_ = executable + "." + std::to_string(++counter);
   out_path_ = dir + "/" + label_ + ".out";
@@ -54,7 +68,11 @@ Process::Process(const std::string& executable, const std::vector<std::string>& 
                                    0644);
   posix_spawn_file_actions_addopen(&actions, 2, err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                    0644);
-  const int rc = posix_spawn(&pid_, path.c_str(), &actions, nullptr, argv.data(), environ);
+  std::vector<std::string> env_storage = environment_with(env);
+  std::vector<char*> envp;
+  for (std::string& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const int rc = posix_spawn(&pid_, path.c_str(), &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) FAIL("cannot start " << path << ": " << std::strerror(rc));
 }
@@ -116,8 +134,8 @@ std::string Process::out() const { return slurp(out_path_); }
 std::string Process::err() const { return slurp(err_path_); }
 
 Finished run_to_end(const std::string& executable, const std::vector<std::string>& args,
-                    const std::string& dir) {
-  Process process(executable, args, dir);
+                    const std::string& dir, const std::vector<std::string>& env) {
+  Process process(executable, args, dir, env);
   const auto status = process.wait_exit(seconds(60));
   if (!status) FAIL(executable << " did not finish within 60 s");
   Finished done;

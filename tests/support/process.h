@@ -11,11 +11,12 @@
 
 namespace webhooks::test {
 
-// A child process of build/bin with stdout and stderr in files of `dir`.
+// A child process of build/bin with stdout and stderr in files of `dir`, in this process's
+// environment with `env`'s NAME=VALUE entries added (replacing a variable of the same name).
 class Process {
  public:
   Process(const std::string& executable, const std::vector<std::string>& args,
-          const std::string& dir);
+          const std::string& dir, const std::vector<std::string>& env = {});
   ~Process();  // SIGTERM, then SIGKILL if it has not exited within 10 s
   Process(const Process&) = delete;
   Process& operator=(const Process&) = delete;
@@ -36,12 +37,12 @@ class Process {
   std::optional<int> status_;
 };
 
-// Runs a command to its end (up to 60 s).
+// Runs a command to its end (up to 60 s), with `env` as for Process.
 struct Finished {
   int exit_code = -1;
   std::string out, err;
 };
 Finished run_to_end(const std::string& executable, const std::vector<std::string>& args,
-                    const std::string& dir);
+                    const std::string& dir, const std::vector<std::string>& env = {});
 
 }  // namespace webhooks::test

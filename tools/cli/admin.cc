@@ -30,7 +30,9 @@ void add_publisher_options(CLI::App* cmd, Publisher& p) {
   cmd->add_option("--publisher-url", p.url, "the publisher's base URL, http(s)://HOST:PORT")
       ->check(app::server_url(true))
       ->capture_default_str();
-  cmd->add_option("--admin-token", p.token, "admin bearer token")->envname("WEBHOOKS_ADMIN_TOKEN");
+  app::add_secret_option(
+      *cmd, {"--admin-token", "WEBHOOKS_ADMIN_TOKEN", "admin bearer token", app::bearer_token()},
+      p.token);
 }
 
 // Sends a request to the admin API; prints errors; returns the parsed JSON body on 2xx.
@@ -126,8 +128,8 @@ int replay_capture(const std::string& file, const std::string& url, const std::s
 
 void add_admin(CLI::App& app, Action& action) {
   struct Args {
-    // One per subcommand: CLI11 reads WEBHOOKS_ADMIN_TOKEN for every subcommand's --admin-token,
-    // used or not, so a shared one let the environment override the used subcommand's flag.
+    // One per subcommand, each with its own --admin-token (--admin-token-file,
+    // WEBHOOKS_ADMIN_TOKEN), read only for the subcommand that runs.
     Publisher replay_to, events_from, attempts_from;
     std::string event, endpoint, since, capture, url, secret, merchant, type;
     int limit = 50;
@@ -146,8 +148,10 @@ void add_admin(CLI::App& app, Action& action) {
                      "delivery was accepted, 1 when one was not, 2 (FILE:LINE: the problem, "
                      "nothing sent) when a line is malformed");
   replay->add_option("--url", a->url, "with --capture: where to send");
-  replay->add_option("--secret", a->secret, "with --capture: the secret to re-sign with")
-      ->check(app::signing_secret());
+  app::add_secret_option(*replay,
+                         {"--secret", "WEBHOOKS_SECRET",
+                          "with --capture: the secret to re-sign with", app::signing_secret()},
+                         a->secret);
   replay->callback([a, &action] {
     action = [a] {
       if (!a->capture.empty()) {

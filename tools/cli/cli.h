@@ -8,6 +8,7 @@
 #include <string>
 
 #include "webhooks/app/flags.h"
+#include "webhooks/app/secret_flags.h"
 
 namespace webhooks::cli {
 

@@ -38,9 +38,10 @@ void add_listen(CLI::App& app, Action& action) {
   cmd->add_option("--listen", a->listen, "HOST:PORT (port 0 picks a free one)")
       ->check(app::listen_address())
       ->capture_default_str();
-  cmd->add_option("--secret", a->secrets, "whsec_… secret; repeat for rotation")
-      ->check(app::signing_secret())
-      ->required();
+  app::add_secret_option(*cmd,
+                         {"--secret", "WEBHOOKS_SECRET", "whsec_… secret; repeat for rotation",
+                          app::signing_secret(), true},
+                         a->secrets);
   cmd->add_option("--db", a->db, "SQLite file (or postgres:// URL) for dedup records")->capture_default_str();
   cmd->add_option("--consumer", a->consumer, "dedup scope")->capture_default_str();
   cmd->add_option("--tolerance", a->tolerance, "timestamp tolerance, whole seconds")

@@ -38,9 +38,9 @@ void add_send(CLI::App& app, Action& action) {
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("send", "POST one signed delivery; print the answer");
   cmd->add_option("--url", args->url, "the endpoint, e.g. http://127.0.0.1:8783/webhooks")->required();
-  cmd->add_option("--secret", args->secret, "whsec_… secret")
-      ->check(app::signing_secret())
-      ->required();
+  app::add_secret_option(
+      *cmd, {"--secret", "WEBHOOKS_SECRET", "whsec_… secret", app::signing_secret(), true},
+      args->secret);
   cmd->add_option("--type", args->type, "event type, e.g. order.created")->required();
   cmd->add_option("--data", args->data, "the event's data: a JSON object, or @FILE")->required();
   cmd->add_option("--timeout-ms", args->timeout_ms, "connect and read timeout, milliseconds")

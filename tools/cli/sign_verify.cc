@@ -20,9 +20,10 @@ void add_sign(CLI::App& app, Action& action) {
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
       "sign", "Print the three Standard Webhooks headers for a body, one 'name: value' per line");
-  cmd->add_option("--secret", args->secret, "whsec_… secret (or its bare base64)")
-      ->check(app::signing_secret())
-      ->required();
+  app::add_secret_option(*cmd,
+                         {"--secret", "WEBHOOKS_SECRET", "whsec_… secret (or its bare base64)",
+                          app::signing_secret(), true},
+                         args->secret);
   cmd->add_option("--id", args->id, "webhook-id (the event id)")->required();
   cmd->add_option("--timestamp", args->timestamp, "webhook-timestamp, Unix seconds")
       ->required()
@@ -56,8 +57,10 @@ void add_verify(CLI::App& app, Action& action) {
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand(
       "verify", "Check a delivery's signature and timestamp; say valid, or exactly why not");
-  cmd->add_option("--secret", args->secrets, "whsec_… secret; repeat for rotation")
-      ->check(app::signing_secret());
+  app::add_secret_option(
+      *cmd,
+      {"--secret", "WEBHOOKS_SECRET", "whsec_… secret; repeat for rotation", app::signing_secret()},
+      args->secrets);
   cmd->add_option("--public-key", args->public_keys, "whpk_… Ed25519 key for v1a; repeatable")
       ->check(app::accepted_by(
           "whpk_...", [](const std::string& text) { Ed25519PublicKey::parse(text); }));

@@ -1,6 +1,7 @@
 // Command-line conventions every executable of the toolkit shares (CLI11): the same --log-level and
-// --sqlite-synchronous values, the same limits and messages for numbers, --listen and --secret
-// checked while parsing, and exit code 2 for any usage error (0 for --help and --version).
+// --sqlite-synchronous values, the same limits and messages for numbers, --listen, --secret and
+// tokens checked while parsing, and exit code 2 for any usage error (0 for --help and --version).
+// Secret flags also come from a file or the environment: secret_flags.h.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -28,8 +29,10 @@ inline constexpr std::size_t kMaxConfigNesting = 128;
 // CLI11's TOML/INI config reader with a nesting check in front: a file whose lists (outside
 // quotes and comments) nest deeper than kMaxConfigNesting is a usage error, "--config: line N:
 // lists nested deeper than the limit of 128", before CLI11 reads it (CLI11 2.1 reads nested lists
-// recursively: 100,000 levels took 14 s and then overflowed the stack). Install it with
-// app.config_formatter(bounded_config()) after app.set_config(...).
+// recursively: 100,000 levels took 14 s and then overflowed the stack). A file that names both a
+// secret flag and its file flag (admin-token and admin-token-file, secret_flags.h) is a usage
+// error too: "--admin-token and --admin-token-file were both given; give one of them". Install it
+// with app.config_formatter(bounded_config()) after app.set_config(...).
 std::shared_ptr<CLI::Config> bounded_config();
 
 // --log-level: debug, info, warn or error, any case (the value becomes lower case).
@@ -93,5 +96,21 @@ CLI::Validator server_url(bool https);
 // --secret: a Standard Webhooks secret that Secret::parse accepts. The message says what is wrong
 // without repeating the value, e.g. "--secret: secret is not valid base64 (...)".
 CLI::Validator signing_secret();
+
+// The longest bearer token or API key a flag takes: 4096 characters (cpp-httplib reads a header
+// line of at most 8192 bytes).
+inline constexpr std::size_t kMaxTokenLength = 4096;
+
+// --admin-token, --publisher-token: a bearer token of 1 to kMaxTokenLength visible ASCII
+// characters (0x21 to 0x7E: no spaces or control characters, which no Authorization header can
+// carry). The message does not repeat the value: "--admin-token: must be 1 to 4096 visible ASCII
+// characters (no spaces or control characters)".
+CLI::Validator bearer_token();
+
+// orders-api's --api-key: KEY:MERCHANT_ID, the key a bearer token as above without ':' or ',',
+// the merchant id 1 to 4096 visible ASCII characters without ','. The message does not repeat
+// the value: "--api-key: must be KEY:MERCHANT_ID, e.g. sk_test_1:merchant_1, each part of visible
+// ASCII characters other than ','".
+CLI::Validator api_key();
 
 }  // namespace webhooks::app
