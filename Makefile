@@ -2,6 +2,8 @@
 BUILD_DIR ?= build
 SANITIZE_DIR ?= build-sanitize
 FUZZ_DIR ?= build-fuzz
+# The libraries built alone (make check-install).
+LIB_DIR ?= build-lib
 # Seconds each libFuzzer harness runs in make fuzz.
 FUZZ_SECONDS ?= 60
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -9,7 +11,7 @@ CMAKE_FLAGS ?=
 # Extra flags for build/bin/webhooks-demo, e.g. make demo DEMO_FLAGS="--orders 200 --keep-work-dir"
 DEMO_FLAGS ?=
 
-.PHONY: all deps configure build test bench demo test-sanitize fuzz clean help
+.PHONY: all deps configure build test bench demo test-sanitize fuzz check-install clean help
 
 all: build
 
@@ -20,6 +22,7 @@ help:
 	@echo "make bench          build and print the benchmarks"
 	@echo "make test-sanitize  the test suite built with AddressSanitizer and UBSan in $(SANITIZE_DIR)/"
 	@echo "make fuzz           the libFuzzer harnesses (clang, ASan+UBSan) in $(FUZZ_DIR)/, each run FUZZ_SECONDS=$(FUZZ_SECONDS) s"
+	@echo "make check-install  the libraries alone in $(LIB_DIR)/, installed, with a find_package consumer; $(BUILD_DIR)/'s install"
 
 deps:
 	@bash scripts/install-deps
@@ -49,6 +52,12 @@ fuzz: deps
 	cmake --build $(FUZZ_DIR) -j $(JOBS) --target webhooks_fuzzers
 	bash scripts/fuzz $(FUZZ_DIR) $(FUZZ_SECONDS) $(JOBS)
 
+# The libraries built alone (examples, tools, daemon, tests off) in $(LIB_DIR)/, installed into a
+# temporary prefix, tests/consumer built against it with find_package(webhooks) and run; then
+# $(BUILD_DIR)/ installed and every executable checked. docs/development.md, "Installing and embedding".
+check-install: build
+	JOBS=$(JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" bash scripts/check-install $(LIB_DIR) $(BUILD_DIR)
+
 # Publisher, orders API with its outbox relay, payout partner and merchant receiver on loopback;
 # 1,000 orders and 100 payouts with resends, faults and a crash; a table; exit 1 unless every
 # order and payout had exactly one effect. docs/demo.md.
@@ -56,4 +65,4 @@ demo: build
 	$(BUILD_DIR)/bin/webhooks-demo --bin-dir $(BUILD_DIR)/bin $(DEMO_FLAGS)
 
 clean:
-	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(FUZZ_DIR)
+	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(FUZZ_DIR) $(LIB_DIR)

@@ -1,5 +1,12 @@
-# Installs the libraries, their headers and a CMake package so that merchants can
-# find_package(webhooks) and link webhooks::common, webhooks::publisher, webhooks::receiver.
+# `cmake --install BUILD --prefix P` installs (docs/development.md, "Installing and embedding"):
+# - the libraries webhooks::core, ::signing, ::storage, ::http, ::idempotency (common/; the
+#   umbrella webhooks::common links them all), webhooks::receiver and webhooks::publisher (lib/), their
+#   public headers (include/webhooks/), with a CMake package (lib/cmake/webhooks/) so that an
+#   application calls find_package(webhooks) and links webhooks::receiver (or ::publisher);
+# - the schema files (share/webhooks/schema/), for reading: the libraries carry them compiled in;
+# - every executable that was built (bin/): webhooks-publisherd, webhooks, merchant-receiver,
+#   orders-api, payout-partner, webhooks-demo. Each executable's CMakeLists.txt installs it.
+# webhooks::app (app/) is the executables' shared code, linked into them: not installed.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 

@@ -278,7 +278,7 @@ struct Receiver::Impl {
 
 void Receiver::Impl::log(const Event& event, std::string_view outcome, int status,
                          spdlog::level::level_enum level) {
-  if (!spdlog::should_log(level)) return;
+  if (!log_enabled(level)) return;
   log_event(level, {{"event", "webhook"},
                                   {"consumer", config.consumer},
                                   {"event_id", event.id},

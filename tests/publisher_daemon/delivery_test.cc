@@ -9,6 +9,7 @@
 
 #include "fixture.h"
 #include "receiver.h"
+#include "webhooks/log.h"
 #include "webhooks/rfc3339.h"
 #include "webhooks/uuid.h"
 #include "webhooks/verifier.h"
@@ -29,14 +30,14 @@ VerifyResult verify(const Received& r, const std::string& secret, std::int64_t n
 // Collects the JSON log lines (webhooks::log_event) written while it lives.
 class LogCapture {
  public:
-  LogCapture() : previous_(spdlog::default_logger()) {
+  LogCapture() : previous_(webhooks::logger()) {
     auto logger = std::make_shared<spdlog::logger>(
         "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(out_));
     logger->set_pattern("%v");
     logger->set_level(spdlog::level::info);
-    spdlog::set_default_logger(logger);
+    webhooks::set_logger(logger);
   }
-  ~LogCapture() { spdlog::set_default_logger(previous_); }
+  ~LogCapture() { webhooks::set_logger(previous_); }
   // The lines whose "event" is `event`, without their "ts".
   std::vector<nlohmann::json> lines(const std::string& event) const {
     std::vector<nlohmann::json> out;

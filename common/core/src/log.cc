@@ -6,14 +6,68 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <mutex>
+#include <vector>
 
 namespace webhooks {
 namespace {
+
+// The libraries' logger. `current` is what every logging call reads (one atomic load); the
+// loggers it ever pointed to are kept in `installed` until exit, so a thread that loaded a pointer
+// just before set_logger replaced it still writes through a live logger.
+struct Installed {
+  std::atomic<spdlog::logger*> current{nullptr};
+  std::mutex mutex;  // guards `installed` and the registry update of set_logger
+  std::vector<std::shared_ptr<spdlog::logger>> installed;
+};
+
+Installed& installed() {
+  static Installed* state = new Installed();  // never destroyed: lines may be logged at exit
+  return *state;
+}
+
+// Makes `next` the current logger; `registry`: also update spdlog's registry entry "webhooks".
+void install(std::shared_ptr<spdlog::logger> next, bool registry) {
+  Installed& state = installed();
+  std::lock_guard lock(state.mutex);
+  if (registry) {
+    spdlog::drop(kLoggerName);
+    if (next->name() == kLoggerName) spdlog::register_logger(next);
+  }
+  state.current.store(next.get(), std::memory_order_release);
+  state.installed.push_back(std::move(next));
+}
+
+// Installs the default at the first line, unless set_logger ran first: the logger registered
+// with spdlog under "webhooks" if the application made one, else "webhooks" with bare lines on
+// stderr at info, registered with spdlog (which applies spdlog::set_level's global level to it).
+spdlog::logger* install_default() {
+  Installed& state = installed();
+  std::lock_guard lock(state.mutex);
+  spdlog::logger* current = state.current.load(std::memory_order_acquire);
+  if (current != nullptr) return current;
+  std::shared_ptr<spdlog::logger> made = spdlog::get(kLoggerName);
+  if (!made) {
+    made = std::make_shared<spdlog::logger>(kLoggerName,
+                                            std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    spdlog::initialize_logger(made);  // registers it, at the global level
+    made->set_pattern("%v");
+  }
+  state.current.store(made.get(), std::memory_order_release);
+  state.installed.push_back(std::move(made));
+  return state.current.load(std::memory_order_relaxed);
+}
+
+// The current logger: one atomic load once the first line was logged.
+spdlog::logger& current_logger() {
+  spdlog::logger* current = installed().current.load(std::memory_order_acquire);
+  return current != nullptr ? *current : *install_default();
+}
 
 // The asynchronous logger's queue, its sink and the logger itself, kept for the exit handler.
 struct AsyncLogging {
@@ -30,14 +84,17 @@ AsyncLogging& async_logging() {
 // At exit (return from main or std::exit): lines logged from now on are written synchronously
 // by a logger on the same sink, and the queue's thread writes every line queued before it stops.
 // The asynchronous logger itself is kept (not destroyed) for a thread still inside a call to it.
+// A logger installed after configure_json_logging (set_logger) is left in place.
 void finish_logging_at_exit() {
   AsyncLogging& state = async_logging();
   if (!state.pool) return;
-  auto direct = std::make_shared<spdlog::logger>("webhooks", state.sink);
-  direct->set_pattern("%v");
-  direct->set_level(state.logger->level());
-  direct->flush_on(spdlog::level::info);
-  spdlog::set_default_logger(direct);
+  if (installed().current.load(std::memory_order_acquire) == state.logger.get()) {
+    auto direct = std::make_shared<spdlog::logger>(kLoggerName, state.sink);
+    direct->set_pattern("%v");
+    direct->set_level(state.logger->level());
+    direct->flush_on(spdlog::level::info);
+    install(std::move(direct), false);
+  }
   state.pool.reset();  // ~thread_pool: writes the queued lines, then joins its thread
 }
 
@@ -57,6 +114,26 @@ std::string_view utc_second(std::time_t seconds) {
 
 }  // namespace
 
+std::shared_ptr<spdlog::logger> logger() {
+  spdlog::logger& current = current_logger();
+  Installed& state = installed();
+  std::lock_guard lock(state.mutex);
+  for (const auto& logger : state.installed) {
+    if (logger.get() == &current) return logger;
+  }
+  return nullptr;  // not reached: every current logger is in `installed`
+}
+
+void set_logger(std::shared_ptr<spdlog::logger> replacement) {
+  if (!replacement) {  // silence: no sink, nothing passes the level test
+    replacement = std::make_shared<spdlog::logger>(kLoggerName);
+    replacement->set_level(spdlog::level::off);
+  }
+  install(std::move(replacement), true);
+}
+
+bool log_enabled(spdlog::level::level_enum level) { return current_logger().should_log(level); }
+
 void configure_json_logging(const std::string& level) {
   static std::once_flag at_exit;
   AsyncLogging& state = async_logging();
@@ -68,18 +145,19 @@ void configure_json_logging(const std::string& level) {
     pthread_sigmask(SIG_BLOCK, &all, nullptr);
   });
   state.sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
-  state.logger = std::make_shared<spdlog::async_logger>("webhooks", state.sink, state.pool,
+  state.logger = std::make_shared<spdlog::async_logger>(kLoggerName, state.sink, state.pool,
                                                         spdlog::async_overflow_policy::block);
   state.logger->set_pattern("%v");
   state.logger->set_level(spdlog::level::from_str(level));
   state.logger->flush_on(spdlog::level::info);  // on the queue's thread, after each line
-  spdlog::set_default_logger(state.logger);
-  // After spdlog's registry was made (above), so this runs before the registry is destroyed.
+  set_logger(state.logger);
+  // After spdlog's registry was made (set_logger), so this runs before the registry is destroyed.
   std::call_once(at_exit, [] { std::atexit(finish_logging_at_exit); });
 }
 
 void log_event(spdlog::level::level_enum level, nlohmann::json fields) {
-  if (!spdlog::should_log(level)) return;
+  spdlog::logger& logger = current_logger();
+  if (!logger.should_log(level)) return;
   using namespace std::chrono;
   const auto now = system_clock::now();
   const auto millis = duration_cast<milliseconds>(now.time_since_epoch()).count();
@@ -94,7 +172,7 @@ void log_event(spdlog::level::level_enum level, nlohmann::json fields) {
   fields.emplace("ts", ts);
   fields.emplace("level", std::string(name.data(), name.size()));
   const std::string line = fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  spdlog::default_logger_raw()->log(level, spdlog::string_view_t(line.data(), line.size()));
+  logger.log(level, spdlog::string_view_t(line.data(), line.size()));
 }
 
 }  // namespace webhooks
