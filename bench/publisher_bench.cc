@@ -45,12 +45,14 @@
 #include "webhooks/http_server.h"
 #include "webhooks/idempotency/guard.h"
 #include "webhooks/idempotency/lease_keeper.h"
+#include "webhooks/idempotency/schema.h"
 #include "webhooks/idempotency/store.h"
 #include "webhooks/log.h"
 #include "webhooks/publisher/admin_api.h"
 #include "webhooks/publisher/dispatcher.h"
 #include "webhooks/publisher/http_transport.h"
 #include "webhooks/publisher/ingest.h"
+#include "webhooks/publisher/schema.h"
 #include "webhooks/random.h"
 #include "webhooks/secret.h"
 #include "webhooks/uuid.h"
@@ -178,7 +180,7 @@ struct Publisher {
     o.pool_size = 8;
     o.sqlite_background_checkpoint = true;
     std::shared_ptr<db::Database> db = db::Database::open(path, o);
-    db->migrate(system_clock().now_ms());
+    db->migrate({idempotency::schema(), publisher::schema()}, system_clock().now_ms());
     return db;
   }
 

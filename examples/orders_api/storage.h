@@ -12,7 +12,8 @@
 
 namespace webhooks::orders {
 
-// Runs the toolkit's migrations (idempotency records, outbox) and creates `orders` and `payouts`
+// Migrates the toolkit's components it uses (idempotency: idempotency_records; outbox: outbox;
+// never the publisher's tables) and creates `orders` and `payouts`
 // if absent. Safe to run at every start and from several processes. Throws Error(storage).
 void prepare_database(db::Database& db, UnixMillis now);
 

@@ -11,12 +11,14 @@
 #include "webhooks/idempotency/guard.h"
 #include "webhooks/idempotency/lease_keeper.h"
 #include "webhooks/idempotency/maintenance.h"
+#include "webhooks/idempotency/schema.h"
 #include "webhooks/log.h"
 #include "webhooks/publisher/admin_api.h"
 #include "webhooks/publisher/dispatcher.h"
 #include "webhooks/publisher/duration.h"
 #include "webhooks/publisher/http_transport.h"
 #include "webhooks/publisher/ingest.h"
+#include "webhooks/publisher/schema.h"
 
 namespace {
 
@@ -30,7 +32,7 @@ int serve(const publisherd::Options& o) {
   db_options.pool_size = std::max(8, o.workers + 4);
   db_options.sqlite_background_checkpoint = true;  // halves p99 (docs/operations.md)
   std::shared_ptr<db::Database> db = db::Database::open(o.db, db_options);
-  db->migrate(clock.now_ms());
+  db->migrate({idempotency::schema(), schema()}, clock.now_ms());
 
   idempotency::Store records(
       db, {app::seconds_to_millis(o.lease_seconds), app::seconds_to_millis(o.ttl_seconds)});

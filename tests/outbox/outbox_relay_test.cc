@@ -11,6 +11,7 @@
 #include "support/test_env.h"
 #include "webhooks/error.h"
 #include "webhooks/publisher/outbox_relay.h"
+#include "webhooks/publisher/schema.h"
 
 using namespace webhooks;
 using namespace webhooks::publisher;
@@ -50,7 +51,7 @@ struct Fixture {
   FakeClock clock{1'700'000'000'000};
   SeededRandom random{7};
   UuidV7Generator ids{clock};
-  std::shared_ptr<db::Database> db = test::open_database("outbox");
+  std::shared_ptr<db::Database> db = test::open_database("outbox", {outbox_schema()});
 
   std::string enqueue(const std::string& type, const std::string& data) {
     std::string id;

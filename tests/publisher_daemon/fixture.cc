@@ -1,6 +1,8 @@
 #include "fixture.h"
 
 #include "support/test_env.h"
+#include "webhooks/idempotency/schema.h"
+#include "webhooks/publisher/schema.h"
 #include "webhooks/secret.h"
 #include "webhooks/uuid.h"
 
@@ -18,7 +20,7 @@ publisher::HttpDeliveryOptions loopback_options() {
 }  // namespace
 
 PublisherFixture::PublisherFixture(const std::string& label, publisher::RetryPolicy retry_policy)
-    : db(open_database(label)),
+    : db(open_database(label, {idempotency::schema(), publisher::schema()})),
       store(db),
       policy(std::move(retry_policy)),
       transport(loopback_options()),
