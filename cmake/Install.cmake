@@ -1,14 +1,15 @@
 # Installs the libraries, their headers and a CMake package so that merchants can
-# find_package(webhooks) and link webhooks::common, webhooks::publisher, webhooks::receiver.
+# find_package(webhooks) and link webhooks::common, webhooks::outbox, webhooks::publisher,
+# webhooks::receiver.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS webhooks_common webhooks_publisher webhooks_receiver
+install(TARGETS webhooks_common webhooks_outbox webhooks_publisher webhooks_receiver
         EXPORT webhooksTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(lib common publisher receiver)
+foreach(lib common outbox publisher receiver)
   if(EXISTS ${PROJECT_SOURCE_DIR}/${lib}/include)
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/${lib}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   endif()

@@ -1,6 +1,6 @@
 // The orders API's own tables (orders, payouts) beside the toolkit's migrated ones
 // (idempotency_records, outbox). Every operation writes its event with
-// publisher::enqueue_outbox_event in its own transaction; the relay posts it (--publisher-url).
+// outbox::enqueue in its own transaction; the relay posts it (--publisher-url).
 #pragma once
 
 #include <nlohmann/json.hpp>

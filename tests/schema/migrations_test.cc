@@ -13,6 +13,7 @@
 #include "webhooks/db.h"
 #include "webhooks/idempotency/schema.h"
 #include "webhooks/idempotency/store.h"
+#include "webhooks/outbox/schema.h"
 #include "webhooks/publisher/schema.h"
 #include "webhooks/publisher/store.h"
 
@@ -52,13 +53,13 @@ TEST_CASE("each component creates only its own tables, recorded as (component, v
   CHECK(db->migrate({idempotency::schema()}, 1000) == 2);
   CHECK(table_names(*db) == Names{"idempotency_records", "webhooks_migrations"});
 
-  CHECK(db->migrate({idempotency::schema(), publisher::outbox_schema()}, 2000) == 1);
+  CHECK(db->migrate({idempotency::schema(), outbox::schema()}, 2000) == 1);
   CHECK(table_names(*db) == Names{"idempotency_records", "outbox", "webhooks_migrations"});
 
   CHECK(db->migrate({idempotency::schema(), publisher::schema()}, 3000) == 2);
   CHECK(table_names(*db) ==
         with({"idempotency_records", "outbox", "webhooks_migrations"}, kPublisherTables));
-  CHECK(db->migrate({idempotency::schema(), publisher::outbox_schema(), publisher::schema()},
+  CHECK(db->migrate({idempotency::schema(), outbox::schema(), publisher::schema()},
                     4000) == 0);
   CHECK(bookkeeping(*db) == std::vector<Row>{{"idempotency", 1, "0001_records", 1000},
                                              {"idempotency", 2, "0002_compact_records", 1000},
@@ -107,7 +108,7 @@ TEST_CASE("a database made by the old single-sequence code is adopted in place, 
   CHECK(table_names(*db) == with(legacy_tables, {"webhooks_migrations"}));
   CHECK(db->exec("SELECT COUNT(*) FROM schema_migrations").integer(0, 0) == 5);
   // Every component after it: nothing to apply either, nothing adopted twice.
-  CHECK(db->migrate({idempotency::schema(), publisher::outbox_schema(), publisher::schema()},
+  CHECK(db->migrate({idempotency::schema(), outbox::schema(), publisher::schema()},
                     kT0 + 2) == 0);
   CHECK(bookkeeping(*db) == adopted);
 
@@ -138,7 +139,7 @@ TEST_CASE("several processes' components migrate one database at once, each migr
   const std::string target = database_target("concurrent");
   const std::vector<std::vector<db::Component>> users = {
       {idempotency::schema()},                              // a receiver
-      {idempotency::schema(), publisher::outbox_schema()},  // orders-api
+      {idempotency::schema(), outbox::schema()},  // orders-api
       {idempotency::schema(), publisher::schema()},         // a publisher daemon
       {idempotency::schema(), publisher::schema()}};        // a second one
   std::vector<int> applied(users.size(), -1);

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "webhooks/idempotency/schema.h"
+#include "webhooks/outbox/schema.h"
 #include "webhooks/publisher/schema.h"
 
 namespace webhooks::test {
@@ -22,7 +23,7 @@ struct Legacy {
 void migrate_as_before_components(db::Database& db, int through, std::int64_t applied_at) {
   const Legacy legacy[] = {
       {1, "0001_idempotency", idempotency::schema(), 1},
-      {2, "0002_outbox", publisher::outbox_schema(), 1},
+      {2, "0002_outbox", outbox::schema(), 1},
       {3, "0003_publisher", publisher::schema(), 1},
       {4, "0004_parked_tasks", publisher::schema(), 2},
       {5, "0005_compact_idempotency_records", idempotency::schema(), 2},

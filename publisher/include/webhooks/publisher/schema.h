@@ -12,8 +12,4 @@ namespace webhooks::publisher {
 // The component, its migrations compiled in (cmake/EmbedSchema.cmake). Throws nothing.
 const db::Component& schema();
 
-// The outbox's table: the migrations component "outbox" (schema/outbox/), which creates `outbox`
-// (outbox_relay.h). Throws nothing.
-const db::Component& outbox_schema();
-
 }  // namespace webhooks::publisher
