@@ -24,6 +24,7 @@
 #include "bench_util.h"
 #include "webhooks/clock.h"
 #include "webhooks/fingerprint.h"
+#include "webhooks/idempotency/schema.h"
 #include "webhooks/idempotency/store.h"
 #include "webhooks/uuid.h"
 
@@ -66,8 +67,9 @@ Figures run_round(int threads, Op op) {
   return f;
 }
 
-// The baseline inserts the same row into the same table (schema/*/, with its indexes) of its own
-// database, so both sides write the same pages: a 32-byte fingerprint, state 0 (in_progress).
+// The baseline inserts the same row into the same table (schema/idempotency/*/, with its
+// indexes) of its own database, so both sides write the same pages: a 32-byte fingerprint, state 0
+// (in_progress).
 constexpr const char* kRawInsert =
     "INSERT INTO idempotency_records (scope, idempotency_key, fingerprint, state, lease_owner, "
     "lease_expires_at, attempts, created_at, expires_at) "
@@ -78,7 +80,7 @@ constexpr const char* kFingerprint =
     "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
 void migrate(const std::string& target) {
-  db::Database::open(target)->migrate(system_clock().now_ms());
+  db::Database::open(target)->migrate({idempotency::schema()}, system_clock().now_ms());
 }
 
 // Raw SQLite: one connection (as ours), same pragmas, a prepared statement, autocommit.
@@ -167,7 +169,7 @@ void bench_engine(const std::string& target, const char* engine, int threads, co
   db::Options options;
   options.pool_size = threads;
   auto database = std::shared_ptr<db::Database>(db::Database::open(target, options));
-  database->migrate(system_clock().now_ms());
+  database->migrate({idempotency::schema()}, system_clock().now_ms());
   idempotency::Store store(database);
   const idempotency::Response response{201, {}, "{\"id\":\"0190a5d4-ac96-774b-bcce-b302099a8057\"}"};
   auto ours_op = [&](int, long seq) {
@@ -250,11 +252,11 @@ std::uintmax_t file_bytes(const std::string& path) {
 }
 
 // The SQLite file with its WAL, after a checkpoint that empties the WAL, minus the same file
-// freshly migrated (the other tables' empty pages).
+// freshly migrated (the empty table's and the bookkeeping's pages).
 void size_sqlite(const std::string& dir, KeyShape shape) {
   const std::string path = dir + "/size-" + std::to_string(static_cast<int>(shape)) + ".db";
   auto database = std::shared_ptr<db::Database>(db::Database::open(path));
-  database->migrate(system_clock().now_ms());
+  database->migrate({idempotency::schema()}, system_clock().now_ms());
   database->exec("PRAGMA wal_checkpoint(TRUNCATE)");
   const std::uintmax_t empty = file_bytes(path) + file_bytes(path + "-wal");
   const auto [records, seconds] = fill(database, 1, shape);
@@ -283,7 +285,7 @@ void size_postgres(const std::string& url, KeyShape shape) {
   db::Options options;
   options.pool_size = 4;
   auto database = std::shared_ptr<db::Database>(db::Database::open(target, options));
-  database->migrate(system_clock().now_ms());
+  database->migrate({idempotency::schema()}, system_clock().now_ms());
   const auto [records, seconds] = fill(database, options.pool_size, shape);
   PGconn* c = PQconnectdb(target.c_str());
   const std::int64_t filled =

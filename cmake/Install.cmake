@@ -1,6 +1,7 @@
 # `cmake --install BUILD --prefix P` installs (docs/development.md, "Installing and embedding"):
 # - the libraries webhooks::core, ::signing, ::storage, ::http, ::idempotency (common/; the
-#   umbrella webhooks::common links them all), webhooks::receiver and webhooks::publisher (lib/), their
+#   umbrella webhooks::common links them all), webhooks::outbox, webhooks::receiver and
+#   webhooks::publisher (lib/), their
 #   public headers (include/webhooks/), with a CMake package (lib/cmake/webhooks/) so that an
 #   application calls find_package(webhooks) and links webhooks::receiver (or ::publisher);
 # - the schema files (share/webhooks/schema/), for reading: the libraries carry them compiled in;
@@ -11,13 +12,13 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(TARGETS webhooks_core webhooks_signing webhooks_storage webhooks_http webhooks_idempotency
-        webhooks_common webhooks_publisher webhooks_receiver
+        webhooks_common webhooks_outbox webhooks_publisher webhooks_receiver
         EXPORT webhooksTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 foreach(lib common/core common/signing common/storage common/http common/idempotency
-    publisher receiver)
+    outbox publisher receiver)
   if(EXISTS ${PROJECT_SOURCE_DIR}/${lib}/include)
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/${lib}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   endif()

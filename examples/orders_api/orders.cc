@@ -5,7 +5,7 @@
 #include "storage.h"
 #include "webhooks/error.h"
 #include "webhooks/log.h"
-#include "webhooks/publisher/outbox_relay.h"
+#include "webhooks/outbox/enqueue.h"
 
 namespace webhooks::orders {
 namespace {
@@ -84,8 +84,7 @@ Response Orders::create(db::Transaction& tx, std::string_view key, const OrderDr
   }
   tx.exec(kInsert, {draft.id, draft.merchant_id, draft.amount, draft.currency, draft.reference,
                     key.empty() ? db::Param(nullptr) : db::Param(key), draft.created_at});
-  publisher::enqueue_outbox_event(tx, ids_, draft.merchant_id, "order.created", draft.json,
-                                  draft.created_at);
+  outbox::enqueue(tx, ids_, draft.merchant_id, "order.created", draft.json, draft.created_at);
   if (break_transaction_.exchange(false)) {
     if (tx.engine() == db::Engine::postgres) {
       tx.exec("SELECT pg_terminate_backend(pg_backend_pid())");
@@ -119,7 +118,7 @@ Response Orders::update(db::Transaction& tx, const std::string& merchant_id,
   if (rows.empty()) return error_response(404, "not_found", "no such order");
   const nlohmann::json order = order_json(rows);
   if (moved) {
-    publisher::enqueue_outbox_event(tx, ids_, merchant_id, "order." + target, order.dump(), now);
+    outbox::enqueue(tx, ids_, merchant_id, "order." + target, order.dump(), now);
   }
   if (order["status"] != target) {
     return error_response(

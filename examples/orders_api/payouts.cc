@@ -6,7 +6,7 @@
 #include "storage.h"
 #include "webhooks/http_server.h"
 #include "webhooks/log.h"
-#include "webhooks/publisher/outbox_relay.h"
+#include "webhooks/outbox/enqueue.h"
 
 namespace webhooks::orders {
 namespace {
@@ -157,8 +157,7 @@ Payout Payouts::save_new(db::Database& db, const std::string& merchant_id, const
   db.transact([&](db::Transaction& tx) {
     tx.exec(kInsert, {p.id, p.merchant_id, p.idempotency_key, p.downstream_key, p.amount,
                       p.currency, p.destination, p.created_at});
-    publisher::enqueue_outbox_event(tx, ids_, p.merchant_id, "payout.created",
-                                    payout_json(p).dump(), p.created_at);
+    outbox::enqueue(tx, ids_, p.merchant_id, "payout.created", payout_json(p).dump(), p.created_at);
   });
   return p;
 }

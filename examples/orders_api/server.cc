@@ -17,7 +17,7 @@
 #include "webhooks/idempotency/lease_keeper.h"
 #include "webhooks/idempotency/maintenance.h"
 #include "webhooks/log.h"
-#include "webhooks/publisher/outbox_relay.h"
+#include "webhooks/outbox/relay.h"
 #include "webhooks/random.h"
 
 namespace webhooks::orders {
@@ -189,13 +189,13 @@ int serve(const Config& config) {
   // checked while parsing (app::server_url), and anything the relay still refused would
   // stop the start here, before `listening on`.
   SecureRandom random;
-  std::unique_ptr<publisher::OutboxRelay> relay;
+  std::unique_ptr<outbox::Relay> relay;
   if (!config.publisher_url.empty()) {
-    publisher::OutboxRelayOptions options;
+    outbox::RelayOptions options;
     options.publisher_url = config.publisher_url;
     options.publisher_token = config.publisher_token;
     options.poll_interval = milliseconds(config.relay_poll_ms);
-    relay = std::make_unique<publisher::OutboxRelay>(db, clock, random, options);
+    relay = std::make_unique<outbox::Relay>(db, clock, random, options);
   }
   http::Server server;
   http::limit_request_bodies(server, http::kDefaultBodyLimit, nullptr, http::Bodies::json);

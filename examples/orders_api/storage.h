@@ -1,6 +1,6 @@
 // The orders API's own tables (orders, payouts) beside the toolkit's migrated ones
 // (idempotency_records, outbox). Every operation writes its event with
-// publisher::enqueue_outbox_event in its own transaction; the relay posts it (--publisher-url).
+// outbox::enqueue in its own transaction; the relay posts it (--publisher-url).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -12,7 +12,8 @@
 
 namespace webhooks::orders {
 
-// Runs the toolkit's migrations (idempotency records, outbox) and creates `orders` and `payouts`
+// Migrates the toolkit's components it uses (idempotency: idempotency_records; outbox: outbox;
+// never the publisher's tables) and creates `orders` and `payouts`
 // if absent. Safe to run at every start and from several processes. Throws Error(storage).
 void prepare_database(db::Database& db, UnixMillis now);
 

@@ -6,6 +6,7 @@
 #include "webhooks/idempotency/guard.h"
 #include "webhooks/idempotency/lease_keeper.h"
 #include "webhooks/idempotency/maintenance.h"
+#include "webhooks/idempotency/schema.h"
 #include "webhooks/idempotency/store.h"
 #include "webhooks/log.h"
 #include "webhooks/publisher/admin_api.h"
@@ -13,6 +14,7 @@
 #include "webhooks/publisher/http_transport.h"
 #include "webhooks/publisher/ingest.h"
 #include "webhooks/publisher/metrics.h"
+#include "webhooks/publisher/schema.h"
 #include "webhooks/publisher/store.h"
 
 namespace webhooks::publisher {
@@ -25,7 +27,7 @@ std::shared_ptr<db::Database> open_database(const Options& o, const Clock& clock
       o.database_pool_size > 0 ? o.database_pool_size : std::max(8, o.workers + 4);
   db_options.sqlite_background_checkpoint = true;  // halves p99 (docs/operations.md)
   std::shared_ptr<db::Database> db = db::Database::open(o.database, db_options);
-  db->migrate(clock.now_ms());
+  db->migrate({idempotency::schema(), schema()}, clock.now_ms());
   return db;
 }
 

@@ -21,6 +21,7 @@
 #include "webhooks/idempotency/lease_keeper.h"
 #include "webhooks/idempotency/maintenance.h"
 #include "webhooks/idempotency/replay_cache.h"
+#include "webhooks/idempotency/schema.h"
 #include "webhooks/json_parse.h"
 #include "webhooks/log.h"
 #include "webhooks/secret.h"
@@ -47,7 +48,7 @@ Verifier make_verifier(const Config& config) {
 }
 
 std::shared_ptr<db::Database> migrated(std::shared_ptr<db::Database> database, const Clock& clock) {
-  database->migrate(clock.now_ms());
+  database->migrate({idempotency::schema()}, clock.now_ms());  // idempotency_records only
   return database;
 }
 

@@ -7,26 +7,31 @@
 #include "support/test_env.h"
 #include "webhooks/db.h"
 #include "webhooks/error.h"
+#include "webhooks/idempotency/schema.h"
 
 using namespace webhooks;
 
-TEST_CASE("migrations apply once and are recorded") {
+TEST_CASE("migrations apply once and are recorded as (component, version)") {
   const std::string target = test::database_target("migrate");
   auto db = db::Database::open(target);
-  const int expected = static_cast<int>(db::migrations(db->engine()).size());
-  CHECK(expected >= 2);
-  CHECK(db->migrate(1000) == expected);
-  CHECK(db->migrate(2000) == 0);
-  CHECK(db::Database::open(target)->migrate(3000) == 0);
-  const db::Rows rows = db->exec("SELECT version, name, applied_at FROM schema_migrations ORDER BY version");
-  REQUIRE(rows.size() == static_cast<std::size_t>(expected));
-  CHECK(rows.integer(0, 0) == 1);
-  CHECK(rows.text(0, 1) == "0001_idempotency");
-  CHECK(rows.integer(0, 2) == 1000);
+  CHECK(db->migrate({idempotency::schema()}, 1000) == 2);
+  CHECK(db->migrate({idempotency::schema()}, 2000) == 0);
+  CHECK(db::Database::open(target)->migrate({idempotency::schema()}, 3000) == 0);
+  const db::Rows rows = db->exec(
+      "SELECT component, version, name, applied_at FROM webhooks_migrations ORDER BY version");
+  REQUIRE(rows.size() == 2);
+  CHECK(rows.text(0, 0) == "idempotency");
+  CHECK(rows.integer(0, 1) == 1);
+  CHECK(rows.text(0, 2) == "0001_records");
+  CHECK(rows.integer(0, 3) == 1000);
+  CHECK(rows.text(1, 0) == "idempotency");
+  CHECK(rows.integer(1, 1) == 2);
+  CHECK(rows.text(1, 2) == "0002_compact_records");
+  CHECK(rows.integer(1, 3) == 1000);
 }
 
 TEST_CASE("parameters, NULLs, affected rows and errors") {
-  auto db = test::open_database("params");
+  auto db = test::open_database("params", {});
   db->exec("CREATE TABLE t (id BIGINT PRIMARY KEY, name TEXT, note TEXT)");
   CHECK(db->exec("INSERT INTO t (id, name, note) VALUES ($1, $2, $3)", {std::int64_t{1}, "a'b", nullptr})
             .affected() == 1);
@@ -51,7 +56,7 @@ TEST_CASE("parameters, NULLs, affected rows and errors") {
 }
 
 TEST_CASE("bytes parameters round-trip as raw bytes, empty bytes are not NULL") {
-  auto db = test::open_database("bytes");
+  auto db = test::open_database("bytes", {});
   const std::string type = db->engine() == db::Engine::sqlite ? "BLOB" : "BYTEA";
   db->exec("CREATE TABLE b (id BIGINT PRIMARY KEY, v " + type + ")");
   const std::string raw("\x00\xff\x5cx'\x01", 6);  // NUL, 0xff, a backslash, x, a quote, 0x01
@@ -77,7 +82,7 @@ TEST_CASE("bytes parameters round-trip as raw bytes, empty bytes are not NULL") 
 }
 
 TEST_CASE("a throwing transaction rolls back") {
-  auto db = test::open_database("rollback");
+  auto db = test::open_database("rollback", {});
   db->exec("CREATE TABLE t (id BIGINT PRIMARY KEY)");
   CHECK_THROWS_WITH(db->transact([](db::Transaction& tx) {
     tx.exec("INSERT INTO t (id) VALUES (1)");
@@ -146,7 +151,7 @@ TEST_CASE("SQLite background checkpoints copy the WAL into the database file off
 }
 
 TEST_CASE("a read runs beside an open write transaction and sees what was committed") {
-  auto db = test::open_database("read");
+  auto db = test::open_database("read", {});
   db->exec("CREATE TABLE t (id BIGINT PRIMARY KEY)");
   db->exec("INSERT INTO t (id) VALUES (1)");
   std::int64_t seen_inside = -1;

@@ -16,6 +16,7 @@
 #include "support/test_env.h"
 #include "webhooks/error.h"
 #include "webhooks/idempotency/group_commit.h"
+#include "webhooks/idempotency/schema.h"
 
 using namespace webhooks;
 using webhooks::idempotency::GroupCommit;
@@ -24,7 +25,7 @@ namespace {
 
 struct Fixture {
   Fixture() { db->exec("CREATE TABLE rows_written (id TEXT PRIMARY KEY)"); }
-  std::shared_ptr<db::Database> db = test::open_database("group_commit");
+  std::shared_ptr<db::Database> db = test::open_database("group_commit", {idempotency::schema()});
   GroupCommit group{*db, {128, 1, std::chrono::milliseconds(0)}};
   std::int64_t count(const std::string& where = "1 = 1") {
     return db->exec("SELECT COUNT(*) FROM rows_written WHERE " + where).integer(0, 0);

@@ -7,6 +7,7 @@
 #include "support/test_env.h"
 #include "webhooks/error.h"
 #include "webhooks/idempotency/guard.h"
+#include "webhooks/idempotency/schema.h"
 
 using namespace webhooks;
 using namespace webhooks::idempotency;
@@ -17,7 +18,7 @@ namespace {
 
 struct Fixture {
   FakeClock clock{1'700'000'000'000};
-  std::shared_ptr<db::Database> db = test::open_database("guard");
+  std::shared_ptr<db::Database> db = test::open_database("guard", {idempotency::schema()});
   Store store{db, Settings{30s, 24h}};
   LeaseKeeper keeper{store, clock, 1h};
   Guard guard{store, keeper, clock};
@@ -218,7 +219,7 @@ TEST_CASE(
   FakeClock clock{1'700'000'000'000};
   const std::string target = test::database_target("guard-full");
   std::shared_ptr<db::Database> db = db::Database::open(target);
-  db->migrate(clock.now_ms());
+  db->migrate({idempotency::schema()}, clock.now_ms());
   db->exec("CREATE TABLE orders (id TEXT PRIMARY KEY, filler TEXT NOT NULL)");
   Store store{db, Settings{30s, 24h}};
   LeaseKeeper keeper{store, clock, 1h};

@@ -5,6 +5,7 @@
 #include "support/test_env.h"
 #include "webhooks/error.h"
 #include "webhooks/fingerprint.h"
+#include "webhooks/idempotency/schema.h"
 #include "webhooks/idempotency/store.h"
 
 using namespace webhooks;
@@ -20,7 +21,7 @@ const std::string kOther = sha256_hex("other");
 const std::string kDifferent = sha256_hex("different");
 
 struct Fixture {
-  std::shared_ptr<db::Database> db = test::open_database("store");
+  std::shared_ptr<db::Database> db = test::open_database("store", {idempotency::schema()});
   Store store{db, Settings{30s, 24h}};
 };
 

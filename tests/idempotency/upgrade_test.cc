@@ -1,11 +1,14 @@
-// A database made by the schema before migration 0005 (fingerprints as 64 hex digits, states by
-// name, "[]" for no headers, an updated_at column) opens and works after it: its records replay,
-// mismatch, block and reacquire exactly as before. On the engine named by WEBHOOKS_TEST_ENGINE.
+// A database made by the schema before the old migration 0005 (now idempotency's 0002)
+// (fingerprints as 64 hex digits, states by name, "[]" for no headers, an updated_at column) opens
+// and works after it: its records replay, mismatch, block and reacquire exactly as before. On the
+// engine named by WEBHOOKS_TEST_ENGINE.
 #include <catch2/catch.hpp>
 
+#include "support/legacy_schema.h"
 #include "support/test_env.h"
 #include "webhooks/db.h"
 #include "webhooks/fingerprint.h"
+#include "webhooks/idempotency/schema.h"
 #include "webhooks/idempotency/store.h"
 
 using namespace webhooks;
@@ -15,22 +18,6 @@ namespace {
 
 constexpr UnixMillis kT0 = 1'700'000'000'000;
 constexpr UnixMillis kTtl = 24LL * 3600 * 1000;
-
-// What Database::migrate did before migration 0005 existed: migrations 1-4, recorded.
-void migrate_as_before_0005(db::Database& db) {
-  db.transact([&](db::Transaction& tx) {
-    if (db.engine() == db::Engine::postgres) tx.exec("SELECT pg_advisory_xact_lock(7242024001)");
-    tx.exec(
-        "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, "
-        "name TEXT NOT NULL, applied_at BIGINT NOT NULL)");
-    for (const db::Migration& m : db::migrations(db.engine())) {
-      if (m.version > 4) break;
-      tx.exec(m.sql);
-      tx.exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
-              {std::int64_t{m.version}, m.name, std::int64_t{kT0}});
-    }
-  });
-}
 
 // A record as the store wrote it before migration 0005.
 void insert_old_record(db::Database& db, std::string_view key, std::string_view fingerprint,
@@ -59,7 +46,7 @@ std::string upper(std::string text) {
 TEST_CASE("migration 0005 converts the records of an older database in place") {
   const std::string target = test::database_target("upgrade");
   auto db = std::shared_ptr<db::Database>(db::Database::open(target));
-  migrate_as_before_0005(*db);
+  test::migrate_as_before_components(*db, 4, kT0);  // today's 0001-0004
   const std::string fp = sha256_hex("POST\n/orders\n{}");
   const std::string other = sha256_hex("POST\n/orders\n{\"amount\":1}");
   insert_old_record(*db, "done", fp, "completed", std::nullopt, 0, 1, 201,
@@ -70,9 +57,9 @@ TEST_CASE("migration 0005 converts the records of an older database in place") {
   insert_old_record(*db, "failed", fp, "failed", std::nullopt, 0, 1, 0, "", "");
   insert_old_record(*db, "odd", "fp", "completed", std::nullopt, 0, 1, 201, "[]", "x");
 
-  const int newer = static_cast<int>(db::migrations(db->engine()).size()) - 4;
-  CHECK(db->migrate(kT0 + 1) == newer);
-  CHECK(db->migrate(kT0 + 2) == 0);
+  // The old sequence's 0001-0004 are adopted; the idempotency component's 0002 (the old 0005) runs.
+  CHECK(db->migrate({schema()}, kT0 + 1) == 1);
+  CHECK(db->migrate({schema()}, kT0 + 2) == 0);
 
   const std::string length = db->engine() == db::Engine::sqlite ? "length" : "octet_length";
   const db::Rows stored = db->exec("SELECT idempotency_key, " + length + "(fingerprint), state, "

@@ -19,6 +19,19 @@ const std::string kOrder = R"({"amount":1000,"currency":"EUR","reference":"inv-1
 
 }  // namespace
 
+TEST_CASE(
+    "orders.db holds the API's tables, its idempotency records and outbox, no publisher table") {
+  Stack s;
+  s.start_api();
+  REQUIRE(s.post("/orders", "order-1", kOrder).status == 201);
+  CHECK(webhooks::test::table_names(s.db()) ==
+        std::vector<std::string>{"idempotency_records", "orders", "outbox", "payouts",
+                                 "webhooks_migrations"});
+  CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'publisher'") == 0);
+  CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'outbox'") == 1);
+  CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'idempotency'") == 2);
+}
+
 TEST_CASE("same key and body twice: the second gets the first's status and body, replayed") {
   Stack s;
   s.start_api();

@@ -13,6 +13,7 @@
 #include "process.h"
 #include "receiver.h"
 #include "support/chunked_post.h"
+#include "support/legacy_schema.h"
 #include "support/test_env.h"
 
 namespace webhooks::test {
@@ -154,6 +155,46 @@ TEST_CASE("the daemon serves the admin API and delivers; SIGTERM exits 0", "[dae
   const int status = daemon.kill_and_wait(SIGTERM);
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("the daemon's database holds its queue and idempotency records, no outbox", "[daemon]") {
+  const std::string target = database_target("tables");
+  Daemon daemon(daemon_args(target), temp_dir("publisherd-tables"));
+  daemon.wait_listening();
+  CHECK(daemon.kill_and_wait(SIGTERM) == 0);
+  CHECK(table_names(*db::Database::open(target)) ==
+        std::vector<std::string>{"idempotency_records", "publisher_attempts",
+                                 "publisher_endpoint_secrets", "publisher_endpoints",
+                                 "publisher_events", "publisher_tasks", "webhooks_migrations"});
+}
+
+TEST_CASE("a database made by the old single-sequence schema code starts and serves its rows",
+          "[daemon]") {
+  const std::string target = database_target("legacy");
+  {
+    auto db = db::Database::open(target);
+    migrate_as_before_components(*db, 5, 1000);
+    db->exec(
+        "INSERT INTO publisher_endpoints (id, merchant_id, url, created_at, updated_at) "
+        "VALUES ('ep_old', 'm1', 'http://127.0.0.1:9/hook', 1000, 1000)");
+  }
+  Daemon daemon(daemon_args(target), temp_dir("publisherd-legacy"));
+  Client client(daemon.wait_listening());
+  const auto endpoint = client.get("/v1/endpoints/ep_old");
+  REQUIRE(endpoint);
+  CHECK(endpoint->status == 200);
+  CHECK(json::parse(endpoint->body)["url"] == "http://127.0.0.1:9/hook");
+  auto accepted = client.post(
+      "/v1/events", {{"merchant_id", "m2"}, {"type", "order.created"}, {"data", json::object()}},
+      "key-legacy");
+  REQUIRE(accepted);
+  CHECK(accepted->status == 202);
+  CHECK(daemon.kill_and_wait(SIGTERM) == 0);
+  auto db = db::Database::open(target);
+  const std::string adopted = "SELECT COUNT(*) FROM webhooks_migrations WHERE applied_at = 1000";
+  CHECK(db->exec(adopted).integer(0, 0) == 5);
+  CHECK(db->exec("SELECT COUNT(*) FROM schema_migrations").integer(0, 0) == 5);
+  CHECK(db->exec("SELECT COUNT(*) FROM idempotency_records").integer(0, 0) == 1);
 }
 
 TEST_CASE("GET /v1/events?limit= takes only 1 to 1000 in decimal digits, else 400", "[daemon]") {

@@ -9,6 +9,7 @@
 #include "receiver_support.h"
 #include "webhooks/ed25519.h"
 #include "webhooks/error.h"
+#include "webhooks/idempotency/schema.h"
 
 using namespace receiver_test;
 
@@ -16,7 +17,8 @@ namespace {
 
 struct Fixture {
   FakeClock clock{kNow * 1000};
-  std::shared_ptr<db::Database> db = test::open_database("receiver_answers");
+  std::shared_ptr<db::Database> db =
+      test::open_database("receiver_answers", {idempotency::schema()});
   Receiver receiver{test_config(clock), db};
   int calls = 0;
   Answer post(const Headers& headers, const std::string& body) {
@@ -31,7 +33,7 @@ struct Fixture {
 
 TEST_CASE("the Standard Webhooks vectors through the receiver") {
   FakeClock clock;
-  const auto db = test::open_database("receiver_vectors");
+  const auto db = test::open_database("receiver_vectors", {idempotency::schema()});
   const auto vectors =
       nlohmann::json::parse(test::read_file(test::vectors_dir() + "/standard-webhooks-v1.json"));
   int n = 0;
@@ -207,7 +209,7 @@ TEST_CASE("step 3: signatures that match nothing are 401 signature_invalid") {
 
 TEST_CASE("two secrets during a rotation; v1a with a public key") {
   FakeClock clock{kNow * 1000};
-  const auto db = test::open_database("receiver_rotation");
+  const auto db = test::open_database("receiver_rotation", {idempotency::schema()});
   Config config = test_config(clock);
   config.secrets = {kSecret, kOtherSecret};
   const auto key = Ed25519SigningKey::generate();

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "receiver_support.h"
+#include "webhooks/idempotency/schema.h"
 #include "webhooks/idempotency/store.h"
 
 using namespace receiver_test;
@@ -22,7 +23,8 @@ struct Fixture {
     db->exec("CREATE TABLE effects (event_id TEXT PRIMARY KEY, type TEXT NOT NULL)");
   }
   FakeClock clock{kNow * 1000};
-  std::shared_ptr<db::Database> db = test::open_database("receiver_handling");
+  std::shared_ptr<db::Database> db =
+      test::open_database("receiver_handling", {idempotency::schema()});
   std::unique_ptr<Receiver> receiver;
 
   Answer post(const std::string& id, const Handler& handler) {
@@ -160,7 +162,7 @@ TEST_CASE("a handler that overruns handler_timeout fails the event") {
   FakeClock clock{kNow * 1000};
   Config config = test_config(clock);
   config.handler_timeout = std::chrono::milliseconds(1);
-  Receiver receiver(config, test::open_database("receiver_timeout"));
+  Receiver receiver(config, test::open_database("receiver_timeout", {idempotency::schema()}));
   const std::string body = event_body("slow");
   const Answer slow = receiver.handle(signed_headers("slow", body), body, [](const Event&) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a slow handler
@@ -175,7 +177,8 @@ TEST_CASE("the lease is renewed while the handler runs") {
   Config config = test_config(clock);
   config.claims = Claims::durable;
   config.lease = std::chrono::milliseconds(300);  // renewed every 100 ms of real time
-  const std::shared_ptr<db::Database> db = test::open_database("receiver_lease");
+  const std::shared_ptr<db::Database> db =
+      test::open_database("receiver_lease", {idempotency::schema()});
   Receiver receiver(config, db);
   Receiver other(config, db);  // another process: only the durable record stops it
   const std::string body = event_body("e1");

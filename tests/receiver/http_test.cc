@@ -9,6 +9,7 @@
 #include "receiver_support.h"
 #include "support/chunked_post.h"
 #include "support/process.h"
+#include "webhooks/idempotency/schema.h"
 #include "webhooks/receiver/http_server.h"
 
 using namespace receiver_test;
@@ -39,7 +40,7 @@ TEST_CASE("the cpp-httplib adapter serves a mounted receiver") {
   config.secrets = {kSecret};
   config.consumer = "shop";
   config.maintenance_interval = std::chrono::milliseconds(0);
-  Receiver receiver(config, test::open_database("receiver_http"));
+  Receiver receiver(config, test::open_database("receiver_http", {idempotency::schema()}));
   std::atomic<int> calls{0};
   webhooks::http::Server server;
   mount(server, "/webhooks", receiver, [&](const Event&) {
@@ -99,7 +100,7 @@ TEST_CASE("over HTTP, a signature list joined with ', ' or a tab is 200 in eithe
   config.secrets = {kSecret};
   config.consumer = "shop";
   config.maintenance_interval = std::chrono::milliseconds(0);
-  Receiver receiver(config, test::open_database("receiver_http_lists"));
+  Receiver receiver(config, test::open_database("receiver_http_lists", {idempotency::schema()}));
   std::atomic<int> calls{0};
   webhooks::http::Server server;
   mount(server, "/webhooks", receiver, [&](const Event&) {

@@ -80,10 +80,23 @@ std::string database_target(const std::string& label) {
   return base.substr(0, slash + 1) + name + (query == std::string::npos ? "" : base.substr(query));
 }
 
-std::shared_ptr<db::Database> open_database(const std::string& label) {
+std::shared_ptr<db::Database> open_database(const std::string& label,
+                                            std::initializer_list<db::Component> components) {
   std::shared_ptr<db::Database> db = db::Database::open(database_target(label));
-  db->migrate(system_clock().now_ms());
+  db->migrate(components, system_clock().now_ms());
   return db;
+}
+
+std::vector<std::string> table_names(db::Database& db) {
+  const db::Rows rows = db.exec(
+      db.engine() == db::Engine::sqlite
+          ? "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+            "ORDER BY name"
+          : "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+            "current_schema() ORDER BY table_name");
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < rows.size(); ++i) names.push_back(rows.text(i, 0));
+  return names;
 }
 
 }  // namespace webhooks::test

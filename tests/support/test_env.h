@@ -1,8 +1,10 @@
 // Where tests find their inputs, servers and databases.
 #pragma once
 
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "webhooks/db.h"
 
@@ -25,8 +27,13 @@ db::Engine engine();
 // SQLite file in a fresh temporary directory, or a freshly created PostgreSQL database on the
 // test server. `label` goes into the name, for debugging.
 std::string database_target(const std::string& label);
-// database_target(label), opened and migrated.
-std::shared_ptr<db::Database> open_database(const std::string& label);
+// database_target(label), opened, with `components` migrated (e.g. {idempotency::schema()}; {}
+// for none: only the bookkeeping table webhooks_migrations).
+std::shared_ptr<db::Database> open_database(const std::string& label,
+                                            std::initializer_list<db::Component> components);
+// The names of the database's tables, sorted (SQLite's own sqlite_* tables left out; PostgreSQL:
+// those of the current schema).
+std::vector<std::string> table_names(db::Database& db);
 // A fresh temporary directory (removed by the OS's /tmp cleaning, not by the test).
 std::string temp_dir(const std::string& label);
 

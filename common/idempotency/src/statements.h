@@ -1,6 +1,6 @@
 // The idempotency store's SQL, one set per engine. $1..$n placeholders on both; each statement
 // takes exactly the parameters listed (PostgreSQL refuses more). The record layout is
-// schema/*/0005_compact_idempotency_records.sql: fingerprint 32 bytes (db::Bytes), state
+// schema/idempotency/*/0002_compact_records.sql: fingerprint 32 bytes (db::Bytes), state
 // 0 in_progress / 1 completed / 2 failed, response_headers NULL when there are none.
 #pragma once
 

@@ -41,25 +41,4 @@ std::unique_ptr<Database> Database::open(const std::string& target, const Option
   return detail::open_sqlite(target, options);
 }
 
-int Database::migrate(std::int64_t now) {
-  const Engine eng = engine();
-  int applied = 0;
-  transact([&](Transaction& tx) {
-    if (eng == Engine::postgres) tx.exec("SELECT pg_advisory_xact_lock(7242024001)");
-    tx.exec(
-        "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, "
-        "name TEXT NOT NULL, applied_at BIGINT NOT NULL)");
-    const Rows done = tx.exec("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
-    const std::int64_t current = done.integer(0, 0);
-    for (const Migration& m : migrations(eng)) {
-      if (m.version <= current) continue;
-      tx.exec(m.sql);
-      tx.exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
-              {std::int64_t{m.version}, m.name, std::int64_t{now}});
-      ++applied;
-    }
-  });
-  return applied;
-}
-
 }  // namespace webhooks::db

@@ -1,7 +1,8 @@
 // One database interface, two engines: SQLite (embedded default, a file in WAL mode) and
 // PostgreSQL (libpq, for several processes or machines on one database). Stores in this toolkit
 // (idempotency records, the publisher's queue, the outbox) are written against it, with their
-// statements as named constants per engine. A store never reads the clock: callers pass `now`.
+// statements as named constants per engine, and each creates its tables with its own migrations
+// (Component, Database::migrate). A store never reads the clock: callers pass `now`.
 //
 // SQL uses PostgreSQL-style placeholders $1..$n on both engines. Values are NULL, 64-bit integers,
 // text (which may hold arbitrary bytes on SQLite; UTF-8 on PostgreSQL) or bytes (Bytes: a BLOB
@@ -112,6 +113,29 @@ struct Options {
   int postgres_connect_timeout_s = 10;
 };
 
+// One migration of a component: its version (1..n within the component), its title (the file
+// name without .sql, e.g. "0001_records") and its SQL (several statements).
+struct Migration {
+  int version;
+  std::string_view name;
+  std::string_view sql;
+};
+
+// A component's tables, created and changed only by its own migrations: `name` is its key in
+// webhooks_migrations ("idempotency", "outbox", "publisher"); each engine's migrations are the
+// files schema/<name>/<engine>/NNNN_title.sql compiled into the component's library
+// (cmake/EmbedSchema.cmake), versions 1..n in order. Obtained from the component, e.g.
+// idempotency::schema() (webhooks/idempotency/schema.h).
+struct Component {
+  std::string_view name;
+  std::span<const Migration> sqlite;
+  std::span<const Migration> postgres;
+
+  std::span<const Migration> migrations(Engine engine) const {
+    return engine == Engine::sqlite ? sqlite : postgres;
+  }
+};
+
 class Database {
  public:
   // Opens "postgres://…" or "postgresql://…" URLs with libpq, anything else as a SQLite file path
@@ -158,19 +182,22 @@ class Database {
     return read(sql, std::span<const Param>(params.begin(), params.size()));
   }
 
-  // Applies every migration of schema/<engine>/ not yet recorded in schema_migrations, in order,
-  // in one transaction (PostgreSQL: under an advisory lock, so several processes may start at
-  // once), recording `now` (Unix ms) as applied_at. Returns how many were applied.
-  // Throws Error(storage).
-  int migrate(std::int64_t now);
+  // Brings the tables of each of `components` up to date: applies, in version order, every
+  // migration of the component not yet recorded in webhooks_migrations (component, version, name,
+  // applied_at), recording `now` (Unix ms) as applied_at. Tables of components not named are
+  // neither created nor touched, so each user declares only what it uses, e.g.
+  //   db.migrate({idempotency::schema()}, now);                        // a receiver
+  //   db.migrate({idempotency::schema(), publisher::schema()}, now);   // the publisher
+  // One transaction (PostgreSQL: under an advisory lock, so several processes may migrate one
+  // database at once). A database made before components existed (a schema_migrations table of
+  // versions 1..5, one sequence for every table) is adopted the first time: its rows are copied
+  // into webhooks_migrations as the components' versions they were (docs/operations.md,
+  // "Migrations"); schema_migrations and every table it made are left as they are.
+  // Returns how many migrations were applied. Throws Error(storage).
+  int migrate(std::span<const Component> components, std::int64_t now);
+  int migrate(std::initializer_list<Component> components, std::int64_t now) {
+    return migrate(std::span<const Component>(components.begin(), components.size()), now);
+  }
 };
-
-// The migrations compiled into the library, for `engine`, in version order.
-struct Migration {
-  int version;
-  std::string_view name;
-  std::string_view sql;
-};
-std::span<const Migration> migrations(Engine engine);
 
 }  // namespace webhooks::db

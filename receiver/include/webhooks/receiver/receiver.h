@@ -178,10 +178,12 @@ using Answer = idempotency::Response;
 
 class Receiver {
  public:
-  // Opens and migrates config.store. Throws Error(invalid_secret / invalid_key /
-  // invalid_argument) for a bad configuration, Error(storage) if the store cannot be opened.
+  // Opens config.store and migrates the idempotency core's component into it (its only table,
+  // idempotency_records; webhooks/idempotency/schema.h). Throws Error(invalid_secret / invalid_key
+  // / invalid_argument) for a bad configuration, Error(storage) if the store cannot be opened.
   explicit Receiver(Config config);
-  // Uses `database` (migrated here if needed), e.g. the merchant's own, for transactional mode.
+  // Uses `database` (its idempotency component migrated here if needed; no other table is made),
+  // e.g. the merchant's own, for transactional mode.
   Receiver(Config config, std::shared_ptr<db::Database> database);
   ~Receiver();
   Receiver(const Receiver&) = delete;

@@ -10,10 +10,12 @@
 
 #include "support/test_env.h"
 #include "webhooks/error.h"
-#include "webhooks/publisher/outbox_relay.h"
+#include "webhooks/outbox/enqueue.h"
+#include "webhooks/outbox/relay.h"
+#include "webhooks/outbox/schema.h"
 
 using namespace webhooks;
-using namespace webhooks::publisher;
+using namespace webhooks::outbox;
 using namespace std::chrono_literals;
 
 namespace {
@@ -50,17 +52,17 @@ struct Fixture {
   FakeClock clock{1'700'000'000'000};
   SeededRandom random{7};
   UuidV7Generator ids{clock};
-  std::shared_ptr<db::Database> db = test::open_database("outbox");
+  std::shared_ptr<db::Database> db = test::open_database("outbox", {schema()});
 
   std::string enqueue(const std::string& type, const std::string& data) {
     std::string id;
     db->transact([&](db::Transaction& tx) {
-      id = enqueue_outbox_event(tx, ids, "m1", type, data, clock.now_ms());
+      id = outbox::enqueue(tx, ids, "m1", type, data, clock.now_ms());
     });
     return id;
   }
-  OutboxRelayOptions options(const std::string& url) {
-    OutboxRelayOptions o;
+  RelayOptions options(const std::string& url) {
+    RelayOptions o;
     o.publisher_url = url;
     o.publisher_token = "admin-token";
     o.initial_backoff = 1000ms;
@@ -75,7 +77,7 @@ TEST_CASE("each row is posted with its id as Idempotency-Key and marked sent aft
   Fixture f;
   const std::string a = f.enqueue("order.created", "{\"id\":\"o1\",\"amount\":1000}");
   const std::string b = f.enqueue("payout.created", "{\"id\":\"p1\"}");
-  OutboxRelay relay(f.db, f.clock, f.random, f.options(ingest.url()));
+  Relay relay(f.db, f.clock, f.random, f.options(ingest.url()));
   const auto pass = relay.relay_once();
   CHECK(pass.sent == 2);
   CHECK(pass.failed == 0);
@@ -94,7 +96,7 @@ TEST_CASE("a failed post is retried with backoff, with the same key, until accep
   FakeIngest ingest;
   Fixture f;
   const std::string id = f.enqueue("order.created", "{\"id\":\"o1\"}");
-  OutboxRelay relay(f.db, f.clock, f.random, f.options(ingest.url()));
+  Relay relay(f.db, f.clock, f.random, f.options(ingest.url()));
   ingest.status = 503;
   CHECK(relay.relay_once().failed == 1);
   const db::Rows row = f.db->exec("SELECT attempts, next_attempt_at, last_error, sent_at FROM outbox");
@@ -117,7 +119,7 @@ TEST_CASE("a failed post is retried with backoff, with the same key, until accep
 TEST_CASE("a publisher that is down leaves rows unsent, never lost") {
   Fixture f;
   f.enqueue("order.created", "{}");
-  OutboxRelay relay(f.db, f.clock, f.random, f.options("http://127.0.0.1:1"));
+  Relay relay(f.db, f.clock, f.random, f.options("http://127.0.0.1:1"));
   CHECK(relay.relay_once().failed == 1);
   const db::Rows row = f.db->exec("SELECT attempts, last_error FROM outbox WHERE sent_at IS NULL");
   REQUIRE(row.size() == 1);
@@ -128,7 +130,7 @@ TEST_CASE("the background relay drains the outbox") {
   FakeIngest ingest;
   Fixture f;
   for (int i = 0; i < 250; ++i) f.enqueue("order.created", "{\"n\":" + std::to_string(i) + "}");
-  OutboxRelay relay(f.db, f.clock, f.random, f.options(ingest.url()));
+  Relay relay(f.db, f.clock, f.random, f.options(ingest.url()));
   relay.start();
   const auto deadline = std::chrono::steady_clock::now() + 20s;
   while (f.db->exec("SELECT COUNT(*) FROM outbox WHERE sent_at IS NULL").integer(0, 0) > 0 &&
@@ -144,5 +146,5 @@ TEST_CASE("the background relay drains the outbox") {
 
 TEST_CASE("an unusable URL is refused") {
   Fixture f;
-  CHECK_THROWS_AS(OutboxRelay(f.db, f.clock, f.random, f.options("not a url")), Error);
+  CHECK_THROWS_AS(Relay(f.db, f.clock, f.random, f.options("not a url")), Error);
 }

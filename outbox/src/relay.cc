@@ -1,4 +1,4 @@
-#include "webhooks/publisher/outbox_relay.h"
+#include "webhooks/outbox/relay.h"
 
 #include <httplib.h>
 
@@ -10,12 +10,9 @@
 #include "webhooks/json_compact.h"
 #include "webhooks/log.h"
 
-namespace webhooks::publisher {
+namespace webhooks::outbox {
 namespace {
 
-constexpr std::string_view kInsert =
-    "INSERT INTO outbox (id, merchant_id, event_type, payload, created_at, next_attempt_at) "
-    "VALUES ($1, $2, $3, $4, $5, $5)";
 constexpr std::string_view kDue =
     "SELECT id, merchant_id, event_type, payload, attempts FROM outbox "
     "WHERE sent_at IS NULL AND next_attempt_at <= $1 ORDER BY created_at, id LIMIT $2";
@@ -26,22 +23,14 @@ constexpr std::string_view kReschedule =
 
 }  // namespace
 
-std::string enqueue_outbox_event(db::Transaction& tx, UuidV7Generator& ids,
-                                 std::string_view merchant_id, std::string_view event_type,
-                                 std::string_view payload_json, UnixMillis now) {
-  std::string id = ids.next();
-  tx.exec(kInsert, {id, merchant_id, event_type, payload_json, now});
-  return id;
-}
-
-struct OutboxRelay::Impl {
+struct Relay::Impl {
   std::shared_ptr<db::Database> db;
   const Clock& clock;
   RandomSource& random;
-  OutboxRelayOptions options;
+  RelayOptions options;
   httplib::Client client;
 
-  Impl(std::shared_ptr<db::Database> d, const Clock& c, RandomSource& r, OutboxRelayOptions o)
+  Impl(std::shared_ptr<db::Database> d, const Clock& c, RandomSource& r, RelayOptions o)
       : db(std::move(d)),
         clock(c),
         random(r),
@@ -87,13 +76,13 @@ struct OutboxRelay::Impl {
   }
 };
 
-OutboxRelay::OutboxRelay(std::shared_ptr<db::Database> db, const Clock& clock, RandomSource& random,
-                         OutboxRelayOptions options)
+Relay::Relay(std::shared_ptr<db::Database> db, const Clock& clock, RandomSource& random,
+             RelayOptions options)
     : impl_(std::make_unique<Impl>(std::move(db), clock, random, std::move(options))) {}
 
-OutboxRelay::~OutboxRelay() { stop(); }
+Relay::~Relay() { stop(); }
 
-OutboxRelay::PassResult OutboxRelay::relay_once() {
+Relay::PassResult Relay::relay_once() {
   PassResult result;
   const db::Rows due =
       impl_->db->exec(kDue, {impl_->clock.now_ms(), std::int64_t{impl_->options.batch_size}});
@@ -116,7 +105,7 @@ OutboxRelay::PassResult OutboxRelay::relay_once() {
   return result;
 }
 
-void OutboxRelay::start() {
+void Relay::start() {
   std::lock_guard lock(mutex_);
   if (thread_.joinable()) return;
   stopping_ = false;
@@ -138,7 +127,7 @@ void OutboxRelay::start() {
   });
 }
 
-void OutboxRelay::stop() {
+void Relay::stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
@@ -147,4 +136,4 @@ void OutboxRelay::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-}  // namespace webhooks::publisher
+}  // namespace webhooks::outbox

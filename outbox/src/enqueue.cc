@@ -1,0 +1,19 @@
+#include "webhooks/outbox/enqueue.h"
+
+namespace webhooks::outbox {
+namespace {
+
+constexpr std::string_view kInsert =
+    "INSERT INTO outbox (id, merchant_id, event_type, payload, created_at, next_attempt_at) "
+    "VALUES ($1, $2, $3, $4, $5, $5)";
+
+}  // namespace
+
+std::string enqueue(db::Transaction& tx, UuidV7Generator& ids, std::string_view merchant_id,
+                    std::string_view event_type, std::string_view payload_json, UnixMillis now) {
+  std::string id = ids.next();
+  tx.exec(kInsert, {id, merchant_id, event_type, payload_json, now});
+  return id;
+}
+
+}  // namespace webhooks::outbox

@@ -1,0 +1,166 @@
+// Each component migrates only its own tables, recorded as (component, version) in
+// webhooks_migrations; a database made by the old single-sequence code (schema_migrations,
+// versions 1..5, every table) is adopted in place with its rows. On the engine named by
+// WEBHOOKS_TEST_ENGINE.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "support/legacy_schema.h"
+#include "support/test_env.h"
+#include "webhooks/db.h"
+#include "webhooks/idempotency/schema.h"
+#include "webhooks/idempotency/store.h"
+#include "webhooks/outbox/schema.h"
+#include "webhooks/publisher/schema.h"
+#include "webhooks/publisher/store.h"
+
+namespace webhooks::test {
+namespace {
+
+using Names = std::vector<std::string>;
+using Row = std::tuple<std::string, std::int64_t, std::string, std::int64_t>;
+
+constexpr std::int64_t kT0 = 1'700'000'000'000;
+
+const Names kPublisherTables = {"publisher_attempts", "publisher_endpoint_secrets",
+                                "publisher_endpoints", "publisher_events", "publisher_tasks"};
+
+// webhooks_migrations: (component, version, name, applied_at), in that order.
+std::vector<Row> bookkeeping(db::Database& db) {
+  const db::Rows rows = db.exec(
+      "SELECT component, version, name, applied_at FROM webhooks_migrations "
+      "ORDER BY component, version");
+  std::vector<Row> out;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    out.emplace_back(rows.text(i, 0), rows.integer(i, 1), rows.text(i, 2), rows.integer(i, 3));
+  }
+  return out;
+}
+
+Names with(Names names, const Names& more) {
+  names.insert(names.end(), more.begin(), more.end());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("each component creates only its own tables, recorded as (component, version)") {
+  auto db = db::Database::open(database_target("components"));
+  CHECK(db->migrate({idempotency::schema()}, 1000) == 2);
+  CHECK(table_names(*db) == Names{"idempotency_records", "webhooks_migrations"});
+
+  CHECK(db->migrate({idempotency::schema(), outbox::schema()}, 2000) == 1);
+  CHECK(table_names(*db) == Names{"idempotency_records", "outbox", "webhooks_migrations"});
+
+  CHECK(db->migrate({idempotency::schema(), publisher::schema()}, 3000) == 2);
+  CHECK(table_names(*db) ==
+        with({"idempotency_records", "outbox", "webhooks_migrations"}, kPublisherTables));
+  CHECK(db->migrate({idempotency::schema(), outbox::schema(), publisher::schema()},
+                    4000) == 0);
+  CHECK(bookkeeping(*db) == std::vector<Row>{{"idempotency", 1, "0001_records", 1000},
+                                             {"idempotency", 2, "0002_compact_records", 1000},
+                                             {"outbox", 1, "0001_outbox", 2000},
+                                             {"publisher", 1, "0001_queue", 3000},
+                                             {"publisher", 2, "0002_parked_tasks", 3000}});
+}
+
+TEST_CASE("a publisher's database holds no outbox; nothing but the bookkeeping for none") {
+  auto db = db::Database::open(database_target("publisher_only"));
+  CHECK(db->migrate({idempotency::schema(), publisher::schema()}, 1000) == 4);
+  CHECK(table_names(*db) == with({"idempotency_records", "webhooks_migrations"}, kPublisherTables));
+  auto bare = db::Database::open(database_target("no_components"));
+  CHECK(bare->migrate({}, 1000) == 0);
+  CHECK(table_names(*bare) == Names{"webhooks_migrations"});
+}
+
+TEST_CASE("a database made by the old single-sequence code is adopted in place, rows kept") {
+  auto db = std::shared_ptr<db::Database>(db::Database::open(database_target("legacy")));
+  migrate_as_before_components(*db, 5, kT0);
+  // One row in each component's tables, as the old code's stores wrote them.
+  idempotency::Store records(db, {std::chrono::seconds(30), std::chrono::hours(24)});
+  const std::string fp(64, 'a');
+  const auto begun = records.begin("m1", "order-1", fp, kT0);
+  REQUIRE(begun.outcome == idempotency::BeginOutcome::acquired);
+  REQUIRE(records.complete(begun.lease, {201, {}, "{\"id\":\"o1\"}"}, kT0));
+  db->exec(
+      "INSERT INTO outbox (id, merchant_id, event_type, payload, created_at, next_attempt_at) "
+      "VALUES ('ob1', 'm1', 'order.created', '{}', 1, 1)");
+  db->exec(
+      "INSERT INTO publisher_endpoints (id, merchant_id, url, created_at, updated_at) "
+      "VALUES ('ep1', 'm1', 'http://192.0.2.1/hook', 1, 1)");
+  const Names legacy_tables =
+      with({"idempotency_records", "outbox", "schema_migrations"}, kPublisherTables);
+  REQUIRE(table_names(*db) == legacy_tables);
+
+  // A receiver opens it first: nothing to apply; every old version is recorded as the component
+  // version it was, with its old applied_at; no table is dropped or changed.
+  CHECK(db->migrate({idempotency::schema()}, kT0 + 1) == 0);
+  const std::vector<Row> adopted = {{"idempotency", 1, "0001_records", kT0},
+                                    {"idempotency", 2, "0002_compact_records", kT0},
+                                    {"outbox", 1, "0001_outbox", kT0},
+                                    {"publisher", 1, "0001_queue", kT0},
+                                    {"publisher", 2, "0002_parked_tasks", kT0}};
+  CHECK(bookkeeping(*db) == adopted);
+  CHECK(table_names(*db) == with(legacy_tables, {"webhooks_migrations"}));
+  CHECK(db->exec("SELECT COUNT(*) FROM schema_migrations").integer(0, 0) == 5);
+  // Every component after it: nothing to apply either, nothing adopted twice.
+  CHECK(db->migrate({idempotency::schema(), outbox::schema(), publisher::schema()},
+                    kT0 + 2) == 0);
+  CHECK(bookkeeping(*db) == adopted);
+
+  const auto replay = records.begin("m1", "order-1", fp, kT0 + 3);
+  CHECK(replay.outcome == idempotency::BeginOutcome::replay);
+  REQUIRE(replay.response);
+  CHECK(replay.response->status == 201);
+  CHECK(replay.response->body == "{\"id\":\"o1\"}");
+  CHECK(db->exec("SELECT id, sent_at FROM outbox").text(0, 0) == "ob1");
+  publisher::Store store(db);
+  const auto endpoint = store.find_endpoint("ep1");
+  REQUIRE(endpoint);
+  CHECK(endpoint->url == "http://192.0.2.1/hook");
+}
+
+TEST_CASE("another program's schema_migrations is left alone and adopts nothing") {
+  auto db = db::Database::open(database_target("foreign"));
+  db->exec("CREATE TABLE schema_migrations (version TEXT PRIMARY KEY)");  // e.g. a web framework's
+  db->exec("INSERT INTO schema_migrations (version) VALUES ('1')");
+  CHECK(db->migrate({idempotency::schema()}, 1000) == 2);
+  CHECK(table_names(*db) ==
+        Names{"idempotency_records", "schema_migrations", "webhooks_migrations"});
+  CHECK(db->exec("SELECT version FROM schema_migrations").text(0, 0) == "1");
+  CHECK(bookkeeping(*db).size() == 2);
+}
+
+TEST_CASE("several processes' components migrate one database at once, each migration once") {
+  const std::string target = database_target("concurrent");
+  const std::vector<std::vector<db::Component>> users = {
+      {idempotency::schema()},                              // a receiver
+      {idempotency::schema(), outbox::schema()},  // orders-api
+      {idempotency::schema(), publisher::schema()},         // a publisher daemon
+      {idempotency::schema(), publisher::schema()}};        // a second one
+  std::vector<int> applied(users.size(), -1);
+  std::vector<std::string> errors(users.size());
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < users.size(); ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        applied[i] = db::Database::open(target)->migrate(users[i], 1000);
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::string& error : errors) CHECK(error.empty());
+  CHECK(applied[0] + applied[1] + applied[2] + applied[3] == 5);
+  auto db = db::Database::open(target);
+  CHECK(bookkeeping(*db).size() == 5);
+  CHECK(table_names(*db) ==
+        with({"idempotency_records", "outbox", "webhooks_migrations"}, kPublisherTables));
+}
+
+}  // namespace webhooks::test
