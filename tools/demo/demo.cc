@@ -19,8 +19,9 @@
 #include <thread>
 
 #include "driver.h"
-#include "process.h"
+#include "failure.h"
 #include "webhooks/base64.h"
+#include "webhooks/launcher/child_process.h"
 #include "webhooks/random.h"
 
 namespace webhooks::demo {
@@ -197,6 +198,8 @@ class Demo {
   }
   void prepare_work_dir();
   fs::path bin(const std::string& name) const;
+  std::unique_ptr<launcher::ChildProcess> launch(const std::string& name,
+                                                 std::vector<std::string> args);
   void start_servers();
   void register_endpoint();
   void supervise();
@@ -215,7 +218,7 @@ class Demo {
   fs::path work_;
   bool own_work_dir_ = false;
   std::string admin_token_, api_key_, secret_, endpoint_id_;
-  std::unique_ptr<Child> publisher_, partner_, receiver_, orders_;
+  std::unique_ptr<launcher::ChildProcess> publisher_, partner_, receiver_, orders_;
   int publisher_port_ = 0, partner_port_ = 0, receiver_port_ = 0, orders_port_ = 0;
   std::unique_ptr<Driver> driver_;
   std::map<std::string, EventRecord> events_;  // by event_id
@@ -252,6 +255,21 @@ fs::path Demo::bin(const std::string& name) const {
   return path;
 }
 
+// Starts build/bin/NAME with stdout and stderr appended to <work>/NAME.out and NAME.log, and waits
+// for its `listening on HOST:PORT` line.
+std::unique_ptr<launcher::ChildProcess> Demo::launch(const std::string& name,
+                                                     std::vector<std::string> args) {
+  launcher::Options options;
+  options.label = name;
+  options.out_path = work_ / (name + ".out");
+  options.err_path = work_ / (name + ".log");
+  options.append = true;  // a restart continues the files
+  auto child = std::make_unique<launcher::ChildProcess>(bin(name), std::move(args), work_,
+                                                        std::move(options));
+  child->wait_listening(deadline_);
+  return child;
+}
+
 void Demo::start_servers() {
   const std::string any = std::string(kHost) + ":0";
   const std::string w = work_.string() + "/";
@@ -275,16 +293,12 @@ void Demo::start_servers() {
     publisher_args.push_back(value);
   }
   publisher_args.push_back("--allow-private-networks");
-  publisher_ = std::make_unique<Child>("webhooks-publisherd", bin("webhooks-publisherd"),
-                                       publisher_args, work_);
-  publisher_port_ = publisher_->start(deadline_);
+  publisher_ = launch("webhooks-publisherd", publisher_args);
+  publisher_port_ = publisher_->port();
 
-  partner_ = std::make_unique<Child>(
-      "payout-partner", bin("payout-partner"),
-      std::vector<std::string>{"--listen", any, "--db", w + "partner.db", "--drop-after-commit",
-                               std::to_string(o_.partner_drops)},
-      work_);
-  partner_port_ = partner_->start(deadline_);
+  partner_ = launch("payout-partner", {"--listen", any, "--db", w + "partner.db",
+                                       "--drop-after-commit", std::to_string(o_.partner_drops)});
+  partner_port_ = partner_->port();
 
   std::vector<std::string> receiver_args{"--listen", any,     "--db",       w + "merchant.db",
                                          "--secret", secret_, "--consumer", "demo-merchant",
@@ -297,9 +311,8 @@ void Demo::start_servers() {
     receiver_args.push_back("--crash-on-event");
     receiver_args.push_back(std::to_string(crash_on));
   }
-  receiver_ =
-      std::make_unique<Child>("merchant-receiver", bin("merchant-receiver"), receiver_args, work_);
-  receiver_port_ = receiver_->start(deadline_);
+  receiver_ = launch("merchant-receiver", receiver_args);
+  receiver_port_ = receiver_->port();
   // Restarts come back on the same port and database, without the crash, so the publisher's
   // retries land on the new process.
   std::vector<std::string> restart_args;
@@ -318,20 +331,18 @@ void Demo::start_servers() {
 
   register_endpoint();
 
-  orders_ = std::make_unique<Child>(
-      "orders-api", bin("orders-api"),
-      std::vector<std::string>{
-          "--listen", any, "--db", w + "orders.db", "--api-key", api_key_ + ":" + kMerchant,
-          "--partner-url", "http://" + std::string(kHost) + ":" + std::to_string(partner_port_),
-          "--publisher-url", "http://" + std::string(kHost) + ":" + std::to_string(publisher_port_),
-          "--publisher-token", admin_token_, "--lease", "2", "--ttl", "3600",
-          "--partner-timeout-ms", "2000",
-          // Each operation takes 5 ms inside its lease, so a resend sent together with its
-          // original finds it in progress: 409. An order's delay is inside its group's
-          // transaction, so the orders take 5 ms each one after another (25 ms made 26 s).
-          "--operation-delay-ms", "5"},
-      work_);
-  orders_port_ = orders_->start(deadline_);
+  orders_ = launch(
+      "orders-api",
+      {"--listen", any, "--db", w + "orders.db", "--api-key", api_key_ + ":" + kMerchant,
+       "--partner-url", "http://" + std::string(kHost) + ":" + std::to_string(partner_port_),
+       "--publisher-url", "http://" + std::string(kHost) + ":" + std::to_string(publisher_port_),
+       "--publisher-token", admin_token_, "--lease", "2", "--ttl", "3600", "--partner-timeout-ms",
+       "2000",
+       // Each operation takes 5 ms inside its lease, so a resend sent together with its
+       // original finds it in progress: 409. An order's delay is inside its group's
+       // transaction, so the orders take 5 ms each one after another (25 ms made 26 s).
+       "--operation-delay-ms", "5"});
+  orders_port_ = orders_->port();
 
   std::cout << "  webhooks-publisherd  http://" << kHost << ":" << publisher_port_
             << "  SQLite, retry schedule " << o_.retry_schedule << "\n"
@@ -368,7 +379,8 @@ void Demo::register_endpoint() {
 
 // Restarts the merchant receiver after its (planned) SIGKILL; any other exit ends the demo.
 void Demo::supervise() {
-  for (Child* c : {publisher_.get(), partner_.get(), receiver_.get(), orders_.get()}) {
+  for (launcher::ChildProcess* c :
+       {publisher_.get(), partner_.get(), receiver_.get(), orders_.get()}) {
     if (c == nullptr || c->running()) continue;
     const int status = c->exit_status().value_or(0);
     if (c == receiver_.get() && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
@@ -376,12 +388,13 @@ void Demo::supervise() {
       std::cout << (::isatty(STDOUT_FILENO) ? "\r\x1b[K" : "")
                 << "  merchant-receiver was SIGKILLed inside a handler; restarting it on port "
                 << receiver_port_ << std::endl;
-      receiver_->start(deadline_);
+      receiver_->restart();
+      receiver_->wait_listening(deadline_);
       ++f_.receiver_restarts;
       continue;
     }
-    throw Failure(c->name() + " exited unexpectedly (" + c->describe_exit() + "). The end of " +
-                  c->log_path().string() + ":\n" + c->log_tail());
+    throw Failure(c->label() + " exited unexpectedly (" + c->describe_exit() + "). The end of " +
+                  c->err_path().string() + ":\n" + c->err_tail());
   }
 }
 
@@ -441,7 +454,7 @@ void Demo::wait_for_deliveries(const std::string& label, long succeeded_before, 
     const long succeeded = metric(m, kSucceededAttempts);
     if (dead > 0) {
       throw Failure(std::to_string(dead) + " deliveries gave up (dead); see " +
-                    publisher_->log_path().string());
+                    publisher_->err_path().string());
     }
     int handled = 0;
     if (receiver_->running()) {
@@ -602,11 +615,16 @@ void Demo::collect() {
     }
   }
 
-  const Finished rec =
-      run_to_end(bin("orders-api"),
-                 {"reconcile", "--db", (work_ / "orders.db").string(), "--partner-url",
-                  "http://" + std::string(kHost) + ":" + std::to_string(partner_port_)},
-                 work_ / "reconcile.out", work_ / "reconcile.log", deadline_);
+  launcher::Options reconcile;
+  reconcile.label = "orders-api reconcile";
+  reconcile.out_path = work_ / "reconcile.out";
+  reconcile.err_path = work_ / "reconcile.log";
+  const auto left = std::chrono::duration_cast<milliseconds>(deadline_ - Clock::now());
+  const launcher::Finished rec =
+      launcher::run_to_end(bin("orders-api"),
+                           {"reconcile", "--db", (work_ / "orders.db").string(), "--partner-url",
+                            "http://" + std::string(kHost) + ":" + std::to_string(partner_port_)},
+                           work_, reconcile, std::max(left, milliseconds(0)));
   f_.reconcile_exit = rec.exit_code;
   std::istringstream lines(rec.out);
   int matched = 0, pending = 0;
@@ -798,10 +816,11 @@ void Demo::stop_servers(std::vector<std::string>& failures) {
   for (auto* c : {&orders_, &publisher_, &receiver_, &partner_}) {
     if (!*c) continue;
     const bool was_running = (*c)->running();
-    const auto status = (*c)->stop(std::chrono::seconds(10));
-    if (was_running && status && !(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)) {
-      failures.push_back((*c)->name() + " did not stop cleanly on SIGTERM (" +
-                         describe_wait_status(*status) + "); see " + (*c)->log_path().string());
+    const int status = (*c)->stop(std::chrono::seconds(10));
+    if (was_running && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+      failures.push_back((*c)->label() + " did not stop cleanly on SIGTERM (" +
+                         launcher::describe_wait_status(status) + "); see " +
+                         (*c)->err_path().string());
     }
     c->reset();
   }
