@@ -19,10 +19,9 @@
 #include <thread>
 
 #include "bench_util.h"
-#include "child_process.h"
 #include "http_load.h"
 #include "webhooks/http_server.h"
-
+#include "webhooks/launcher/child_process.h"
 
 namespace {
 
@@ -32,16 +31,19 @@ constexpr int kPerConnection = 200;                     // requests per connecti
 constexpr auto kPhaseBudget = std::chrono::seconds(8);  // and at most this long per phase
 constexpr int kWarmUp = 20;                             // requests per connection, not measured
 
-// orders-api as a child process (bench/child_process.h), stopped with SIGTERM.
-std::unique_ptr<bench::ChildProcess> start_orders_api(const std::string& db, const std::string& dir,
-                                                      const std::string& label) {
-  const std::string binary = bench::bin_path("orders-api");
-  auto api = std::make_unique<bench::ChildProcess>(
-      binary,
+// orders-api as a child process (webhooks::launcher), stopped with SIGTERM. Throws
+// webhooks::launcher::Error, with the end of its log, when it does not start listening.
+std::unique_ptr<webhooks::launcher::ChildProcess> start_orders_api(const std::string& db,
+                                                                   const std::string& dir,
+                                                                   const std::string& label) {
+  webhooks::launcher::Options options;
+  options.label = label;
+  auto api = std::make_unique<webhooks::launcher::ChildProcess>(
+      "orders-api",
       std::vector<std::string>{"--listen", "127.0.0.1:0", "--db", db, "--api-key", "bench:m1",
                                "--log-level", "warn"},
-      dir, label);
-  if (api->port == 0) throw std::runtime_error("orders-api did not start; see " + api->err);
+      dir, options);
+  api->wait_listening();
   return api;
 }
 
@@ -132,17 +134,17 @@ int main() {
   std::vector<bench::HttpLoad> bare, sqlite, postgres;
   {
     const auto api = start_orders_api(dir + "/orders.db", dir, "orders-api");
-    std::unique_ptr<bench::ChildProcess> pg;
+    std::unique_ptr<webhooks::launcher::ChildProcess> pg;
     const char* url = std::getenv("WEBHOOKS_BENCH_POSTGRES_URL");
     if (url && *url) pg = start_orders_api(url, dir, "orders-api-postgres");
     phase(bare_port, "warm-", kWarmUp);
-    phase(api->port, prefix + "warm-", kWarmUp);
-    if (pg) phase(pg->port, prefix + "pg-warm-", kWarmUp);
+    phase(api->port(), prefix + "warm-", kWarmUp);
+    if (pg) phase(pg->port(), prefix + "pg-warm-", kWarmUp);
     for (int round = 0; round < kRounds; ++round) {
       const std::string r = std::to_string(round) + "-";
       bare.push_back(phase(bare_port, "bare-" + r, kPerConnection));
-      sqlite.push_back(phase(api->port, prefix + r, kPerConnection));
-      if (pg) postgres.push_back(phase(pg->port, prefix + "pg-" + r, kPerConnection));
+      sqlite.push_back(phase(api->port(), prefix + r, kPerConnection));
+      if (pg) postgres.push_back(phase(pg->port(), prefix + "pg-" + r, kPerConnection));
     }
   }
   bare_server.stop();

@@ -27,10 +27,10 @@
 #include <thread>
 
 #include "bench_util.h"
-#include "child_process.h"
 #include "http_load.h"
 #include "sample_order.h"
 #include "webhooks/db.h"
+#include "webhooks/launcher/child_process.h"
 #include "webhooks/log.h"
 #include "webhooks/receiver/http_server.h"
 #include "webhooks/secret.h"
@@ -275,25 +275,30 @@ int main(int argc, char** argv) {
   }
 
   // merchant-receiver, the real process, measured from outside.
-  const std::string merchant_bin = bench::bin_path("merchant-receiver");
+  const std::filesystem::path merchant_bin = webhooks::launcher::bin_dir() / "merchant-receiver";
   const std::string merchant_db = dir + "/merchant.db";
   std::string merchant_note;
   if (!part("merchant")) {
     merchant_note = "not measured (not asked for)";
-  } else if (merchant_bin.empty()) {
+  } else if (!std::filesystem::exists(merchant_bin)) {
     merchant_note = "skipped: build/bin/merchant-receiver not found (build the examples)";
   } else {
     progress("merchant-receiver");
-    bench::ChildProcess child(
+    webhooks::launcher::Options options;
+    options.label = "merchant-receiver";
+    webhooks::launcher::ChildProcess child(
         merchant_bin, {"--listen", "127.0.0.1:0", "--db", merchant_db, "--secret", kSecretText},
-        dir, "merchant-receiver");
-    if (child.port == 0) {
-      merchant_note = "skipped: merchant-receiver did not start: " + bench::slurp(child.err);
-    } else {
-      load(child.port, make_requests("warm_", kConnections * 20));
-      merchant = measure(bare.port, child.port, "mr", true);
+        dir, options);
+    try {
+      child.wait_listening();
+    } catch (const webhooks::launcher::Error& e) {
+      merchant_note = std::string("skipped: ") + e.what();
+    }
+    if (child.port() != 0) {
+      load(child.port(), make_requests("warm_", kConnections * 20));
+      merchant = measure(bare.port, child.port(), "mr", true);
       merchant_note = "its JSON log to a file, " +
-                      std::to_string(std::filesystem::file_size(child.err) / 1000) + " kB";
+                      std::to_string(std::filesystem::file_size(child.err_path()) / 1000) + " kB";
     }
   }
 

@@ -12,9 +12,9 @@
 #include <vector>
 #include <nlohmann/json.hpp>
 
-#include "support/process.h"
 #include "support/test_env.h"
 #include "webhooks/http_server.h"
+#include "webhooks/launcher/child_process.h"
 
 using namespace webhooks;
 
@@ -147,10 +147,10 @@ TEST_CASE("verify: a signature list joined with ', ' or a tab is valid in either
 
 TEST_CASE("send to listen, then replay the capture: one new event, one duplicate") {
   const std::string dir = test::temp_dir("cli-listen");
-  test::Process listen("webhooks",
-                       {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db",
-                        dir + "/listen.db", "--capture", dir + "/capture.jsonl"},
-                       dir);
+  launcher::ChildProcess listen("webhooks",
+                                {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db",
+                                 dir + "/listen.db", "--capture", dir + "/capture.jsonl"},
+                                dir);
   const std::string url =
       "http://127.0.0.1:" + std::to_string(listen.wait_listening()) + "/webhooks";
   Run run = cli("send --url " + url + " --secret " + kSecret + " --type order.created --data '{\"amount\":1000}'");
@@ -180,10 +180,10 @@ TEST_CASE("listen (in-process claims) and merchant-receiver (transactional) on o
   // `listen` has stopped they are handled.
   const std::string dir = test::temp_dir("cli-mixed-modes");
   const std::string db = dir + "/shared.db";
-  auto listen = std::make_unique<test::Process>(
+  auto listen = std::make_unique<launcher::ChildProcess>(
       "webhooks",
-      std::vector<std::string>{"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db",
-                               db, "--consumer", "merchant"},
+      std::vector<std::string>{"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db", db,
+                               "--consumer", "merchant"},
       dir);
   const std::string listen_url =
       "http://127.0.0.1:" + std::to_string(listen->wait_listening()) + "/webhooks";
@@ -191,8 +191,8 @@ TEST_CASE("listen (in-process claims) and merchant-receiver (transactional) on o
   Run run = cli("send --url " + listen_url + send);
   CHECK(run.out.find("status: 200\n") != std::string::npos);
 
-  test::Process merchant("merchant-receiver",
-                         {"--listen", "127.0.0.1:0", "--db", db, "--secret", kSecret}, dir);
+  launcher::ChildProcess merchant(
+      "merchant-receiver", {"--listen", "127.0.0.1:0", "--db", db, "--secret", kSecret}, dir);
   const std::string merchant_url =
       "http://127.0.0.1:" + std::to_string(merchant.wait_listening()) + "/webhooks";
   run = cli("send --url " + merchant_url + send);
@@ -206,10 +206,10 @@ TEST_CASE("listen (in-process claims) and merchant-receiver (transactional) on o
   CHECK(run.out.find("status: 200\n") != std::string::npos);
 
   // Now the merchant holds it shared: a new listener takes durable claims beside it.
-  test::Process second("webhooks",
-                       {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db", db,
-                        "--consumer", "merchant"},
-                       dir);
+  launcher::ChildProcess second("webhooks",
+                                {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db",
+                                 db, "--consumer", "merchant"},
+                                dir);
   run = cli("send --url http://127.0.0.1:" + std::to_string(second.wait_listening()) +
             "/webhooks" + send);
   CHECK(run.code == 0);
@@ -219,10 +219,10 @@ TEST_CASE("listen (in-process claims) and merchant-receiver (transactional) on o
 TEST_CASE("listen --capture on a full disk: the delivery is 500 and retried, never a lost line") {
   // /dev/full refuses every write with ENOSPC, as a full disk does.
   const std::string dir = test::temp_dir("cli-capture-full");
-  test::Process listen("webhooks",
-                       {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db",
-                        dir + "/listen.db", "--capture", "/dev/full"},
-                       dir);
+  launcher::ChildProcess listen("webhooks",
+                                {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db",
+                                 dir + "/listen.db", "--capture", "/dev/full"},
+                                dir);
   const std::string url =
       "http://127.0.0.1:" + std::to_string(listen.wait_listening()) + "/webhooks";
   const Run run = cli("send --url " + url + " --secret " + kSecret + " --type t --data '{}'");
@@ -238,7 +238,7 @@ TEST_CASE("two listeners on one SQLite file: the second waits (503) until the fi
   const std::string dir = test::temp_dir("cli-two-listeners");
   const std::vector<std::string> args = {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret,
                                          "--db", dir + "/shared.db"};
-  auto first = std::make_unique<test::Process>("webhooks", args, dir);
+  auto first = std::make_unique<launcher::ChildProcess>("webhooks", args, dir);
   const std::string first_url =
       "http://127.0.0.1:" + std::to_string(first->wait_listening()) + "/webhooks";
   const std::string send = " --secret " + kSecret + " --type order.created --data '{}'";
@@ -246,7 +246,7 @@ TEST_CASE("two listeners on one SQLite file: the second waits (503) until the fi
   CHECK(run.code == 0);
   CHECK(run.out.find("status: 200\n") != std::string::npos);
 
-  test::Process second("webhooks", args, dir);
+  launcher::ChildProcess second("webhooks", args, dir);
   const std::string second_url =
       "http://127.0.0.1:" + std::to_string(second.wait_listening()) + "/webhooks";
   run = cli("send --url " + second_url + send);
@@ -399,9 +399,9 @@ TEST_CASE("listen stops cleanly on SIGTERM and SIGINT: exit 0") {
   for (const int signal : {SIGTERM, SIGINT}) {
     INFO("signal " << signal);
     const std::string dir = test::temp_dir("cli-listen-stop");
-    test::Process listen(
-        "webhooks", {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db", dir + "/l.db"},
-        dir);
+    launcher::ChildProcess listen(
+        "webhooks",
+        {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db", dir + "/l.db"}, dir);
     listen.wait_listening();
     const int status = listen.kill_and_wait(signal);
     CHECK(WIFEXITED(status));
@@ -482,10 +482,9 @@ TEST_CASE("send --data @FILE of 32 MB to a server that refuses it: exit 1 with t
   // Found by the red team: the listener answers 413 and closes after discarding 8 MiB; the CLI was
   // killed by SIGPIPE while still writing (exit 141, nothing printed).
   const std::string dir = test::temp_dir("cli-send-huge");
-  test::Process listen("webhooks",
-                       {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db",
-                        dir + "/listen.db"},
-                       dir);
+  launcher::ChildProcess listen(
+      "webhooks",
+      {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db", dir + "/listen.db"}, dir);
   const std::string url =
       "http://127.0.0.1:" + std::to_string(listen.wait_listening()) + "/webhooks";
   const std::string file =

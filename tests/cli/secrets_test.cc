@@ -9,14 +9,13 @@
 #include <thread>
 #include <vector>
 
-#include "support/process.h"
 #include "support/secret_files.h"
 #include "support/test_env.h"
 #include "webhooks/http_server.h"
 
 using namespace webhooks;
-using test::Finished;
-using test::run_to_end;
+using launcher::Finished;
+using launcher::run_to_end;
 using test::write_secret_file;
 
 namespace {
@@ -31,7 +30,7 @@ const std::string kHelp = "Run with --help for more information.\n";
 
 Finished webhooks_cli(const std::vector<std::string>& args, const std::string& dir,
                       const std::vector<std::string>& env = {}) {
-  return run_to_end("webhooks", args, dir, env);
+  return run_to_end("webhooks", args, dir, test::with_env(env));
 }
 
 }  // namespace
@@ -108,8 +107,9 @@ TEST_CASE("verify: the old and the new secret from a file or WEBHOOKS_SECRET") {
 
 TEST_CASE("send --secret-file to listen started with WEBHOOKS_SECRET: accepted, no secret in ps") {
   const std::string dir = test::temp_dir("cli-secret-listen");
-  test::Process listen("webhooks", {"listen", "--listen", "127.0.0.1:0", "--db", dir + "/l.db"},
-                       dir, {"WEBHOOKS_SECRET=" + kSecret});
+  launcher::ChildProcess listen("webhooks",
+                                {"listen", "--listen", "127.0.0.1:0", "--db", dir + "/l.db"}, dir,
+                                test::with_env({"WEBHOOKS_SECRET=" + kSecret}));
   const std::string url =
       "http://127.0.0.1:" + std::to_string(listen.wait_listening()) + "/webhooks";
   CHECK(test::command_line_of(listen.pid()).find("whsec_") == std::string::npos);

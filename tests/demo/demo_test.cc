@@ -1,5 +1,6 @@
 // `make demo` with small counts: build/bin/webhooks-demo runs the real servers on loopback, and
-// its exit code, its JSON summary and its table must show every invariant holding. A second case
+// its exit code, its JSON summary and its table must show every invariant holding (the demo runs
+// as a child process of webhooks::launcher, like the servers it starts). A second case
 // interrupts a run with SIGINT and checks that no server it started outlives it.
 #include <fcntl.h>
 #include <signal.h>
@@ -19,67 +20,15 @@
 #include <thread>
 #include <vector>
 
-#include "support/process.h"
 #include "support/test_env.h"
+#include "webhooks/launcher/child_process.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// build/bin/webhooks-demo with `args`, stdout and stderr into files of `dir`.
-class DemoRun {
- public:
-  DemoRun(const std::vector<std::string>& args, const std::string& dir)
-      : out_(dir + "/demo.out"), err_(dir + "/demo.err") {
-    std::vector<std::string> argv{webhooks::test::bin_dir() + "/webhooks-demo"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> cargv;
-    for (std::string& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    const int out = ::open(out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    const int err = ::open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    REQUIRE(out >= 0);
-    REQUIRE(err >= 0);
-    pid_ = ::fork();
-    REQUIRE(pid_ >= 0);
-    if (pid_ == 0) {
-      ::dup2(out, STDOUT_FILENO);
-      ::dup2(err, STDERR_FILENO);
-      ::execv(cargv[0], cargv.data());
-      ::_exit(127);
-    }
-    ::close(out);
-    ::close(err);
-  }
-  ~DemoRun() {
-    if (!status_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-
-  // The exit status once the demo has ended, polled until `deadline`; std::nullopt if it has not.
-  std::optional<int> wait_until(Clock::time_point deadline) {
-    while (!status_ && Clock::now() < deadline) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        status_ = status;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return status_;
-  }
-  std::string out() const { return webhooks::test::read_file(out_); }
-  std::string err() const { return webhooks::test::read_file(err_); }
-  pid_t pid() const { return pid_; }
-
- private:
-  std::string out_, err_;
-  pid_t pid_ = -1;
-  std::optional<int> status_;
-};
+using webhooks::launcher::ChildProcess;
 
 // The pids of the running processes whose parent is `parent`.
 std::set<pid_t> children_of(pid_t parent) {
@@ -117,11 +66,12 @@ TEST_CASE(
     "the demo with 60 orders and 10 payouts: exactly one effect per event, one transfer per "
     "payout") {
   const std::string dir = webhooks::test::temp_dir("demo");
-  DemoRun demo({"--orders", "60", "--payouts", "10", "--resend-percent", "20", "--concurrency", "8",
-                "--operator-replays", "5", "--work-dir", dir + "/work", "--summary",
-                dir + "/summary.json", "--timeout", "150"},
-               dir);
-  const auto status = demo.wait_until(Clock::now() + std::chrono::seconds(200));
+  ChildProcess demo("webhooks-demo",
+                    {"--orders", "60", "--payouts", "10", "--resend-percent", "20", "--concurrency",
+                     "8", "--operator-replays", "5", "--work-dir", dir + "/work", "--summary",
+                     dir + "/summary.json", "--timeout", "150"},
+                    dir);
+  const auto status = demo.wait_exit(std::chrono::seconds(200));
   INFO("stdout:\n" << demo.out() << "\nstderr:\n" << demo.err());
   REQUIRE(status.has_value());
   REQUIRE(WIFEXITED(*status));
@@ -169,9 +119,10 @@ TEST_CASE(
 
 TEST_CASE("the demo interrupted with SIGINT stops every server it started") {
   const std::string dir = webhooks::test::temp_dir("demo-sigint");
-  DemoRun demo({"--orders", "100000", "--payouts", "100", "--work-dir", dir + "/work", "--timeout",
-                "120", "--no-progress"},
-               dir);
+  ChildProcess demo("webhooks-demo",
+                    {"--orders", "100000", "--payouts", "100", "--work-dir", dir + "/work",
+                     "--timeout", "120", "--no-progress"},
+                    dir);
   // Wait (bounded) until all four servers run: the orders API is the last one started.
   std::set<pid_t> servers;
   const auto deadline = Clock::now() + std::chrono::seconds(60);
@@ -182,14 +133,14 @@ TEST_CASE("the demo interrupted with SIGINT stops every server it started") {
             std::string::npos) {
       break;
     }
-    REQUIRE_FALSE(demo.wait_until(Clock::now()).has_value());
+    REQUIRE_FALSE(demo.wait_exit(std::chrono::milliseconds(0)).has_value());
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   INFO("stdout:\n" << demo.out() << "\nstderr:\n" << demo.err());
   REQUIRE(servers.size() >= 4);
 
   REQUIRE(::kill(demo.pid(), SIGINT) == 0);
-  const auto status = demo.wait_until(Clock::now() + std::chrono::seconds(60));
+  const auto status = demo.wait_exit(std::chrono::seconds(60));
   REQUIRE(status.has_value());
   REQUIRE(WIFEXITED(*status));
   CHECK(WEXITSTATUS(*status) == 130);
@@ -201,17 +152,18 @@ TEST_CASE("the demo interrupted with SIGINT stops every server it started") {
 
 TEST_CASE("webhooks-demo: bad flags exit 2 with CLI11's message on stderr") {
   const std::string dir = webhooks::test::temp_dir("demo-flags");
-  webhooks::test::Finished run =
-      webhooks::test::run_to_end("webhooks-demo", {"--no-such-flag"}, dir);
+  webhooks::launcher::Finished run =
+      webhooks::launcher::run_to_end("webhooks-demo", {"--no-such-flag"}, dir);
   CHECK(run.exit_code == 2);
   CHECK(run.err.find("--no-such-flag") != std::string::npos);
-  run = webhooks::test::run_to_end("webhooks-demo", {"--partner-drops", "-1"}, dir);
+  run = webhooks::launcher::run_to_end("webhooks-demo", {"--partner-drops", "-1"}, dir);
   CHECK(run.exit_code == 2);
   CHECK(run.err.find("--partner-drops: must be a whole number from 0 to 2147483647, not -1\n") !=
         std::string::npos);
-  run = webhooks::test::run_to_end("webhooks-demo", {"--timeout", "nan"}, dir);  // passed CLI::Range
+  run = webhooks::launcher::run_to_end("webhooks-demo", {"--timeout", "nan"},
+                                       dir);  // passed CLI::Range
   CHECK(run.exit_code == 2);
   CHECK(run.err.find("--timeout: must be a number of seconds from 0.001 to 315360000 (10 years), "
                      "not nan\n") != std::string::npos);
-  CHECK(webhooks::test::run_to_end("webhooks-demo", {"--help"}, dir).exit_code == 0);
+  CHECK(webhooks::launcher::run_to_end("webhooks-demo", {"--help"}, dir).exit_code == 0);
 }

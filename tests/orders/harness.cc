@@ -63,7 +63,7 @@ void Stack::start_partner(const std::vector<std::string>& extra, int port) {
   std::vector<std::string> args = {"--listen", "127.0.0.1:" + std::to_string(port), "--db",
                                    partner_db};
   args.insert(args.end(), extra.begin(), extra.end());
-  partner = std::make_unique<Process>("payout-partner", args, dir);
+  partner = std::make_unique<launcher::ChildProcess>("payout-partner", args, dir);
   partner_port = partner->wait_listening();
 }
 
@@ -81,7 +81,7 @@ void Stack::start_api(const std::vector<std::string>& extra) {
   }
   args.insert(args.end(), extra.begin(), extra.end());
   api.reset();
-  api = std::make_unique<Process>("orders-api", args, dir);
+  api = std::make_unique<launcher::ChildProcess>("orders-api", args, dir);
   api_port = api->wait_listening();
 }
 
@@ -122,11 +122,11 @@ nlohmann::json Stack::transfers() {
   return nlohmann::json::parse(result->body)["transfers"];
 }
 
-Finished Stack::reconcile() {
-  return run_to_end("orders-api",
-                    {"reconcile", "--db", orders_db, "--partner-url",
-                     "http://127.0.0.1:" + std::to_string(partner_port)},
-                    dir);
+launcher::Finished Stack::reconcile() {
+  return launcher::run_to_end("orders-api",
+                              {"reconcile", "--db", orders_db, "--partner-url",
+                               "http://127.0.0.1:" + std::to_string(partner_port)},
+                              dir);
 }
 
 db::Database& Stack::db() {

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "support/process.h"
 #include "webhooks/db.h"
+#include "webhooks/launcher/child_process.h"
 
 namespace webhooks::test {
 
@@ -54,13 +54,13 @@ class Stack {
   // The partner's GET /transfers, as its "transfers" array.
   nlohmann::json transfers();
   // `orders-api reconcile` against this stack's databases.
-  Finished reconcile();
+  launcher::Finished reconcile();
 
   // The orders database, opened from the test process.
   db::Database& db();
   std::int64_t count(const std::string& sql);
 
-  std::unique_ptr<Process> partner, api;
+  std::unique_ptr<launcher::ChildProcess> partner, api;
   int partner_port = 0, api_port = 0;
   std::string dir, orders_db, partner_db;
 

@@ -270,7 +270,7 @@ TEST_CASE("orders-api and payout-partner: bad flags exit 2 with CLI11's message 
   const std::string dir = webhooks::test::temp_dir("orders_flags");
   const auto refused = [&](const std::string& executable, const std::vector<std::string>& args,
                            const std::string& message) {
-    const webhooks::test::Finished run = webhooks::test::run_to_end(executable, args, dir);
+    const webhooks::launcher::Finished run = webhooks::launcher::run_to_end(executable, args, dir);
     CHECK(run.exit_code == 2);
     CHECK(run.err.find(message) != std::string::npos);
   };
@@ -321,8 +321,8 @@ TEST_CASE("orders-api and payout-partner: bad flags exit 2 with CLI11's message 
             "--listen: the port of 127.0.0.1: must be a number from 0 to 65535 (expected "
             "HOST:PORT)\n");
   }
-  CHECK(webhooks::test::run_to_end("orders-api", {"--help"}, dir).exit_code == 0);
-  CHECK(webhooks::test::run_to_end("payout-partner", {"--help"}, dir).exit_code == 0);
+  CHECK(webhooks::launcher::run_to_end("orders-api", {"--help"}, dir).exit_code == 0);
+  CHECK(webhooks::launcher::run_to_end("payout-partner", {"--help"}, dir).exit_code == 0);
 }
 
 TEST_CASE("orders-api: --partner-url and --publisher-url are checked while parsing") {
@@ -335,7 +335,8 @@ TEST_CASE("orders-api: --partner-url and --publisher-url are checked while parsi
   const auto refused = [&](std::vector<std::string> args, const std::string& message) {
     INFO(args.back());
     args.insert(args.end(), {"--listen", "127.0.0.1:0", "--db", db});
-    const webhooks::test::Finished run = webhooks::test::run_to_end("orders-api", args, dir);
+    const webhooks::launcher::Finished run =
+        webhooks::launcher::run_to_end("orders-api", args, dir);
     CHECK(run.exit_code == 2);
     CHECK(run.out.empty());  // no `listening on`
     CHECK(run.err == message + "Run with --help for more information.\n");
@@ -365,7 +366,7 @@ TEST_CASE("orders-api: --partner-url and --publisher-url are checked while parsi
   refused({"--partner-url", "http://partner host:8782"},
           "--partner-url: http://partner host:8782 has a host with characters other than letters, "
           "digits, '-', '_' and '.'" + http);
-  const webhooks::test::Finished run = webhooks::test::run_to_end(
+  const webhooks::launcher::Finished run = webhooks::launcher::run_to_end(
       "orders-api", {"reconcile", "--db", db, "--partner-url", "localhost:8782"}, dir);
   CHECK(run.exit_code == 2);
   CHECK(run.err == "--partner-url: localhost:8782 does not start with http://" + http +

@@ -15,7 +15,7 @@
 
 using nlohmann::json;
 using webhooks::test::Answer;
-using webhooks::test::Process;
+using Process = webhooks::launcher::ChildProcess;
 using webhooks::test::Received;
 using webhooks::test::Receiver;
 using webhooks::test::Stack;

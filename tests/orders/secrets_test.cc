@@ -8,8 +8,8 @@
 #include "support/test_env.h"
 
 using webhooks::test::Answer;
-using webhooks::test::Finished;
-using webhooks::test::Process;
+using webhooks::launcher::Finished;
+using Process = webhooks::launcher::ChildProcess;
 using webhooks::test::Stack;
 using webhooks::test::write_secret_file;
 
@@ -22,7 +22,7 @@ void start_api(Stack& s, const std::vector<std::string>& args,
                const std::vector<std::string>& env = {}) {
   std::vector<std::string> all = {"--listen", "127.0.0.1:0", "--db", s.orders_db};
   all.insert(all.end(), args.begin(), args.end());
-  s.api = std::make_unique<Process>("orders-api", all, s.dir, env);
+  s.api = std::make_unique<Process>("orders-api", all, s.dir, webhooks::test::with_env(env));
   s.api_port = s.api->wait_listening();
 }
 
@@ -37,7 +37,7 @@ Finished run_api(Stack& s, const std::vector<std::string>& args,
                  const std::vector<std::string>& env = {}) {
   std::vector<std::string> all = {"--listen", "127.0.0.1:0", "--db", s.dir + "/unused.db"};
   all.insert(all.end(), args.begin(), args.end());
-  return webhooks::test::run_to_end("orders-api", all, s.dir, env);
+  return webhooks::launcher::run_to_end("orders-api", all, s.dir, webhooks::test::with_env(env));
 }
 
 const std::string kHelp = "Run with --help for more information.\n";
@@ -100,7 +100,7 @@ TEST_CASE("orders-api: bad key and token files or variables exit 2, saying why")
 
 TEST_CASE("orders-api --help names the file flags and the variables") {
   Stack s;
-  const Finished run = webhooks::test::run_to_end("orders-api", {"--help"}, s.dir);
+  const Finished run = webhooks::launcher::run_to_end("orders-api", {"--help"}, s.dir);
   CHECK(run.exit_code == 0);
   for (const char* text : {"--api-key-file PATH", "(Env:WEBHOOKS_API_KEY, comma-separated)",
                            "--publisher-token-file PATH", "(Env:WEBHOOKS_PUBLISHER_TOKEN)"}) {

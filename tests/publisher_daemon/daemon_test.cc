@@ -399,7 +399,7 @@ TEST_CASE("--help shows every default", "[daemon]") {
 TEST_CASE("bad flags exit 2 with CLI11's message on stderr", "[daemon]") {
   const std::string dir = temp_dir("publisherd-bad-flags");
   const auto refused = [&](const std::vector<std::string>& args, const std::string& message) {
-    const Finished run = run_to_end("webhooks-publisherd", args, dir);
+    const launcher::Finished run = launcher::run_to_end("webhooks-publisherd", args, dir);
     CHECK(run.exit_code == 2);
     CHECK(run.err.find(message) != std::string::npos);
     CHECK(run.out.empty());
@@ -458,7 +458,7 @@ TEST_CASE("bad flags exit 2 with CLI11's message on stderr", "[daemon]") {
   refused({"--config", config},
           "--permanent-status: 410 cannot be permanent: a 410 always disables the endpoint (its "
           "tasks wait until it is enabled again)\n");
-  CHECK(run_to_end("webhooks-publisherd", {"--help"}, dir).exit_code == 0);
+  CHECK(launcher::run_to_end("webhooks-publisherd", {"--help"}, dir).exit_code == 0);
 }
 
 TEST_CASE("a --config file: name = value lines, quotes and comments, lists, bare flags",
@@ -493,16 +493,18 @@ TEST_CASE("a --config file's retry-schedule: a,b, [a, b] and \"a,b\" (docs/opera
   }
   const std::string config = dir + "/bad.toml";
   std::ofstream(config) << "retry-schedule = [1s, 5x]\n";
-  const Finished run = run_to_end("webhooks-publisherd", {"--config", config}, dir);
+  const launcher::Finished run =
+      launcher::run_to_end("webhooks-publisherd", {"--config", config}, dir);
   CHECK(run.exit_code == 2);
   CHECK(run.err.find("--retry-schedule: retry schedule entry 2 \"5x\" has unknown unit") !=
         std::string::npos);
   std::ofstream(config) << "retry-schedule = []\n";  // crashed CLI11 when joined into a string
-  const Finished empty = run_to_end("webhooks-publisherd", {"--config", config}, dir);
+  const launcher::Finished empty =
+      launcher::run_to_end("webhooks-publisherd", {"--config", config}, dir);
   CHECK(empty.exit_code == 2);
   CHECK(empty.err.find("retry-schedule: At least 1 required but received 0") != std::string::npos);
-  const Finished gap =
-      run_to_end("webhooks-publisherd", {"--retry-schedule", "1s,,5m"}, dir);
+  const launcher::Finished gap =
+      launcher::run_to_end("webhooks-publisherd", {"--retry-schedule", "1s,,5m"}, dir);
   CHECK(gap.exit_code == 2);
   CHECK(gap.err.find("--retry-schedule: retry schedule entry 2 is empty") != std::string::npos);
 }
@@ -517,7 +519,7 @@ TEST_CASE("--retry-schedule given twice is refused; the command line replaces --
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"--retry-schedule", "1s", "--retry-schedule", "5s"},
         std::vector<std::string>{"--retry-schedule=1s,5m", "--retry-schedule", "1s,5m"}}) {
-    const Finished run = run_to_end("webhooks-publisherd", args, dir);
+    const launcher::Finished run = launcher::run_to_end("webhooks-publisherd", args, dir);
     CHECK(run.exit_code == 2);
     CHECK(run.err == twice + "Run with --help for more information.\n");
     CHECK(run.out.empty());

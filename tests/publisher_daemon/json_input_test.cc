@@ -204,19 +204,19 @@ TEST_CASE("a --config file nesting lists deeper than 128 is a usage error", "[da
     return path;
   };
   // Before: 100,000 levels took CLI11 14 s and then overflowed its stack (SIGSEGV).
-  const Finished refused = run_to_end(
+  const launcher::Finished refused = launcher::run_to_end(
       "webhooks-publisherd", {"--config", config(100'000), "--db", dir + "/p.db"}, dir);
   CHECK(refused.exit_code == 2);
   CHECK(refused.err.find("--config: line 3: lists nested deeper than the limit of 128") !=
         std::string::npos);
-  const Finished over =
-      run_to_end("webhooks-publisherd", {"--config", config(129), "--db", dir + "/p.db"}, dir);
+  const launcher::Finished over = launcher::run_to_end(
+      "webhooks-publisherd", {"--config", config(129), "--db", dir + "/p.db"}, dir);
   CHECK(over.exit_code == 2);
   // 128 levels pass the check and reach CLI11, which reads the file; a bad flag on the command
   // line then ends the run before it serves.
-  const Finished deepest = run_to_end(
-      "webhooks-publisherd",
-      {"--config", config(128), "--db", dir + "/p.db", "--timeout", "0s"}, dir);
+  const launcher::Finished deepest = launcher::run_to_end(
+      "webhooks-publisherd", {"--config", config(128), "--db", dir + "/p.db", "--timeout", "0s"},
+      dir);
   CHECK(deepest.exit_code == 2);
   CHECK(deepest.err.starts_with("--timeout: must be greater than 0, e.g. \"5s\"\n"));
 }

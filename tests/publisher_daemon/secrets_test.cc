@@ -74,7 +74,7 @@ TEST_CASE("a --config file names the token file", "[daemon]") {
 TEST_CASE("bad admin token files exit 2, saying why", "[daemon]") {
   const std::string dir = temp_dir("publisherd-token-bad");
   const auto refused = [&](const std::vector<std::string>& args, const std::string& message) {
-    const Finished run = run_to_end("webhooks-publisherd", args, dir);
+    const launcher::Finished run = launcher::run_to_end("webhooks-publisherd", args, dir);
     CHECK(run.exit_code == 2);
     CHECK(run.err == message + "\n" + kHelp);
     CHECK(run.out.empty());
@@ -106,7 +106,7 @@ TEST_CASE("bad admin token files exit 2, saying why", "[daemon]") {
 }
 
 TEST_CASE("--help names --admin-token-file and WEBHOOKS_ADMIN_TOKEN", "[daemon]") {
-  const Finished run = run_to_end("webhooks-publisherd", {"--help"}, temp_dir("publisherd-help"));
+  const launcher::Finished run = launcher::run_to_end("webhooks-publisherd", {"--help"}, temp_dir("publisherd-help"));
   CHECK(run.exit_code == 0);
   CHECK(run.out.find("--admin-token TEXT:TOKEN (Env:WEBHOOKS_ADMIN_TOKEN)") != std::string::npos);
   CHECK(run.out.find("--admin-token-file PATH") != std::string::npos);

@@ -8,12 +8,12 @@
 
 #include "receiver_support.h"
 #include "support/chunked_post.h"
-#include "support/process.h"
 #include "webhooks/idempotency/schema.h"
+#include "webhooks/launcher/child_process.h"
 #include "webhooks/receiver/http_server.h"
 
 using namespace receiver_test;
-using webhooks::test::Process;
+using Process = webhooks::launcher::ChildProcess;
 
 namespace {
 
@@ -297,7 +297,7 @@ TEST_CASE("merchant-receiver --ttl 0.2: after the dedup record expired, a redeli
 TEST_CASE("merchant-receiver: bad flags exit 2 with CLI11's message on stderr") {
   const std::string dir = test::temp_dir("merchant_flags");
   const auto refused = [&](const std::vector<std::string>& args, const std::string& message) {
-    const test::Finished run = test::run_to_end("merchant-receiver", args, dir);
+    const launcher::Finished run = launcher::run_to_end("merchant-receiver", args, dir);
     CHECK(run.exit_code == 2);
     CHECK(run.err.find(message) != std::string::npos);
   };
@@ -334,7 +334,7 @@ TEST_CASE("merchant-receiver: bad flags exit 2 with CLI11's message on stderr") 
   refused({"--secret", "notasecret"},
           "--secret: secret is not valid base64 (expected 'whsec_' followed by padded base64)\n");
   refused({"--secret", kSecret, "--no-such-flag"}, "--no-such-flag");
-  CHECK(test::run_to_end("merchant-receiver", {"--help"}, dir).exit_code == 0);
+  CHECK(launcher::run_to_end("merchant-receiver", {"--help"}, dir).exit_code == 0);
 }
 
 TEST_CASE("merchant-receiver after SIGTERM: a request on a kept-alive connection gets 503 server_stopping") {

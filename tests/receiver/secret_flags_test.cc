@@ -3,13 +3,12 @@
 #include <httplib.h>
 
 #include "receiver_support.h"
-#include "support/process.h"
 #include "support/secret_files.h"
 
 using namespace receiver_test;
-using webhooks::test::Finished;
-using webhooks::test::Process;
-using webhooks::test::run_to_end;
+using webhooks::launcher::Finished;
+using Process = webhooks::launcher::ChildProcess;
+using webhooks::launcher::run_to_end;
 using webhooks::test::write_secret_file;
 
 namespace {
@@ -61,7 +60,7 @@ TEST_CASE("merchant-receiver --secret-file: two secrets, one a line; accepted, n
 TEST_CASE("merchant-receiver WEBHOOKS_SECRET: comma-separated secrets, not in ps") {
   const std::string dir = test::temp_dir("merchant_secret_env");
   Process merchant("merchant-receiver", merchant_args("merchant_secret_env"), dir,
-                   {"WEBHOOKS_SECRET=" + kOtherSecret + ", " + kSecret});
+                   test::with_env({"WEBHOOKS_SECRET=" + kOtherSecret + ", " + kSecret}));
   const int port = merchant.wait_listening();
   CHECK(deliver(port, "evt_env_1", kSecret) == 200);
   CHECK(deliver(port, "evt_env_2", kOtherSecret) == 200);
@@ -75,7 +74,7 @@ TEST_CASE("merchant-receiver: --secret wins over WEBHOOKS_SECRET, --secret-file 
   {
     Process merchant("merchant-receiver",
                      with(merchant_args("merchant_secret_flag_env"), {"--secret", kSecret}), dir,
-                     env);
+                     test::with_env(env));
     const int port = merchant.wait_listening();
     CHECK(deliver(port, "evt_prec_1", kSecret) == 200);
     CHECK(deliver(port, "evt_prec_2", kOtherSecret) == 401);
@@ -83,7 +82,7 @@ TEST_CASE("merchant-receiver: --secret wins over WEBHOOKS_SECRET, --secret-file 
   const std::string file = write_secret_file(dir + "/secret", kSecret + "\n");
   Process merchant("merchant-receiver",
                    with(merchant_args("merchant_secret_file_env"), {"--secret-file", file}), dir,
-                   env);
+                   test::with_env(env));
   const int port = merchant.wait_listening();
   CHECK(deliver(port, "evt_prec_3", kSecret) == 200);
   CHECK(deliver(port, "evt_prec_4", kOtherSecret) == 401);
@@ -109,7 +108,7 @@ TEST_CASE("merchant-receiver: bad secret files and variables exit 2, saying why"
                            const std::vector<std::string>& env = {}) {
     const Finished run =
         run_to_end("merchant-receiver",
-                   with({"--listen", "127.0.0.1:0", "--db", dir + "/m.db"}, args), dir, env);
+                   with({"--listen", "127.0.0.1:0", "--db", dir + "/m.db"}, args), dir, test::with_env(env));
     CHECK(run.exit_code == 2);
     CHECK(run.err == message + "\n" + help);
     CHECK(run.out.empty());
@@ -141,7 +140,7 @@ TEST_CASE("merchant-receiver: bad secret files and variables exit 2, saying why"
 TEST_CASE("merchant-receiver --help names --secret-file and WEBHOOKS_SECRET, even when it is bad") {
   const std::string dir = test::temp_dir("merchant_secret_help");
   const Finished run =
-      run_to_end("merchant-receiver", {"--help"}, dir, {"WEBHOOKS_SECRET=whsec_short"});
+      run_to_end("merchant-receiver", {"--help"}, dir, test::with_env({"WEBHOOKS_SECRET=whsec_short"}));
   CHECK(run.exit_code == 0);
   CHECK(run.out.find("--secret TEXT:whsec_... ... (Env:WEBHOOKS_SECRET, comma-separated) "
                      "REQUIRED") != std::string::npos);

@@ -8,8 +8,10 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "support/test_env.h"
+#include "webhooks/launcher/child_process.h"
 
 namespace webhooks::test {
 
@@ -24,6 +26,16 @@ inline std::string write_secret_file(const std::string& path, const std::string&
 // /proc/PID/cmdline: the arguments `ps` shows, NUL-separated.
 inline std::string command_line_of(pid_t pid) {
   return read_file("/proc/" + std::to_string(pid) + "/cmdline");
+}
+
+// Launcher options whose environment holds `entries`, each "NAME=VALUE" (split at the first '=').
+inline launcher::Options with_env(const std::vector<std::string>& entries) {
+  launcher::Options options;
+  for (const std::string& entry : entries) {
+    const std::size_t eq = entry.find('=');
+    options.env.emplace_back(entry.substr(0, eq), eq == std::string::npos ? "" : entry.substr(eq + 1));
+  }
+  return options;
 }
 
 }  // namespace webhooks::test

@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "process.h"
+#include "failure.h"
 
 namespace webhooks::demo {
 

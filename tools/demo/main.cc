@@ -22,16 +22,8 @@ std::filesystem::path own_directory() {
   return ec ? std::filesystem::current_path() : self.parent_path();
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  webhooks::demo::Options o;
-  CLI::App app{
-      "webhooks-demo: runs the publisher daemon, the orders API with its outbox relay, the payout "
-      "partner and a merchant receiver on 127.0.0.1 with faults injected, sends orders and payouts "
-      "(some twice with the same Idempotency-Key), and checks that each had exactly one effect at "
-      "the merchant and one transfer at the partner. Exit code 0 when every check holds, 1 when "
-      "one does not or the run failed, 2 on bad usage, 130 when interrupted."};
+// The flags that shape the load and the faults.
+void add_load_flags(CLI::App& app, webhooks::demo::Options& o) {
   app.add_option("--orders", o.orders, "orders to create")
       ->check(webhooks::app::count(1, 100000))
       ->capture_default_str();
@@ -66,6 +58,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--retry-schedule", o.retry_schedule, "the publisher's --retry-schedule")
       ->capture_default_str();
+}
+
+// The flags of the run itself: where the servers and the files are, the time, the output.
+void add_run_flags(CLI::App& app, webhooks::demo::Options& o) {
   app.add_option("--bin-dir", o.bin_dir,
                  "directory holding webhooks-publisherd, orders-api, payout-partner and "
                  "merchant-receiver (default: this program's directory)");
@@ -78,16 +74,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1.0, 3600.0))  // after the check above, which refuses NaN
       ->capture_default_str();
   app.add_option("--summary", o.summary_path, "also write the figures and checks as JSON here");
-  bool no_progress = false;
-  app.add_flag("--no-progress", no_progress, "no progress bars");
-  if (const auto exit_code = webhooks::app::parse_command_line(app, argc, argv)) {
-    return *exit_code;
-  }
-  o.progress = !no_progress;
-  if (o.bin_dir.empty()) o.bin_dir = own_directory();
+}
 
-  // SIGINT/SIGTERM/SIGHUP are taken by one thread, which asks the demo to stop; every thread
-  // started later inherits the blocked mask. The children unblock them before exec.
+// SIGINT/SIGTERM/SIGHUP are taken by one thread, which asks the demo to stop; every thread
+// started later inherits the blocked mask. The children unblock them before exec.
+void stop_on_signals() {
   ::signal(SIGPIPE, SIG_IGN);
   sigset_t set;
   sigemptyset(&set);
@@ -99,6 +90,29 @@ int main(int argc, char** argv) {
     int sig = 0;
     while (sigwait(&set, &sig) == 0) g_stop = true;
   }).detach();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  webhooks::demo::Options o;
+  CLI::App app{
+      "webhooks-demo: runs the publisher daemon, the orders API with its outbox relay, the payout "
+      "partner and a merchant receiver on 127.0.0.1 with faults injected, sends orders and payouts "
+      "(some twice with the same Idempotency-Key), and checks that each had exactly one effect at "
+      "the merchant and one transfer at the partner. Exit code 0 when every check holds, 1 when "
+      "one does not or the run failed, 2 on bad usage, 130 when interrupted."};
+  add_load_flags(app, o);
+  add_run_flags(app, o);
+  bool no_progress = false;
+  app.add_flag("--no-progress", no_progress, "no progress bars");
+  if (const auto exit_code = webhooks::app::parse_command_line(app, argc, argv)) {
+    return *exit_code;
+  }
+  o.progress = !no_progress;
+  if (o.bin_dir.empty()) o.bin_dir = own_directory();
+
+  stop_on_signals();
 
   try {
     return webhooks::demo::run_demo(o, g_stop);
