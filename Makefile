@@ -11,7 +11,7 @@ CMAKE_FLAGS ?=
 # Extra flags for build/bin/webhooks-demo, e.g. make demo DEMO_FLAGS="--orders 200 --keep-work-dir"
 DEMO_FLAGS ?=
 
-.PHONY: all deps configure build test bench demo test-sanitize fuzz check-install clean help
+.PHONY: all deps configure build test bench demo test-sanitize fuzz check-install check-format format clean help
 
 all: build
 
@@ -23,6 +23,7 @@ help:
 	@echo "make test-sanitize  the test suite built with AddressSanitizer and UBSan in $(SANITIZE_DIR)/"
 	@echo "make fuzz           the libFuzzer harnesses (clang, ASan+UBSan) in $(FUZZ_DIR)/, each run FUZZ_SECONDS=$(FUZZ_SECONDS) s"
 	@echo "make check-install  the libraries alone in $(LIB_DIR)/, installed, with a find_package consumer; $(BUILD_DIR)/'s install"
+	@echo "make check-format   every C++ file against .clang-format (make format applies it)"
 
 deps:
 	@bash scripts/install-deps
@@ -57,6 +58,14 @@ fuzz: deps
 # $(BUILD_DIR)/ installed and every executable checked. docs/development.md, "Installing and embedding".
 check-install: build
 	JOBS=$(JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" bash scripts/check-install $(LIB_DIR) $(BUILD_DIR)
+
+# clang-format (.clang-format) over every tracked C++ file: check-format fails on a difference,
+# format rewrites the files.
+check-format: deps
+	bash scripts/check-format
+
+format: deps
+	bash scripts/check-format --fix
 
 # Publisher, orders API with its outbox relay, payout partner and merchant receiver on loopback;
 # 1,000 orders and 100 payouts with resends, faults and a crash; a table; exit 1 unless every
