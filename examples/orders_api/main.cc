@@ -10,14 +10,15 @@
 #include "webhooks/app/secret_flags.h"
 #include "webhooks/app/server.h"
 
-int main(int argc, char** argv) {
-  using webhooks::app::count;
-  using webhooks::app::duration;
-  using webhooks::app::DurationUnit;
-  webhooks::app::limit_malloc_arenas();
-  webhooks::app::block_stop_signals();
-  webhooks::orders::Config config;
-  CLI::App app{"orders-api: orders and payouts behind the idempotency core"};
+namespace {
+
+using webhooks::app::count;
+using webhooks::app::duration;
+using webhooks::app::DurationUnit;
+using webhooks::orders::Config;
+
+// --listen, --db, --lease, --ttl, --api-key: where the API listens, its store and idempotency.
+void add_api_options(CLI::App& app, Config& config) {
   app.add_option("--listen", config.listen, "HOST:PORT to listen on; port 0 picks a free port")
       ->check(webhooks::app::listen_address())
       ->capture_default_str();
@@ -36,6 +37,10 @@ int main(int argc, char** argv) {
        "KEY:MERCHANT_ID, repeatable: bearer API key and the merchant it acts for",
        webhooks::app::api_key()},
       config.api_keys);
+}
+
+// --partner-url, --partner-timeout-ms, --partner-attempts: calls to the payout partner.
+void add_partner_options(CLI::App& app, Config& config) {
   app.add_option("--partner-url", config.partner_url, "the payout partner, http://HOST:PORT")
       ->check(webhooks::app::server_url(false))
       ->capture_default_str();
@@ -47,6 +52,10 @@ int main(int argc, char** argv) {
                  "tries per transfer (same X-Idempotency-Key) on timeouts, connection errors, 5xx")
       ->check(count(1))
       ->capture_default_str();
+}
+
+// --publisher-url, --publisher-token, --relay-poll-ms: the outbox relay.
+void add_relay_options(CLI::App& app, Config& config) {
   app.add_option("--publisher-url", config.publisher_url,
                  "the publisher, http://HOST:PORT: relay every outbox event to its POST /v1/events "
                  "(none: events stay in the outbox table)")
@@ -61,14 +70,19 @@ int main(int argc, char** argv) {
                  "how often the idle outbox relay looks for new events, in milliseconds")
       ->check(duration(DurationUnit::milliseconds))
       ->capture_default_str();
+}
+
+// --threads, --fiber-threads, --max-connections, --request-timeout-ms, --log-level.
+void add_server_options(CLI::App& app, Config& config) {
   app.add_option("--threads", config.threads,
                  "HTTP worker threads when --fiber-threads is 0 (handlers only: idle and slow "
                  "connections hold none)")
       ->check(count(1, 4096))
       ->capture_default_str();
-  app.add_option("--fiber-threads", config.fiber_threads,
-                 "threads running the handlers on fibers (default: the number of cores), 0 to 1024; "
-                 "0: a pool of --threads threads, one request each")
+  app.add_option(
+         "--fiber-threads", config.fiber_threads,
+         "threads running the handlers on fibers (default: the number of cores), 0 to 1024; "
+         "0: a pool of --threads threads, one request each")
       ->check(count(0, 1024))
       ->capture_default_str();
   app.add_option("--max-connections", config.max_connections,
@@ -83,6 +97,10 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", config.log_level, "debug, info, warn or error")
       ->transform(webhooks::app::log_levels())
       ->capture_default_str();
+}
+
+// The test hooks: --operation-delay-ms, --crash-after-partner-commit, --break-transaction-once.
+void add_test_hooks(CLI::App& app, Config& config) {
   app.add_option("--operation-delay-ms", config.operation_delay_ms,
                  "test hook: sleep inside each guarded operation, before its transaction")
       ->check(duration(DurationUnit::milliseconds, webhooks::app::Zero::allowed));
@@ -91,29 +109,49 @@ int main(int argc, char** argv) {
   app.add_flag("--break-transaction-once", config.break_transaction_once,
                "test hook: break the next POST /orders transaction after its writes "
                "(PostgreSQL: terminate its own backend)");
+}
 
-  std::string reconcile_db = "./orders.db";
-  std::string reconcile_partner = "http://127.0.0.1:8782";
-  std::int64_t reconcile_timeout_ms = 5000;
+struct ReconcileArgs {
+  std::string db = "./orders.db";
+  std::string partner = "http://127.0.0.1:8782";
+  std::int64_t timeout_ms = 5000;
+};
+
+CLI::App* add_reconcile(CLI::App& app, ReconcileArgs& args) {
   CLI::App* reconcile = app.add_subcommand(
       "reconcile",
       "match payouts to the partner's transfers; exit 0 when clean, 1 on findings, 2 on errors");
-  reconcile->add_option("--db", reconcile_db, "SQLite path or postgres:// URL")
-      ->capture_default_str();
-  reconcile->add_option("--partner-url", reconcile_partner, "the payout partner, http://HOST:PORT")
+  reconcile->add_option("--db", args.db, "SQLite path or postgres:// URL")->capture_default_str();
+  reconcile->add_option("--partner-url", args.partner, "the payout partner, http://HOST:PORT")
       ->check(webhooks::app::server_url(false))
       ->capture_default_str();
-  reconcile->add_option("--partner-timeout-ms", reconcile_timeout_ms, "timeout of the partner call")
+  reconcile->add_option("--partner-timeout-ms", args.timeout_ms, "timeout of the partner call")
       ->check(duration(DurationUnit::milliseconds))
       ->capture_default_str();
+  return reconcile;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  webhooks::app::limit_malloc_arenas();
+  webhooks::app::block_stop_signals();
+  Config config;
+  CLI::App app{"orders-api: orders and payouts behind the idempotency core"};
+  add_api_options(app, config);
+  add_partner_options(app, config);
+  add_relay_options(app, config);
+  add_server_options(app, config);
+  add_test_hooks(app, config);
+  ReconcileArgs reconcile_args;
+  const CLI::App* reconcile = add_reconcile(app, reconcile_args);
   if (const auto exit_code = webhooks::app::parse_command_line(app, argc, argv)) {
     return *exit_code;
   }
-
   try {
     if (*reconcile) {
-      return webhooks::orders::reconcile_command(reconcile_db, reconcile_partner,
-                                                 reconcile_timeout_ms);
+      return webhooks::orders::reconcile_command(reconcile_args.db, reconcile_args.partner,
+                                                 reconcile_args.timeout_ms);
     }
     return webhooks::orders::serve(config);
   } catch (const std::exception& e) {

@@ -39,6 +39,25 @@ nlohmann::json payout_json(const Payout& p) {
           {"created_at", rfc3339(p.created_at)}};
 }
 
+// The fields of a POST /payouts body, validated.
+struct PayoutInput {
+  std::int64_t amount = 0;
+  std::string currency, destination;
+};
+
+// The body's amount, currency and destination, or nullopt with `error` set to the 400/422 answer.
+std::optional<PayoutInput> read_payout_input(std::string_view body, Response& error) {
+  const auto input = parse_object(body, error);
+  if (!input) return std::nullopt;
+  std::string message;  // the first invalid field's
+  const auto amount = read_amount(*input, message);
+  const auto currency = amount ? read_currency(*input, message) : std::nullopt;
+  const auto destination = currency ? read_text(*input, "destination", message) : std::nullopt;
+  if (destination) return PayoutInput{*amount, *currency, *destination};
+  error = error_response(422, "validation_failed", message);
+  return std::nullopt;
+}
+
 }  // namespace
 
 Payouts::Payouts(idempotency::Store& store, const Clock& clock, UuidV7Generator& ids,
@@ -48,71 +67,75 @@ Payouts::Payouts(idempotency::Store& store, const Clock& clock, UuidV7Generator&
 Response Payouts::create(idempotency::Attempt& attempt, const std::string& merchant_id,
                          std::string_view body) {
   Response invalid;
-  const auto input = parse_object(body, invalid);
+  const auto input = read_payout_input(body, invalid);
   if (!input) return invalid;
-  std::string error;
-  const auto amount = read_amount(*input, error);
-  if (!amount) return error_response(422, "validation_failed", error);
-  const auto currency = read_currency(*input, error);
-  if (!currency) return error_response(422, "validation_failed", error);
-  const auto destination = read_text(*input, "destination", error);
-  if (!destination) return error_response(422, "validation_failed", error);
-
   if (options_.operation_delay.count() > 0) {  // test hook; off the fiber worker's thread
     http::run_blocking([&] { std::this_thread::sleep_for(options_.operation_delay); });
   }
+  Payout payout =
+      find_or_save(attempt, merchant_id, input->amount, input->currency, input->destination);
+  if (payout.status == "submitted") {
+    return settle(attempt, payout, "submitted", payout.transfer_id,
+                  json_response(201, payout_json(payout)));
+  }
+  return submit(attempt, payout);
+}
+
+Payout Payouts::find_or_save(idempotency::Attempt& attempt, const std::string& merchant_id,
+                             std::int64_t amount, const std::string& currency,
+                             const std::string& destination) {
   db::Database& db = attempt.database();
   const std::string& key = attempt.lease().key;
   std::optional<Payout> payout;
   if (attempt.reacquired()) payout = find_saved(db, merchant_id, key);
-  if (payout) {
-    log_event(spdlog::level::info, {{"event", "payout_resumed"},
-                                    {"payout_id", payout->id},
-                                    {"status", payout->status},
-                                    {"attempt", attempt.attempts()}});
-  } else {
-    payout = save_new(db, merchant_id, key, *amount, *currency, *destination);
-  }
+  if (!payout) return save_new(db, merchant_id, key, amount, currency, destination);
+  log_event(spdlog::level::info, {{"event", "payout_resumed"},
+                                  {"payout_id", payout->id},
+                                  {"status", payout->status},
+                                  {"attempt", attempt.attempts()}});
+  return *payout;
+}
 
-  const auto settle = [&](const std::string& status, const std::string& transfer_id,
-                          Response answer) {
-    return attempt.commit([&](db::Transaction& tx) {
-      const db::Param transfer =
-          transfer_id.empty() ? db::Param(nullptr) : db::Param(std::string_view(transfer_id));
-      tx.exec(kSettle, {status, transfer, clock_.now_ms(), payout->id});
-      return answer;
-    });
-  };
-  if (payout->status == "submitted")
-    return settle("submitted", payout->transfer_id, json_response(201, payout_json(*payout)));
+Response Payouts::settle(idempotency::Attempt& attempt, const Payout& payout,
+                         const std::string& status, const std::string& transfer_id,
+                         Response answer) {
+  return attempt.commit([&](db::Transaction& tx) {
+    const db::Param transfer =
+        transfer_id.empty() ? db::Param(nullptr) : db::Param(std::string_view(transfer_id));
+    tx.exec(kSettle, {status, transfer, clock_.now_ms(), payout.id});
+    return answer;
+  });
+}
 
+Response Payouts::submit(idempotency::Attempt& attempt, Payout& payout) {
   // The partner call (and its retries' waits) on a thread of its own when this handler runs on a
   // fiber worker, so that the other requests of its thread go on meanwhile.
   const TransferResult result = http::run_blocking([&] {
-    return partner_.create_transfer(payout->downstream_key, payout->amount, payout->currency,
-                                    payout->destination);
+    return partner_.create_transfer(payout.downstream_key, payout.amount, payout.currency,
+                                    payout.destination);
   });
   switch (result.kind) {
     case TransferResult::Kind::accepted: {
       if (options_.crash_after_partner_commit) {
         log_event(spdlog::level::warn, {{"event", "crash_after_partner_commit"},
-                                        {"payout_id", payout->id},
+                                        {"payout_id", payout.id},
                                         {"transfer_id", result.transfer_id}});
         std::raise(SIGKILL);
       }
-      payout->status = "submitted";
-      payout->transfer_id = result.transfer_id;
-      return settle("submitted", result.transfer_id, json_response(201, payout_json(*payout)));
+      payout.status = "submitted";
+      payout.transfer_id = result.transfer_id;
+      return settle(attempt, payout, "submitted", result.transfer_id,
+                    json_response(201, payout_json(payout)));
     }
     case TransferResult::Kind::rejected:
-      return settle("rejected", "",
+      return settle(attempt, payout, "rejected", "",
                     error_response(422, "payout_rejected",
                                    "the partner refused the transfer: " + result.error));
     case TransferResult::Kind::unavailable:
       break;
   }
   log_event(spdlog::level::warn, {{"event", "partner_unavailable"},
-                                  {"payout_id", payout->id},
+                                  {"payout_id", payout.id},
                                   {"tries", result.tries},
                                   {"error", result.error}});
   return error_response(502, "partner_unavailable",

@@ -52,6 +52,16 @@ class Payouts {
   Response get(const std::string& merchant_id, const std::string& id);
 
  private:
+  // The payout this key saved before (a re-run), or a new pending one saved with its outbox row.
+  Payout find_or_save(idempotency::Attempt& attempt, const std::string& merchant_id,
+                      std::int64_t amount, const std::string& currency,
+                      const std::string& destination);
+  // Asks the partner for the transfer; settles the payout as submitted or rejected, or answers
+  // 502 partner_unavailable (the payout stays pending).
+  Response submit(idempotency::Attempt& attempt, Payout& payout);
+  // Commits the payout's status and transfer id with `answer` as the operation's result.
+  Response settle(idempotency::Attempt& attempt, const Payout& payout, const std::string& status,
+                  const std::string& transfer_id, Response answer);
   std::optional<Payout> find_saved(db::Database& db, const std::string& merchant_id,
                                    const std::string& key);
   Payout save_new(db::Database& db, const std::string& merchant_id, const std::string& key,

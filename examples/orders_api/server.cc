@@ -10,9 +10,9 @@
 #include "payouts.h"
 #include "reconcile.h"
 #include "storage.h"
-#include "webhooks/error.h"
 #include "webhooks/app/flags.h"
 #include "webhooks/app/server.h"
+#include "webhooks/error.h"
 #include "webhooks/idempotency/guard.h"
 #include "webhooks/idempotency/lease_keeper.h"
 #include "webhooks/idempotency/maintenance.h"
@@ -66,85 +66,112 @@ class Api {
                  {milliseconds(config.operation_delay_ms), config.crash_after_partner_commit}) {}
 
   void routes(http::Server& server) {
-    // Record, order and outbox row in one transaction, grouped with concurrent requests'.
-    server.Post("/orders", [this](const httplib::Request& req, httplib::Response& res) {
-      const auto merchant = authenticate(req, res);
-      if (!merchant) return;
-      const OrderDraft draft = orders_.draft(*merchant, req.body);  // no database access
-      guard_.handle_in_transaction(
-          req, res, *merchant, [&](db::Transaction& tx, const idempotency::BeginResult& begun) {
-            return orders_.create(tx, begun.lease.key, draft);
-          });
-    });
-    server.Get(R"(/orders/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-      if (const auto merchant = authenticate(req, res)) {
-        write(orders_.get(*merchant, req.matches[1]), res);
-      }
-    });
-    // Idempotent by nature, so the key is optional: with one, its record commits in the same
-    // transaction as the order and outbox row; without, that transaction alone (also grouped).
-    server.Put(R"(/orders/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-      const auto merchant = authenticate(req, res);
-      if (!merchant) return;
-      const std::string id = req.matches[1];
-      if (req.has_header("Idempotency-Key")) {
-        guard_.handle_in_transaction(
-            req, res, *merchant, [&](db::Transaction& tx, const idempotency::BeginResult&) {
-              return orders_.update(tx, *merchant, id, req.body);
-            });
-        return;
-      }
-      Response answer;
-      guard_.group().run(
-          [&](db::Transaction& tx) { answer = orders_.update(tx, *merchant, id, req.body); });
-      write(answer, res);
-    });
-    server.Post("/payouts", [this](const httplib::Request& req, httplib::Response& res) {
-      guarded(req, res, [&](idempotency::Attempt& a, const std::string& merchant) {
-        return payouts_.create(a, merchant, req.body);
-      });
-    });
-    server.Get(R"(/payouts/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-      if (const auto merchant = authenticate(req, res)) {
-        write(payouts_.get(*merchant, req.matches[1]), res);
-      }
-    });
-    server.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
-      db_->exec("SELECT 1");
-      app::json_answer(res, 200, R"({"status":"ok"})");
-    });
-    server.set_exception_handler(
-        [](const httplib::Request& req, httplib::Response& res, std::exception_ptr error) {
-          std::string what = "unknown error";
-          bool storage = false;
-          try {
-            std::rethrow_exception(error);
-          } catch (const Error& e) {
-            what = e.what();
-            storage = e.code() == ErrorCode::storage;
-          } catch (const std::exception& e) {
-            what = e.what();
-          }
-          log_event(spdlog::level::err,
-                    {{"event", "request_failed"}, {"path", req.path}, {"error", what}});
-          if (storage) {  // the database failed or is unreachable: retrying is the right move
-            idempotency::write(idempotency::storage_unavailable(), res);
-            return;
-          }
-          idempotency::write(
-              idempotency::error_response(500, "internal_error", "the request failed; retry later"),
-              res);
-        });
+    using httplib::Request;
+    server.Post("/orders",
+                [this](const Request& req, httplib::Response& res) { create_order(req, res); });
+    server.Get(R"(/orders/([^/]+))",
+               [this](const Request& req, httplib::Response& res) { get_order(req, res); });
+    server.Put(R"(/orders/([^/]+))",
+               [this](const Request& req, httplib::Response& res) { update_order(req, res); });
+    server.Post("/payouts",
+                [this](const Request& req, httplib::Response& res) { create_payout(req, res); });
+    server.Get(R"(/payouts/([^/]+))",
+               [this](const Request& req, httplib::Response& res) { get_payout(req, res); });
+    server.Get("/healthz", [this](const Request&, httplib::Response& res) { healthz(res); });
+    server.set_exception_handler(answer_exception);
   }
 
  private:
+  // POST /orders: record, order and outbox row in one transaction, grouped with concurrent
+  // requests'.
+  void create_order(const httplib::Request& req, httplib::Response& res) {
+    const auto merchant = authenticate(req, res);
+    if (!merchant) return;
+    const OrderDraft draft = orders_.draft(*merchant, req.body);  // no database access
+    guard_.handle_in_transaction(req, res, *merchant,
+                                 [&](db::Transaction& tx, const idempotency::BeginResult& begun) {
+                                   return orders_.create(tx, begun.lease.key, draft);
+                                 });
+  }
+
+  // GET /orders/ID.
+  void get_order(const httplib::Request& req, httplib::Response& res) {
+    if (const auto merchant = authenticate(req, res)) {
+      write(orders_.get(*merchant, req.matches[1]), res);
+    }
+  }
+
+  // PUT /orders/ID: idempotent by nature, so the key is optional: with one, its record commits
+  // in the same transaction as the order and outbox row; without, that transaction alone (also
+  // grouped).
+  void update_order(const httplib::Request& req, httplib::Response& res) {
+    const auto merchant = authenticate(req, res);
+    if (!merchant) return;
+    const std::string id = req.matches[1];
+    if (req.has_header("Idempotency-Key")) {
+      guard_.handle_in_transaction(req, res, *merchant,
+                                   [&](db::Transaction& tx, const idempotency::BeginResult&) {
+                                     return orders_.update(tx, *merchant, id, req.body);
+                                   });
+      return;
+    }
+    Response answer;
+    guard_.group().run(
+        [&](db::Transaction& tx) { answer = orders_.update(tx, *merchant, id, req.body); });
+    write(answer, res);
+  }
+
+  // POST /payouts.
+  void create_payout(const httplib::Request& req, httplib::Response& res) {
+    guarded(req, res, [&](idempotency::Attempt& a, const std::string& merchant) {
+      return payouts_.create(a, merchant, req.body);
+    });
+  }
+
+  // GET /payouts/ID.
+  void get_payout(const httplib::Request& req, httplib::Response& res) {
+    if (const auto merchant = authenticate(req, res)) {
+      write(payouts_.get(*merchant, req.matches[1]), res);
+    }
+  }
+
+  // GET /healthz: 200 while the database answers.
+  void healthz(httplib::Response& res) {
+    db_->exec("SELECT 1");
+    app::json_answer(res, 200, R"({"status":"ok"})");
+  }
+
+  // A handler's exception: logged, then 503 storage_unavailable when the database failed (retrying
+  // is the right move), 500 internal_error otherwise.
+  static void answer_exception(const httplib::Request& req, httplib::Response& res,
+                               std::exception_ptr error) {
+    std::string what = "unknown error";
+    bool storage = false;
+    try {
+      std::rethrow_exception(error);
+    } catch (const Error& e) {
+      what = e.what();
+      storage = e.code() == ErrorCode::storage;
+    } catch (const std::exception& e) {
+      what = e.what();
+    }
+    log_event(spdlog::level::err,
+              {{"event", "request_failed"}, {"path", req.path}, {"error", what}});
+    if (storage) {
+      idempotency::write(idempotency::storage_unavailable(), res);
+      return;
+    }
+    idempotency::write(
+        idempotency::error_response(500, "internal_error", "the request failed; retry later"), res);
+  }
+
   // The merchant of the bearer API key, or nullopt after answering 401.
   std::optional<std::string> authenticate(const httplib::Request& req, httplib::Response& res) {
     const auto it = keys_.find(app::bearer_token(req));
     if (it != keys_.end()) return it->second;
     res.set_header("WWW-Authenticate", "Bearer");
     app::json_error(res, 401, "unauthorized",
-                         "a valid API key is required (Authorization: Bearer KEY)");
+                    "a valid API key is required (Authorization: Bearer KEY)");
     return std::nullopt;
   }
 
@@ -207,11 +234,10 @@ int serve(const Config& config) {
   tuning.max_connections = static_cast<std::size_t>(config.max_connections);
   tuning.request_timeout = milliseconds(config.request_timeout_ms);
   const int port = app::bind_and_announce(server, address, tuning);
-  log_event(
-      spdlog::level::info,
-      {{"event", "started"},
-       {"db", db->describe()},
-       {"lease_ms", app::seconds_to_millis(config.lease_seconds).count()}});
+  log_event(spdlog::level::info,
+            {{"event", "started"},
+             {"db", db->describe()},
+             {"lease_ms", app::seconds_to_millis(config.lease_seconds).count()}});
   if (relay) relay->start();
   app::StopOnSignal stop(server, port);
   server.listen_after_bind();

@@ -81,7 +81,8 @@ void print_list(const nlohmann::json& doc, const std::string& key,
       width[i] = std::max(width[i], cell(row.value(columns[i], nlohmann::json())).size());
     }
   }
-  for (std::size_t i = 0; i < columns.size(); ++i) std::cout << std::left << std::setw(static_cast<int>(width[i]) + 2) << columns[i];
+  for (std::size_t i = 0; i < columns.size(); ++i)
+    std::cout << std::left << std::setw(static_cast<int>(width[i]) + 2) << columns[i];
   std::cout << "\n";
   for (const auto& row : rows) {
     for (std::size_t i = 0; i < columns.size(); ++i) {
@@ -124,25 +125,60 @@ int replay_capture(const std::string& file, const std::string& url, const std::s
   return ok;
 }
 
-}  // namespace
+// Replays one event (to all its endpoints or one), when --event is given.
+int replay_event(const Publisher& p, const std::string& event, const std::string& endpoint) {
+  const nlohmann::json body =
+      endpoint.empty() ? nlohmann::json::object() : nlohmann::json{{"endpoint_id", endpoint}};
+  const auto res = call(p, "POST", "/v1/events/" + event + "/replay", body.dump());
+  if (!res) return kFailed;
+  std::cout << res->dump(2) << "\n";
+  return kOk;
+}
 
-void add_admin(CLI::App& app, Action& action) {
-  struct Args {
-    // One per subcommand, each with its own --admin-token (--admin-token-file,
-    // WEBHOOKS_ADMIN_TOKEN), read only for the subcommand that runs.
-    Publisher replay_to, events_from, attempts_from;
-    std::string event, endpoint, since, capture, url, secret, merchant, type;
-    int limit = 50;
-    bool json = false;
-  };
-  auto a = std::make_shared<Args>();
+// Recovers an endpoint's dead tasks since an RFC 3339 time.
+int recover_endpoint(const Publisher& p, const std::string& endpoint, const std::string& since) {
+  const auto res = call(p, "POST", "/v1/endpoints/" + endpoint + "/recover",
+                        nlohmann::json{{"since", since}}.dump());
+  if (!res) return kFailed;
+  std::cout << res->dump(2) << "\n";
+  return kOk;
+}
 
+struct ReplayArgs {
+  Publisher publisher;
+  std::string event, endpoint, since, capture, url, secret;
+};
+
+int run_replay(const ReplayArgs& a) {
+  if (!a.capture.empty()) {
+    if (a.url.empty() || a.secret.empty()) throw UsageError("--capture needs --url and --secret");
+    int total = 0;
+    const int ok = replay_capture(a.capture, a.url, a.secret, total);
+    std::cout << ok << " of " << total << " deliveries accepted\n";
+    return ok == total ? kOk : kFailed;
+  }
+  if (!a.event.empty()) return replay_event(a.publisher, a.event, a.endpoint);
+  if (!a.endpoint.empty() && !a.since.empty()) {
+    return recover_endpoint(a.publisher, a.endpoint, a.since);
+  }
+  throw UsageError(
+      "replay needs --event ID [--endpoint ID], --endpoint ID --since TIME, or --capture FILE "
+      "--url "
+      "U --secret S");
+}
+
+// Each subcommand has its own Publisher, so its own --admin-token (--admin-token-file,
+// WEBHOOKS_ADMIN_TOKEN), read only for the subcommand that runs.
+void add_replay(CLI::App& app, Action& action) {
+  auto a = std::make_shared<ReplayArgs>();
   CLI::App* replay = app.add_subcommand(
-      "replay", "Replay an event, recover an endpoint's dead tasks, or re-send captured deliveries");
-  add_publisher_options(replay, a->replay_to);
+      "replay",
+      "Replay an event, recover an endpoint's dead tasks, or re-send captured deliveries");
+  add_publisher_options(replay, a->publisher);
   replay->add_option("--event", a->event, "event id to replay");
   replay->add_option("--endpoint", a->endpoint, "endpoint id (with --event: only that endpoint)");
-  replay->add_option("--since", a->since, "with --endpoint: recover dead tasks since this RFC 3339 time");
+  replay->add_option("--since", a->since,
+                     "with --endpoint: recover dead tasks since this RFC 3339 time");
   replay->add_option("--capture", a->capture,
                      "JSON-lines file written by `webhooks listen --capture`; exit 0 when every "
                      "delivery was accepted, 1 when one was not, 2 (FILE:LINE: the problem, "
@@ -152,36 +188,32 @@ void add_admin(CLI::App& app, Action& action) {
                          {"--secret", "WEBHOOKS_SECRET",
                           "with --capture: the secret to re-sign with", app::signing_secret()},
                          a->secret);
-  replay->callback([a, &action] {
-    action = [a] {
-      if (!a->capture.empty()) {
-        if (a->url.empty() || a->secret.empty()) throw UsageError("--capture needs --url and --secret");
-        int total = 0;
-        const int ok = replay_capture(a->capture, a->url, a->secret, total);
-        std::cout << ok << " of " << total << " deliveries accepted\n";
-        return ok == total ? kOk : kFailed;
-      }
-      if (!a->event.empty()) {
-        const nlohmann::json body =
-            a->endpoint.empty() ? nlohmann::json::object() : nlohmann::json{{"endpoint_id", a->endpoint}};
-        const auto res = call(a->replay_to, "POST", "/v1/events/" + a->event + "/replay", body.dump());
-        if (!res) return kFailed;
-        std::cout << res->dump(2) << "\n";
-        return kOk;
-      }
-      if (!a->endpoint.empty() && !a->since.empty()) {
-        const auto res = call(a->replay_to, "POST", "/v1/endpoints/" + a->endpoint + "/recover",
-                              nlohmann::json{{"since", a->since}}.dump());
-        if (!res) return kFailed;
-        std::cout << res->dump(2) << "\n";
-        return kOk;
-      }
-      throw UsageError("replay needs --event ID [--endpoint ID], --endpoint ID --since TIME, or --capture FILE --url U --secret S");
-    };
-  });
+  replay->callback([a, &action] { action = [a] { return run_replay(*a); }; });
+}
 
+struct EventsArgs {
+  Publisher publisher;
+  std::string merchant, type, since;
+  int limit = 50;
+  bool json = false;
+};
+
+int run_events(const EventsArgs& a) {
+  std::string path = "/v1/events?limit=" + std::to_string(a.limit);
+  if (!a.merchant.empty())
+    path += "&merchant_id=" + httplib::detail::encode_query_param(a.merchant);
+  if (!a.type.empty()) path += "&type=" + httplib::detail::encode_query_param(a.type);
+  if (!a.since.empty()) path += "&since=" + httplib::detail::encode_query_param(a.since);
+  const auto res = call(a.publisher, "GET", path);
+  if (!res) return kFailed;
+  print_list(*res, "events", {"event_id", "merchant_id", "type", "created_at"}, a.json);
+  return kOk;
+}
+
+void add_events(CLI::App& app, Action& action) {
+  auto a = std::make_shared<EventsArgs>();
   CLI::App* events = app.add_subcommand("events", "List events from the publisher");
-  add_publisher_options(events, a->events_from);
+  add_publisher_options(events, a->publisher);
   events->add_option("--merchant", a->merchant, "only this merchant_id");
   events->add_option("--type", a->type, "only this event type");
   events->add_option("--since", a->since, "only events created since this RFC 3339 time");
@@ -189,33 +221,40 @@ void add_admin(CLI::App& app, Action& action) {
       ->check(app::count(1, 1000))
       ->capture_default_str();
   events->add_flag("--json", a->json, "print the API's JSON instead of a table");
-  events->callback([a, &action] {
-    action = [a] {
-      std::string path = "/v1/events?limit=" + std::to_string(a->limit);
-      if (!a->merchant.empty()) path += "&merchant_id=" + httplib::detail::encode_query_param(a->merchant);
-      if (!a->type.empty()) path += "&type=" + httplib::detail::encode_query_param(a->type);
-      if (!a->since.empty()) path += "&since=" + httplib::detail::encode_query_param(a->since);
-      const auto res = call(a->events_from, "GET", path);
-      if (!res) return kFailed;
-      print_list(*res, "events", {"event_id", "merchant_id", "type", "created_at"}, a->json);
-      return kOk;
-    };
-  });
+  events->callback([a, &action] { action = [a] { return run_events(*a); }; });
+}
 
+struct AttemptsArgs {
+  Publisher publisher;
+  std::string event;
+  bool json = false;
+};
+
+int run_attempts(const AttemptsArgs& a) {
+  const auto res = call(a.publisher, "GET", "/v1/events/" + a.event + "/attempts");
+  if (!res) return kFailed;
+  print_list(
+      *res, "attempts",
+      {"delivery_id", "endpoint_id", "started_at", "trigger", "status", "latency_ms", "error"},
+      a.json);
+  return kOk;
+}
+
+void add_attempts(CLI::App& app, Action& action) {
+  auto a = std::make_shared<AttemptsArgs>();
   CLI::App* attempts = app.add_subcommand("attempts", "List an event's delivery attempts");
-  add_publisher_options(attempts, a->attempts_from);
+  add_publisher_options(attempts, a->publisher);
   attempts->add_option("--event", a->event, "event id")->required();
   attempts->add_flag("--json", a->json, "print the API's JSON instead of a table");
-  attempts->callback([a, &action] {
-    action = [a] {
-      const auto res = call(a->attempts_from, "GET", "/v1/events/" + a->event + "/attempts");
-      if (!res) return kFailed;
-      print_list(*res, "attempts",
-                 {"delivery_id", "endpoint_id", "started_at", "trigger", "status", "latency_ms", "error"},
-                 a->json);
-      return kOk;
-    };
-  });
+  attempts->callback([a, &action] { action = [a] { return run_attempts(*a); }; });
+}
+
+}  // namespace
+
+void add_admin(CLI::App& app, Action& action) {
+  add_replay(app, action);
+  add_events(app, action);
+  add_attempts(app, action);
 }
 
 }  // namespace webhooks::cli

@@ -3,9 +3,9 @@
 #include <optional>
 
 #include "cli.h"
+#include "webhooks/app/flags.h"
 #include "webhooks/clock.h"
 #include "webhooks/ed25519.h"
-#include "webhooks/app/flags.h"
 #include "webhooks/signer.h"
 #include "webhooks/verifier.h"
 #include "webhooks/wire.h"
@@ -46,66 +46,75 @@ void add_sign(CLI::App& app, Action& action) {
   });
 }
 
-void add_verify(CLI::App& app, Action& action) {
-  struct Args {
-    std::vector<std::string> secrets, public_keys;
-    std::string headers_file, body_file;
-    std::int64_t tolerance = 300;
-    bool no_tolerance = false;
-    std::optional<std::int64_t> now;
+namespace {
+
+struct VerifyArgs {
+  std::vector<std::string> secrets, public_keys;
+  std::string headers_file, body_file;
+  std::int64_t tolerance = 300;
+  bool no_tolerance = false;
+  std::optional<std::int64_t> now;
+};
+
+void add_verify_options(CLI::App& cmd, VerifyArgs& args) {
+  app::add_secret_option(
+      cmd,
+      {"--secret", "WEBHOOKS_SECRET", "whsec_… secret; repeat for rotation", app::signing_secret()},
+      args.secrets);
+  cmd.add_option("--public-key", args.public_keys, "whpk_… Ed25519 key for v1a; repeatable")
+      ->check(app::accepted_by("whpk_...",
+                               [](const std::string& text) { Ed25519PublicKey::parse(text); }));
+  cmd.add_option("--headers-file", args.headers_file, "file of 'name: value' lines")->required();
+  cmd.add_option("--body-file", args.body_file, "file with the raw body ('-' for stdin)")
+      ->required();
+  auto* tolerance =
+      cmd.add_option("--tolerance", args.tolerance,
+                     "accepted clock difference, seconds, both directions")
+          ->capture_default_str()
+          ->check(app::duration(app::DurationUnit::whole_seconds, app::Zero::allowed));
+  cmd.add_flag("--no-tolerance", args.no_tolerance,
+               "skip the timestamp window (replaying old captures)")
+      ->excludes(tolerance);
+  cmd.add_option("--now", args.now, "verify as of this Unix time in seconds (default: now)")
+      ->check(app::unix_seconds());
+}
+
+int run_verify(const VerifyArgs& args) {
+  if (args.secrets.empty() && args.public_keys.empty()) {
+    throw UsageError("verify needs --secret or --public-key");
+  }
+  std::vector<Secret> secrets;
+  for (const auto& s : args.secrets) secrets.push_back(Secret::parse(s));
+  std::vector<Ed25519PublicKey> keys;
+  for (const auto& k : args.public_keys) keys.push_back(Ed25519PublicKey::parse(k));
+  const auto headers = parse_header_lines(read_input(args.headers_file));
+  const std::string body = read_input(args.body_file);
+  const auto get = [&](std::string_view name) -> std::optional<std::string_view> {
+    const auto it = headers.find(std::string(name));
+    if (it == headers.end()) return std::nullopt;
+    return std::string_view(it->second);
   };
-  auto args = std::make_shared<Args>();
+  const Verifier verifier(secrets, keys,
+                          {std::chrono::seconds(args.tolerance), !args.no_tolerance});
+  const VerifyResult result =
+      verifier.verify({get(kHeaderId), get(kHeaderTimestamp), get(kHeaderSignature)}, body,
+                      args.now.value_or(system_clock().now_seconds()));
+  if (result) {
+    std::cout << "valid\n";
+    return kOk;
+  }
+  std::cout << "invalid: " << to_string(result.status) << ": " << result.message << "\n";
+  return kFailed;
+}
+
+}  // namespace
+
+void add_verify(CLI::App& app, Action& action) {
+  auto args = std::make_shared<VerifyArgs>();
   CLI::App* cmd = app.add_subcommand(
       "verify", "Check a delivery's signature and timestamp; say valid, or exactly why not");
-  app::add_secret_option(
-      *cmd,
-      {"--secret", "WEBHOOKS_SECRET", "whsec_… secret; repeat for rotation", app::signing_secret()},
-      args->secrets);
-  cmd->add_option("--public-key", args->public_keys, "whpk_… Ed25519 key for v1a; repeatable")
-      ->check(app::accepted_by(
-          "whpk_...", [](const std::string& text) { Ed25519PublicKey::parse(text); }));
-  cmd->add_option("--headers-file", args->headers_file, "file of 'name: value' lines")->required();
-  cmd->add_option("--body-file", args->body_file, "file with the raw body ('-' for stdin)")
-      ->required();
-  auto* tolerance = cmd->add_option("--tolerance", args->tolerance,
-                                    "accepted clock difference, seconds, both directions")
-                        ->capture_default_str()
-                        ->check(app::duration(app::DurationUnit::whole_seconds,
-                                                   app::Zero::allowed));
-  cmd->add_flag("--no-tolerance", args->no_tolerance,
-                "skip the timestamp window (replaying old captures)")
-      ->excludes(tolerance);
-  cmd->add_option("--now", args->now, "verify as of this Unix time in seconds (default: now)")
-      ->check(app::unix_seconds());
-  cmd->callback([args, &action] {
-    action = [args] {
-      if (args->secrets.empty() && args->public_keys.empty()) {
-        throw UsageError("verify needs --secret or --public-key");
-      }
-      std::vector<Secret> secrets;
-      for (const auto& s : args->secrets) secrets.push_back(Secret::parse(s));
-      std::vector<Ed25519PublicKey> keys;
-      for (const auto& k : args->public_keys) keys.push_back(Ed25519PublicKey::parse(k));
-      const auto headers = parse_header_lines(read_input(args->headers_file));
-      const std::string body = read_input(args->body_file);
-      const auto get = [&](std::string_view name) -> std::optional<std::string_view> {
-        const auto it = headers.find(std::string(name));
-        if (it == headers.end()) return std::nullopt;
-        return std::string_view(it->second);
-      };
-      const Verifier verifier(secrets, keys,
-                              {std::chrono::seconds(args->tolerance), !args->no_tolerance});
-      const VerifyResult result =
-          verifier.verify({get(kHeaderId), get(kHeaderTimestamp), get(kHeaderSignature)}, body,
-                          args->now.value_or(system_clock().now_seconds()));
-      if (result) {
-        std::cout << "valid\n";
-        return kOk;
-      }
-      std::cout << "invalid: " << to_string(result.status) << ": " << result.message << "\n";
-      return kFailed;
-    };
-  });
+  add_verify_options(*cmd, *args);
+  cmd->callback([args, &action] { action = [args] { return run_verify(*args); }; });
 }
 
 }  // namespace webhooks::cli
