@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "process.h"
-#include "receiver.h"
+#include "publisher/receiver.h"
 #include "support/test_env.h"
 #include "webhooks/error.h"
 

@@ -1,5 +1,5 @@
 // The guard's mapping of outcomes to answers, on the engine named by WEBHOOKS_TEST_ENGINE, with a
-// fake clock. (Over real HTTP it is exercised by tests/orders.)
+// fake clock. (Over real HTTP it is exercised by tests/examples/orders_api.)
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <thread>

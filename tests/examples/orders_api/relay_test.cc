@@ -8,7 +8,7 @@
 #include <set>
 #include <thread>
 
-#include "../publisher_daemon/receiver.h"
+#include "publisher/receiver.h"
 #include "harness.h"
 #include "support/secret_files.h"
 #include "support/test_env.h"

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "process.h"
-#include "receiver.h"
+#include "publisher/receiver.h"
 #include "support/test_env.h"
 
 namespace webhooks::test {
