@@ -22,8 +22,8 @@ constexpr UnixMillis kTtl = 24LL * 3600 * 1000;
 // A record as the store wrote it before migration 0005.
 void insert_old_record(db::Database& db, std::string_view key, std::string_view fingerprint,
                        std::string_view state, std::optional<std::string_view> lease_owner,
-                       std::int64_t lease_expires_at, std::int64_t attempts,
-                       std::int64_t status, std::string_view headers, std::string_view body) {
+                       std::int64_t lease_expires_at, std::int64_t attempts, std::int64_t status,
+                       std::string_view headers, std::string_view body) {
   const bool has_response = state == "completed";
   db.exec(
       "INSERT INTO idempotency_records (scope, idempotency_key, fingerprint, state, lease_owner, "
@@ -41,28 +41,12 @@ std::string upper(std::string text) {
   return text;
 }
 
-}  // namespace
-
-TEST_CASE("migration 0005 converts the records of an older database in place") {
-  const std::string target = test::database_target("upgrade");
-  auto db = std::shared_ptr<db::Database>(db::Database::open(target));
-  test::migrate_as_before_components(*db, 4, kT0);  // today's 0001-0004
-  const std::string fp = sha256_hex("POST\n/orders\n{}");
-  const std::string other = sha256_hex("POST\n/orders\n{\"amount\":1}");
-  insert_old_record(*db, "done", fp, "completed", std::nullopt, 0, 1, 201,
-                    "[[\"Location\",\"/orders/1\"]]", "{\"id\":\"1\"}");
-  insert_old_record(*db, "plain", fp, "completed", std::nullopt, 0, 1, 200, "[]", "ok");
-  insert_old_record(*db, "upper", upper(fp), "completed", std::nullopt, 0, 1, 204, "[]", "");
-  insert_old_record(*db, "busy", fp, "in_progress", "old-token", kT0 + 30'000, 1, 0, "", "");
-  insert_old_record(*db, "failed", fp, "failed", std::nullopt, 0, 1, 0, "", "");
-  insert_old_record(*db, "odd", "fp", "completed", std::nullopt, 0, 1, 201, "[]", "x");
-
-  // The old sequence's 0001-0004 are adopted; the idempotency component's 0002 (the old 0005) runs.
-  CHECK(db->migrate({schema()}, kT0 + 1) == 1);
-  CHECK(db->migrate({schema()}, kT0 + 2) == 0);
-
+// The six records after the upgrade: fingerprints of 32 bytes, states as numbers, "[]" as NULL.
+void check_converted(db::Database& database) {
+  db::Database* db = &database;
   const std::string length = db->engine() == db::Engine::sqlite ? "length" : "octet_length";
-  const db::Rows stored = db->exec("SELECT idempotency_key, " + length + "(fingerprint), state, "
+  const db::Rows stored = db->exec("SELECT idempotency_key, " + length +
+                                   "(fingerprint), state, "
                                    "response_headers FROM idempotency_records ORDER BY "
                                    "idempotency_key");
   REQUIRE(stored.size() == 6);
@@ -76,8 +60,10 @@ TEST_CASE("migration 0005 converts the records of an older database in place") {
   CHECK(stored.text(1, 3) == "[[\"Location\",\"/orders/1\"]]");
   CHECK(stored.is_null(4, 3));  // "[]" became NULL
   CHECK(stored.is_null(5, 3));
+}
 
-  Store store(db, Settings{std::chrono::seconds(30), std::chrono::hours(24)});
+// The converted records replay, mismatch, block and reacquire as before the upgrade.
+void check_records_work(Store& store, const std::string& fp, const std::string& other) {
   const UnixMillis now = kT0 + 1000;
   const BeginResult done = store.begin("m1", "done", fp, now);
   CHECK(done.outcome == BeginOutcome::replay);
@@ -112,6 +98,32 @@ TEST_CASE("migration 0005 converts the records of an older database in place") {
   // A fingerprint that was not 64 hex digits became 32 zero bytes: never a replay.
   CHECK(store.begin("m1", "odd", fp, now).outcome == BeginOutcome::mismatch);
   CHECK(store.find("m1", "odd")->fingerprint == std::string(64, '0'));
+}
+
+}  // namespace
+
+TEST_CASE("migration 0005 converts the records of an older database in place") {
+  const std::string target = test::database_target("upgrade");
+  auto db = std::shared_ptr<db::Database>(db::Database::open(target));
+  test::migrate_as_before_components(*db, 4, kT0);  // today's 0001-0004
+  const std::string fp = sha256_hex("POST\n/orders\n{}");
+  const std::string other = sha256_hex("POST\n/orders\n{\"amount\":1}");
+  insert_old_record(*db, "done", fp, "completed", std::nullopt, 0, 1, 201,
+                    "[[\"Location\",\"/orders/1\"]]", "{\"id\":\"1\"}");
+  insert_old_record(*db, "plain", fp, "completed", std::nullopt, 0, 1, 200, "[]", "ok");
+  insert_old_record(*db, "upper", upper(fp), "completed", std::nullopt, 0, 1, 204, "[]", "");
+  insert_old_record(*db, "busy", fp, "in_progress", "old-token", kT0 + 30'000, 1, 0, "", "");
+  insert_old_record(*db, "failed", fp, "failed", std::nullopt, 0, 1, 0, "", "");
+  insert_old_record(*db, "odd", "fp", "completed", std::nullopt, 0, 1, 201, "[]", "x");
+
+  // The old sequence's 0001-0004 are adopted; the idempotency component's 0002 (the old 0005) runs.
+  CHECK(db->migrate({schema()}, kT0 + 1) == 1);
+  CHECK(db->migrate({schema()}, kT0 + 2) == 0);
+
+  check_converted(*db);
+
+  Store store(db, Settings{std::chrono::seconds(30), std::chrono::hours(24)});
+  check_records_work(store, fp, other);
 
   CHECK(store.purge(kT0 + kTtl) == 6);
   CHECK(db->exec("SELECT COUNT(*) FROM idempotency_records").integer(0, 0) == 0);

@@ -45,7 +45,8 @@ TEST_CASE("verify agrees with every published verification vector") {
     const std::string id = v["id"], ts = std::to_string(v["timestamp"].get<std::int64_t>());
     const std::string header = v["header"], body = v["body"];
     const Verifier verifier({Secret::parse(v["secret"].get<std::string>())});
-    const VerifyResult result = verifier.verify({id, ts, header}, body, v["now"].get<std::int64_t>());
+    const VerifyResult result =
+        verifier.verify({id, ts, header}, body, v["now"].get<std::int64_t>());
     CHECK(static_cast<bool>(result) == v["valid"].get<bool>());
   }
 }
@@ -54,7 +55,7 @@ TEST_CASE("signed content is id.timestamp.body") {
   CHECK(signed_content("msg_1", 1614265330, "{}") == "msg_1.1614265330.{}");
 }
 
-TEST_CASE("each failure names its reason and header") {
+TEST_CASE("each failure names its reason and header: headers") {
   const std::string ts = std::to_string(kTs);
   SECTION("missing headers") {
     auto r = check({std::nullopt, ts, kSig});
@@ -69,8 +70,8 @@ TEST_CASE("each failure names its reason and header") {
     CHECK(r.message == "webhook-signature header is missing");
   }
   SECTION("malformed webhook-id") {
-    for (std::string bad : {std::string(), std::string("msg 1"), std::string(256, 'a'),
-                            std::string("msg\x01")}) {
+    for (std::string bad :
+         {std::string(), std::string("msg 1"), std::string(256, 'a'), std::string("msg\x01")}) {
       const auto r = check({bad, ts, kSig});
       CHECK(r.status == VerifyStatus::malformed_header);
       CHECK(r.header == "webhook-id");
@@ -87,13 +88,18 @@ TEST_CASE("each failure names its reason and header") {
     }
   }
   SECTION("malformed webhook-signature: no version,signature entry") {
-    for (const char* bad : {"", "v1", "g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=", ",abc", "  "}) {
+    for (const char* bad :
+         {"", "v1", "g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=", ",abc", "  "}) {
       INFO(bad);
       const auto r = check({kId, ts, bad});
       CHECK(r.status == VerifyStatus::malformed_header);
       CHECK(r.header == "webhook-signature");
     }
   }
+}
+
+TEST_CASE("each failure names its reason and header: signatures and time") {
+  const std::string ts = std::to_string(kTs);
   SECTION("no matching signature: tampered body, wrong secret, empty or undecodable entry") {
     CHECK(Verifier({kSecret}).verify({kId, ts, kSig}, "{\"test\": 2432232315}", kTs).status ==
           VerifyStatus::no_matching_signature);
@@ -127,7 +133,8 @@ TEST_CASE("each failure names its reason and header") {
     const auto r = check({kId, ts, kSig}, kTs + 86400 * 365, replay);
     CHECK(r.status == VerifyStatus::ok);
     CHECK(r.timestamp == kTs);
-    CHECK(check({kId, "1614265330000", kSig}, kTs, replay).status == VerifyStatus::malformed_header);
+    CHECK(check({kId, "1614265330000", kSig}, kTs, replay).status ==
+          VerifyStatus::malformed_header);
   }
 }
 
@@ -146,7 +153,8 @@ TEST_CASE("rotation: any configured secret matches any entry") {
 }
 
 TEST_CASE("a signature list joined with ', ' or a tab verifies whatever the order of its entries") {
-  // Issue 12: "v1,GOOD, v1,AAAA" was 401 (the entry read as "GOOD,") while "v1,AAAA, v1,GOOD" was 200.
+  // Issue 12: "v1,GOOD, v1,AAAA" was 401 (the entry read as "GOOD,") while "v1,AAAA, v1,GOOD" was
+  // 200.
   const std::string ts = std::to_string(kTs);
   const std::string good = kSig;
   const std::string other = "v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc=";
@@ -172,8 +180,9 @@ TEST_CASE("a signature list joined with ', ' or a tab verifies whatever the orde
 }
 
 TEST_CASE("a verifier needs a secret or a key") {
-  CHECK_THROWS_MATCHES(Verifier({}), Error,
-                       Catch::Matchers::Message("a verifier needs at least one secret or public key"));
+  CHECK_THROWS_MATCHES(
+      Verifier({}), Error,
+      Catch::Matchers::Message("a verifier needs at least one secret or public key"));
 }
 
 TEST_CASE("status names are stable") {

@@ -24,6 +24,51 @@ std::optional<webhooks::idempotency::Record> record(Stack& s, const std::string&
   return webhooks::idempotency::Store(db).find("m1", key);
 }
 
+// The answers of concurrent identical POST /orders: 201s (new or replayed) and 409s, each 409
+// checked to be idempotency_key_in_use with Retry-After: 1.
+struct Tally {
+  int created = 0, fresh = 0, busy = 0;
+  std::set<std::string> ids, bodies;
+};
+
+Tally tally(const std::vector<std::optional<Answer>>& answers) {
+  Tally t;
+  for (const auto& a : answers) {
+    REQUIRE(a);
+    if (a->status == 201) {
+      ++t.created;
+      if (a->header("Idempotent-Replayed") != "true") ++t.fresh;
+      t.ids.insert(a->json()["id"].get<std::string>());
+      t.bodies.insert(a->body);
+    } else {
+      CHECK(a->status == 409);
+      CHECK(a->error_code() == "idempotency_key_in_use");
+      CHECK(a->header("Retry-After") == "1");
+      ++t.busy;
+    }
+  }
+  return t;
+}
+
+// Sends answers.size() identical POST /orders (key same-30) at once, from a thread each; their
+// answers in `answers`.
+void post_at_once(Stack& s, std::vector<std::optional<Answer>>& answers) {
+  const int kClients = static_cast<int>(answers.size());
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back([&, i] {
+      ++ready;
+      while (!go) std::this_thread::yield();
+      answers[static_cast<std::size_t>(i)] = s.try_post("/orders", "same-30", kOrder);
+    });
+  }
+  while (ready < kClients) std::this_thread::yield();
+  go = true;
+  for (auto& t : clients) t.join();
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -33,8 +78,7 @@ TEST_CASE(
   s.start_api();
   constexpr int kClients = 30;
   std::vector<std::optional<Answer>> answers(kClients);
-  std::atomic<int> ready{0};
-  std::atomic<bool> go{false}, finished{false}, watching{false};
+  std::atomic<bool> finished{false}, watching{false};
   // Watches the records table from before the requests start until they are all answered
   // (bounded: at most 60 s).
   long looks = 0, seen_in_progress = 0;
@@ -50,36 +94,14 @@ TEST_CASE(
     } while (!finished && steady_clock::now() < deadline);
   });
   while (!watching) std::this_thread::yield();
-  std::vector<std::thread> clients;
-  for (int i = 0; i < kClients; ++i) {
-    clients.emplace_back([&, i] {
-      ++ready;
-      while (!go) std::this_thread::yield();
-      answers[static_cast<std::size_t>(i)] = s.try_post("/orders", "same-30", kOrder);
-    });
-  }
-  while (ready < kClients) std::this_thread::yield();
-  go = true;
-  for (auto& t : clients) t.join();
+  post_at_once(s, answers);
   finished = true;
   watcher.join();
 
-  int created = 0, fresh = 0, busy = 0;
-  std::set<std::string> ids, bodies;
-  for (const auto& a : answers) {
-    REQUIRE(a);
-    if (a->status == 201) {
-      ++created;
-      if (a->header("Idempotent-Replayed") != "true") ++fresh;
-      ids.insert(a->json()["id"].get<std::string>());
-      bodies.insert(a->body);
-    } else {
-      CHECK(a->status == 409);
-      CHECK(a->error_code() == "idempotency_key_in_use");
-      CHECK(a->header("Retry-After") == "1");
-      ++busy;
-    }
-  }
+  const Tally t = tally(answers);
+  const int created = t.created, fresh = t.fresh, busy = t.busy;
+  const std::set<std::string>& ids = t.ids;
+  const std::set<std::string>& bodies = t.bodies;
   CHECK(created + busy == kClients);
   CHECK(created >= 1);
   CHECK(fresh == 1);
@@ -134,7 +156,8 @@ TEST_CASE(
   CHECK(r->attempts == 1);
 }
 
-TEST_CASE("PUT /orders/{id} with an Idempotency-Key: recorded with the change, replayed, 422 reused") {
+TEST_CASE(
+    "PUT /orders/{id} with an Idempotency-Key: recorded with the change, replayed, 422 reused") {
   Stack s;
   s.start_api();
   const Answer created = s.post("/orders", "order-p1", kOrder);

@@ -8,8 +8,8 @@
 #include <set>
 #include <thread>
 
-#include "publisher/receiver.h"
 #include "harness.h"
+#include "publisher/receiver.h"
 #include "support/secret_files.h"
 #include "support/test_env.h"
 
@@ -33,6 +33,45 @@ bool eventually(F done, std::chrono::seconds limit) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return done();
+}
+
+// An endpoint of merchant m1 at `url` on the publisher at `publisher_port`.
+void create_endpoint(int publisher_port, const std::string& url) {
+  httplib::Client admin("127.0.0.1", publisher_port);
+  admin.set_bearer_token_auth(kToken);
+  const auto created = admin.Post("/v1/endpoints", json{{"merchant_id", "m1"}, {"url", url}}.dump(),
+                                  "application/json");
+  REQUIRE(created);
+  REQUIRE(created->status == 201);
+}
+
+// Starts orders-api with its relay to the publisher at `publisher_port`, places `count` orders
+// (keys relay-<i>) and SIGKILLs and restarts it halfway; the ids of the orders made.
+std::set<std::string> orders_through_a_kill(Stack& s, int publisher_port,
+                                            const std::string& token_file, int count) {
+  const int kOrders = count;
+  const std::vector<std::string> relay = {"--publisher-url",
+                                          "http://127.0.0.1:" + std::to_string(publisher_port),
+                                          "--publisher-token-file",
+                                          token_file,
+                                          "--relay-poll-ms",
+                                          "20",
+                                          "--log-level",
+                                          "warn"};
+  s.start_api(relay);
+  std::set<std::string> orders;
+  for (int i = 0; i < kOrders; ++i) {
+    if (i == kOrders / 2) {  // mid-load, with the relay busy: kill, restart on the same database
+      s.api->kill_and_wait(SIGKILL);
+      s.start_api(relay);
+    }
+    const std::string body = R"({"amount":)" + std::to_string(100 + i) +
+                             R"(,"currency":"EUR","reference":"r)" + std::to_string(i) + R"("})";
+    const Answer answer = s.post("/orders", "relay-" + std::to_string(i), body);
+    REQUIRE(answer.status == 201);
+    orders.insert(answer.json()["id"].get<std::string>());
+  }
+  return orders;
 }
 
 }  // namespace
@@ -62,36 +101,11 @@ TEST_CASE(
                      "--poll-interval", "20ms", "--log-level", "warn"},
                     s.dir);
   const int publisher_port = publisher.wait_listening();
-  httplib::Client admin("127.0.0.1", publisher_port);
-  admin.set_bearer_token_auth(kToken);
-  const auto created =
-      admin.Post("/v1/endpoints", json{{"merchant_id", "m1"}, {"url", endpoint.url()}}.dump(),
-                 "application/json");
-  REQUIRE(created);
-  REQUIRE(created->status == 201);
+  create_endpoint(publisher_port, endpoint.url());
 
-  const std::vector<std::string> relay = {"--publisher-url",
-                                          "http://127.0.0.1:" + std::to_string(publisher_port),
-                                          "--publisher-token-file",
-                                          token_file,
-                                          "--relay-poll-ms",
-                                          "20",
-                                          "--log-level",
-                                          "warn"};
-  s.start_api(relay);
   constexpr int kOrders = 2000;
-  std::set<std::string> orders;
-  for (int i = 0; i < kOrders; ++i) {
-    if (i == kOrders / 2) {  // mid-load, with the relay busy: kill, restart on the same database
-      s.api->kill_and_wait(SIGKILL);
-      s.start_api(relay);
-    }
-    const std::string body = R"({"amount":)" + std::to_string(100 + i) +
-                             R"(,"currency":"EUR","reference":"r)" + std::to_string(i) + R"("})";
-    const Answer answer = s.post("/orders", "relay-" + std::to_string(i), body);
-    REQUIRE(answer.status == 201);
-    orders.insert(answer.json()["id"].get<std::string>());
-  }
+  const std::set<std::string> orders =
+      orders_through_a_kill(s, publisher_port, token_file, kOrders);
   // The key of an order sent before the kill is a replay after it: no second order, no event.
   const Answer again =
       s.post("/orders", "relay-0", R"({"amount":100,"currency":"EUR","reference":"r0"})");

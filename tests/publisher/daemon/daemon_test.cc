@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "daemon_client.h"
 #include "process.h"
 #include "publisher/receiver.h"
 #include "support/chunked_post.h"
@@ -20,7 +21,6 @@ namespace webhooks::test {
 namespace {
 
 using nlohmann::json;
-constexpr const char* kToken = "test-token";
 
 std::vector<std::string> daemon_args(const std::string& db, std::vector<std::string> extra = {}) {
   std::vector<std::string> args{"--listen",
@@ -46,45 +46,8 @@ std::vector<std::string> daemon_args(const std::string& db, std::vector<std::str
   return args;
 }
 
-struct Client {
-  explicit Client(int port) : http("127.0.0.1", port) {
-    http.set_connection_timeout(std::chrono::seconds(2));
-    http.set_read_timeout(std::chrono::seconds(10));
-  }
-  httplib::Result post(const std::string& path, const json& body, const std::string& key = "",
-                       const std::string& token = kToken) {
-    httplib::Headers headers{{"Authorization", "Bearer " + token}};
-    if (!key.empty()) headers.emplace("Idempotency-Key", key);
-    return http.Post(path.c_str(), headers, body.dump(), "application/json");
-  }
-  httplib::Result get(const std::string& path, const std::string& token = kToken) {
-    return http.Get(path.c_str(), {{"Authorization", "Bearer " + token}});
-  }
-  httplib::Client http;
-};
-
-std::string error_code(const httplib::Result& res) {
-  return json::parse(res->body)["error"]["code"].get<std::string>();
-}
-
-// Waits (real time, up to `limit`) until `done` holds.
-template <typename F>
-bool eventually(F done, std::chrono::seconds limit = std::chrono::seconds(30)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return done();
-}
-
-TEST_CASE("the daemon serves the admin API and delivers; SIGTERM exits 0", "[daemon]") {
-  const std::string dir = temp_dir("publisherd-admin");
-  Receiver receiver;
-  Daemon daemon(daemon_args(database_target("admin")), dir);
-  const int port = daemon.wait_listening();
-  Client client(port);
-
+// The admin API's endpoints: 401 with a wrong token, create (with its secret once), get, 404.
+std::string check_endpoints(Client& client, const Receiver& receiver, json& endpoint) {
   CHECK(client.http.Get("/healthz")->status == 200);
   auto denied = client.post("/v1/endpoints", json::object(), "", "wrong");
   CHECK(denied->status == 401);
@@ -92,12 +55,16 @@ TEST_CASE("the daemon serves the admin API and delivers; SIGTERM exits 0", "[dae
 
   auto created = client.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", receiver.url()}});
   REQUIRE(created->status == 201);
-  const json endpoint = json::parse(created->body);
+  endpoint = json::parse(created->body);
   CHECK(endpoint["secret"].get<std::string>().rfind("whsec_", 0) == 0);
   const std::string endpoint_id = endpoint["id"];
   CHECK(client.get("/v1/endpoints/" + endpoint_id)->body.find("whsec_") == std::string::npos);
   CHECK(client.get("/v1/endpoints/nope")->status == 404);
+  return endpoint_id;
+}
 
+// One event accepted, delivered once and recorded, listed, then replayed and delivered again.
+void check_event_delivered(Client& client, const Receiver& receiver) {
   auto accepted = client.post(
       "/v1/events", {{"merchant_id", "m1"}, {"type", "order.created"}, {"data", {{"a", 1}}}},
       "key-1");
@@ -120,7 +87,11 @@ TEST_CASE("the daemon serves the admin API and delivers; SIGTERM exits 0", "[dae
   auto replayed = client.post("/v1/events/" + event_id + "/replay", json::object());
   CHECK(replayed->status == 202);
   REQUIRE(eventually([&] { return receiver.count() == 2 && task_state() == "succeeded"; }));
+}
 
+// rotate-secret, disable, recover (and recover with a bad `since`).
+void check_endpoint_operations(Client& client, const std::string& endpoint_id,
+                               const json& endpoint) {
   auto rotated = client.post("/v1/endpoints/" + endpoint_id + "/rotate-secret", json::object());
   REQUIRE(rotated->status == 200);
   CHECK(json::parse(rotated->body)["secret"] != endpoint["secret"]);
@@ -132,15 +103,18 @@ TEST_CASE("the daemon serves the admin API and delivers; SIGTERM exits 0", "[dae
   CHECK(
       client.post("/v1/endpoints/" + endpoint_id + "/recover", {{"since", "yesterday"}})->status ==
       400);
+}
 
+// A body over the limit is 413 payload_too_large, a chunked one 411 length_required; /metrics.
+void check_limits_and_metrics(Client& client, int port) {
   const std::string big(2 << 20, 'x');
   auto too_big = client.http.Post(
       "/v1/events", {{"Authorization", std::string("Bearer ") + kToken}}, big, "application/json");
   REQUIRE(too_big);
   CHECK(too_big->status == 413);
   CHECK(json::parse(too_big->body)["error"]["code"] == "payload_too_large");
-  const std::string chunked = post_chunked_head(
-      port, "/v1/events", {{"Authorization", std::string("Bearer ") + kToken}});
+  const std::string chunked =
+      post_chunked_head(port, "/v1/events", {{"Authorization", std::string("Bearer ") + kToken}});
   CHECK(chunked.rfind("HTTP/1.1 411 ", 0) == 0);
   CHECK(json::parse(body_of(chunked))["error"]["code"] == "length_required");
 
@@ -151,6 +125,20 @@ TEST_CASE("the daemon serves the admin API and delivers; SIGTERM exits 0", "[dae
         "webhooks_attempt_duration_seconds_bucket", "webhooks_endpoints_disabled 1"}) {
     CHECK(metrics.find(name) != std::string::npos);
   }
+}
+
+TEST_CASE("the daemon serves the admin API and delivers; SIGTERM exits 0", "[daemon]") {
+  const std::string dir = temp_dir("publisherd-admin");
+  Receiver receiver;
+  Daemon daemon(daemon_args(database_target("admin")), dir);
+  const int port = daemon.wait_listening();
+  Client client(port);
+
+  json endpoint;
+  const std::string endpoint_id = check_endpoints(client, receiver, endpoint);
+  check_event_delivered(client, receiver);
+  check_endpoint_operations(client, endpoint_id, endpoint);
+  check_limits_and_metrics(client, port);
 
   const int status = daemon.kill_and_wait(SIGTERM);
   CHECK(WIFEXITED(status));
@@ -202,9 +190,10 @@ TEST_CASE("GET /v1/events?limit= takes only 1 to 1000 in decimal digits, else 40
   Daemon daemon(daemon_args(database_target("limit")), temp_dir("publisherd-limit"));
   Client client(daemon.wait_listening());
   for (int i = 0; i < 3; ++i) {
-    REQUIRE(client.post("/v1/events",
-                        {{"merchant_id", "m1"}, {"type", "t.x"}, {"data", json::object()}},
-                        "k" + std::to_string(i))
+    REQUIRE(client
+                .post("/v1/events",
+                      {{"merchant_id", "m1"}, {"type", "t.x"}, {"data", json::object()}},
+                      "k" + std::to_string(i))
                 ->status == 202);
   }
   const json refused = {
@@ -263,12 +252,12 @@ TEST_CASE("rotate-secret: grace_seconds from 0 to 315360000 (10 years), else 400
       {"error",
        {{"code", "invalid_request"},
         {"message", "grace_seconds must be a whole number from 0 to 315360000 (10 years)"}}}};
-  for (const char* grace : {"315360001", "9223372036854775807", "18446744073709551615", "-1",
-                            "1.5", "\"60\""}) {
+  for (const char* grace :
+       {"315360001", "9223372036854775807", "18446744073709551615", "-1", "1.5", "\"60\""}) {
     INFO(grace);
-    const auto res = client.http.Post(
-        rotate.c_str(), {{"Authorization", std::string("Bearer ") + kToken}},
-        std::string(R"({"grace_seconds":)") + grace + "}", "application/json");
+    const auto res =
+        client.http.Post(rotate.c_str(), {{"Authorization", std::string("Bearer ") + kToken}},
+                         std::string(R"({"grace_seconds":)") + grace + "}", "application/json");
     REQUIRE(res);
     CHECK(res->status == 400);
     CHECK(json::parse(res->body) == refused);
@@ -376,166 +365,6 @@ TEST_CASE("--permanent-status makes a listed 4xx dead after one attempt; others 
   const int status = bad.kill_and_wait(0);
   CHECK(WEXITSTATUS(status) == 2);
   CHECK(bad.err().find("--permanent-status") != std::string::npos);
-}
-
-TEST_CASE("--help shows every default", "[daemon]") {
-  const std::string dir = temp_dir("publisherd-help");
-  Daemon daemon({"--help"}, dir);
-  const int status = daemon.kill_and_wait(0);
-  (void)status;
-  REQUIRE(eventually([&] { return daemon.out().find("--replay-max-age") != std::string::npos; },
-                     std::chrono::seconds(10)));
-  const std::string help = daemon.out();
-  for (const char* text :
-       {"127.0.0.1:8780", "./publisher.db", "5s,5m,30m,2h,5h,10h,10h", "3d", "7d",
-        "WEBHOOKS_ADMIN_TOKEN", "--allow-private-networks",
-        "NORMAL (durable across crashes), FULL or EXTRA", "one `name = value` line per flag"}) {
-    CHECK(help.find(text) != std::string::npos);
-  }
-  CHECK(help.find("OFF") == std::string::npos);  // it can lose accepted events: not offered
-  CHECK(help.find("INI") != std::string::npos);
-}
-
-TEST_CASE("bad flags exit 2 with CLI11's message on stderr", "[daemon]") {
-  const std::string dir = temp_dir("publisherd-bad-flags");
-  const auto refused = [&](const std::vector<std::string>& args, const std::string& message) {
-    const launcher::Finished run = launcher::run_to_end("webhooks-publisherd", args, dir);
-    CHECK(run.exit_code == 2);
-    CHECK(run.err.find(message) != std::string::npos);
-    CHECK(run.out.empty());
-  };
-  refused({"--log-level", "loud"}, "--log-level: loud not in {debug,info,warn,error}");
-  refused({"--sqlite-synchronous", "OFF"}, "--sqlite-synchronous: OFF not in {NORMAL,FULL,EXTRA}");
-  const std::string seconds = "must be a number of seconds from 0.001 to 315360000 (10 years), not ";
-  for (const char* value : {"-1", "0", "1e-9", "inf", "1e300"}) {
-    refused({"--lease", value}, "--lease: " + seconds + value + "\n");
-    refused({"--ttl", value}, "--ttl: " + seconds + value + "\n");
-  }
-  refused({"--retry-schedule", "5x"},
-          "--retry-schedule: retry schedule entry 1 \"5x\" has unknown unit \"x\"; use ms, s, m, h "
-          "or d\n");
-  refused({"--retry-schedule", "1s,366d"},
-          "--retry-schedule: retry schedule entry 2 \"366d\" is longer than the maximum of 365d\n");
-  refused({"--listen", "127.0.0.1:99999"},
-          "--listen: the port of 127.0.0.1:99999 must be a number from 0 to 65535 (expected "
-          "HOST:PORT)\n");
-  refused({"--listen", "nonsense"}, "--listen: nonsense has no port (expected HOST:PORT)\n");
-  refused({"--listen", "127.0.0.1:0:0"},  // bound 127.0.0.1:0 and exited 1 before
-          "--listen: 127.0.0.1:0:0 has more than one ':'; write an IPv6 host in brackets, e.g. "
-          "[::1]:8080 (expected HOST:PORT)\n");
-  refused({"--listen", "[::1]:80:80"},
-          "--listen: the port of [::1]:80:80 must be a number from 0 to 65535 (expected "
-          "HOST:PORT)\n");
-  refused({"--listen", ":80"}, "--listen: :80 has no host (expected HOST:PORT)\n");
-  refused({"--listen", "127.0.0.1:"},
-          "--listen: the port of 127.0.0.1: must be a number from 0 to 65535 (expected "
-          "HOST:PORT)\n");
-  refused({"--delivery-lease", "1s"},
-          "--delivery-lease: 1s must be longer than --timeout (15s) times the 4 round(s) a batch "
-          "may need");
-  refused({"--timeout", "0s"}, "--timeout: must be greater than 0, e.g. \"5s\"\n");
-  refused({"--max-age", "3x"},
-          "--max-age: duration \"3x\" has unknown unit \"x\"; use ms, s, m, h or d\n");
-  // Accepted silently before, though classify_attempt ignores the list for them.
-  for (const char* status : {"408", "425", "429"}) {
-    refused({"--permanent-status", std::string("400,") + status},
-            std::string("--permanent-status: ") + status +
-                " cannot be permanent: 408, 425 and 429 mean \"try later\" and are always "
-                "retried\n");
-  }
-  refused({"--permanent-status", "410"},
-          "--permanent-status: 410 cannot be permanent: a 410 always disables the endpoint (its "
-          "tasks wait until it is enabled again)\n");
-  refused({"--permanent-status", "499,500"},
-          "--permanent-status: must be a whole number from 400 to 499, not 500\n");
-  refused({"--body-limit", "-1"},
-          "--body-limit: must be a whole number from 1 to 2147483647, not -1\n");
-  refused({"--no-such-flag"}, "--no-such-flag");
-  const std::string config = dir + "/publisherd.toml";
-  std::ofstream(config) << "listen = \"127.0.0.1:0\"\nadmin-tokn = \"x\"\n";
-  refused({"--config", config}, "admin-tokn");
-  std::ofstream(config) << "permanent-status = [404, 410]\n";
-  refused({"--config", config},
-          "--permanent-status: 410 cannot be permanent: a 410 always disables the endpoint (its "
-          "tasks wait until it is enabled again)\n");
-  CHECK(launcher::run_to_end("webhooks-publisherd", {"--help"}, dir).exit_code == 0);
-}
-
-TEST_CASE("a --config file: name = value lines, quotes and comments, lists, bare flags",
-          "[daemon]") {
-  const std::string dir = temp_dir("publisherd-config");
-  const std::string config = dir + "/publisherd.toml";
-  std::ofstream(config) << "# publisherd.toml\nlisten = \"127.0.0.1:0\"\ndb = \"" +
-                               database_target("publisherd_config") +
-                               "\"   # a comment\nadmin-token = " + kToken +
-                               "\npermanent-status = [400, 404]\nsqlite-synchronous = full\n"
-                               "log-level = warn\nallow-private-networks\n";
-  Daemon daemon({"--config", config}, dir);
-  Client client(daemon.wait_listening());
-  const auto res = client.get("/v1/endpoints?merchant_id=m1");
-  REQUIRE(res);
-  CHECK(res->status == 200);  // the token came from the file
-}
-
-TEST_CASE("a --config file's retry-schedule: a,b, [a, b] and \"a,b\" (docs/operations.md)",
-          "[daemon]") {
-  const std::string dir = temp_dir("publisherd-config-schedule");
-  for (const std::string value : {"1s,5m,2h", "[1s, 5m, 2h]", "\"1s,5m,2h\""}) {
-    INFO(value);
-    const std::string config = dir + "/publisherd.toml";
-    std::ofstream(config) << "listen = 127.0.0.1:0\ndb = \"" +
-                                 database_target("publisherd_schedule") +
-                                 "\"\nretry-schedule = " + value + "\n";
-    Daemon daemon({"--config", config}, dir);
-    daemon.wait_listening();
-    CHECK(WEXITSTATUS(daemon.kill_and_wait(SIGTERM)) == 0);
-    CHECK(daemon.err().find("\"retry_schedule\":\"1s,5m,2h\"") != std::string::npos);
-  }
-  const std::string config = dir + "/bad.toml";
-  std::ofstream(config) << "retry-schedule = [1s, 5x]\n";
-  const launcher::Finished run =
-      launcher::run_to_end("webhooks-publisherd", {"--config", config}, dir);
-  CHECK(run.exit_code == 2);
-  CHECK(run.err.find("--retry-schedule: retry schedule entry 2 \"5x\" has unknown unit") !=
-        std::string::npos);
-  std::ofstream(config) << "retry-schedule = []\n";  // crashed CLI11 when joined into a string
-  const launcher::Finished empty =
-      launcher::run_to_end("webhooks-publisherd", {"--config", config}, dir);
-  CHECK(empty.exit_code == 2);
-  CHECK(empty.err.find("retry-schedule: At least 1 required but received 0") != std::string::npos);
-  const launcher::Finished gap =
-      launcher::run_to_end("webhooks-publisherd", {"--retry-schedule", "1s,,5m"}, dir);
-  CHECK(gap.exit_code == 2);
-  CHECK(gap.err.find("--retry-schedule: retry schedule entry 2 is empty") != std::string::npos);
-}
-
-TEST_CASE("--retry-schedule given twice is refused; the command line replaces --config's",
-          "[daemon]") {
-  const std::string dir = temp_dir("publisherd-schedule-twice");
-  // CLI11 appended the second to the first: 1s then 5s ran as 1s,5s without a word.
-  const std::string twice =
-      "--retry-schedule: given twice; write the whole schedule once, comma-separated, e.g. "
-      "--retry-schedule 5s,5m,30m\n";
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"--retry-schedule", "1s", "--retry-schedule", "5s"},
-        std::vector<std::string>{"--retry-schedule=1s,5m", "--retry-schedule", "1s,5m"}}) {
-    const launcher::Finished run = launcher::run_to_end("webhooks-publisherd", args, dir);
-    CHECK(run.exit_code == 2);
-    CHECK(run.err == twice + "Run with --help for more information.\n");
-    CHECK(run.out.empty());
-  }
-  // docs/operations.md: the command line wins over the file (and the file over the environment).
-  const std::string config = dir + "/publisherd.toml";
-  std::ofstream(config) << "listen = 127.0.0.1:0\ndb = \"" + database_target("schedule_twice") +
-                               "\"\nretry-schedule = [1s, 5m, 2h]\n";
-  Daemon daemon({"--config", config, "--retry-schedule", "2s,3m"}, dir);
-  daemon.wait_listening();
-  CHECK(WEXITSTATUS(daemon.kill_and_wait(SIGTERM)) == 0);
-  CHECK(daemon.err().find("\"retry_schedule\":\"2s,3m\"") != std::string::npos);
-  Daemon from_file({"--config", config}, dir);
-  from_file.wait_listening();
-  CHECK(WEXITSTATUS(from_file.kill_and_wait(SIGTERM)) == 0);
-  CHECK(from_file.err().find("\"retry_schedule\":\"1s,5m,2h\"") != std::string::npos);
 }
 
 }  // namespace

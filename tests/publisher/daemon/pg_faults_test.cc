@@ -147,6 +147,66 @@ TEST_CASE("the pool drops connections PostgreSQL terminated: the next statement 
   CHECK(db->exec("SELECT 5").integer(0, 0) == 5);
 }
 
+// An endpoint for `receiver` and five events for it (key-0 to key-4); their event ids.
+std::vector<std::string> five_events(Client& client, const Receiver& receiver) {
+  auto created = client.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", receiver.url()}});
+  REQUIRE(created->status == 201);
+  std::vector<std::string> events;
+  for (int i = 0; i < 5; ++i) {
+    auto accepted = client.post(
+        "/v1/events", {{"merchant_id", "m1"}, {"type", "order.created"}, {"data", {{"n", i}}}},
+        "key-" + std::to_string(i));
+    REQUIRE(accepted->status == 202);
+    events.push_back(json::parse(accepted->body)["event_id"].get<std::string>());
+  }
+  return events;
+}
+
+// The database refuses connections: the daemon is not healthy, and says so with 503.
+void check_unavailable(Client& client, const Daemon& daemon) {
+  const auto health = client.http.Get("/healthz");
+  REQUIRE(health);
+  CHECK(health->status == 503);
+  CHECK(json::parse(health->body)["error"]["code"] == "storage_unavailable");
+  CHECK(health->get_header_value("Retry-After") == "1");
+  const auto metrics = client.http.Get("/metrics");
+  REQUIRE(metrics);
+  CHECK(metrics->status == 503);
+  CHECK(json::parse(metrics->body)["error"]["code"] == "storage_unavailable");
+  // Writing the attempts failed and is being retried.
+  REQUIRE(eventually(
+      [&] { return daemon.err().find(R"("event":"record_retry")") != std::string::npos; }));
+}
+
+// Each event was delivered exactly once, and that attempt is on record.
+void check_delivered_once(Client& client, const Receiver& receiver,
+                          const std::vector<std::string>& events) {
+  std::multiset<std::string> delivered;
+  for (const Received& r : receiver.received()) delivered.insert(r.header("webhook-id"));
+  CHECK(delivered == std::multiset<std::string>(events.begin(), events.end()));
+  for (const std::string& id : events) {
+    INFO(id);
+    const json attempts = json::parse(client.get("/v1/events/" + id + "/attempts")->body);
+    REQUIRE(attempts["attempts"].size() == 1);
+    CHECK(attempts["attempts"][0]["status"] == 200);
+    CHECK(attempts["attempts"][0]["attempt_number"] == 1);
+    const json event = json::parse(client.get("/v1/events/" + id)->body);
+    CHECK(event["tasks"][0]["attempts"] == 1);
+    CHECK(event["tasks"][0]["last_status"] == 200);
+  }
+  CHECK(receiver.count() == 5);
+}
+
+// Every task of `events` has succeeded (one task each).
+bool all_succeeded(Client& client, const std::vector<std::string>& events) {
+  for (const std::string& id : events) {
+    auto event = client.get("/v1/events/" + id);
+    if (!event || event->status != 200) return false;
+    if (json::parse(event->body)["tasks"][0]["state"] != "succeeded") return false;
+  }
+  return true;
+}
+
 TEST_CASE(
     "PostgreSQL gone while a batch is in flight: the answered deliveries are recorded once it is "
     "back, without waiting out the lease; /healthz and /metrics answer 503 meanwhile",
@@ -178,16 +238,7 @@ TEST_CASE(
                 temp_dir("publisherd-pg-gone"));
   Client client(daemon.wait_listening());
 
-  auto created = client.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", receiver.url()}});
-  REQUIRE(created->status == 201);
-  std::vector<std::string> events;
-  for (int i = 0; i < 5; ++i) {
-    auto accepted = client.post(
-        "/v1/events", {{"merchant_id", "m1"}, {"type", "order.created"}, {"data", {{"n", i}}}},
-        "key-" + std::to_string(i));
-    REQUIRE(accepted->status == 202);
-    events.push_back(json::parse(accepted->body)["event_id"].get<std::string>());
-  }
+  const std::vector<std::string> events = five_events(client, receiver);
   {
     std::lock_guard lock(gate_mutex);
     armed = true;
@@ -197,52 +248,16 @@ TEST_CASE(
   // The deliveries in flight are answered (the workers took one or more tasks each; a task no
   // worker had claimed yet waits for the database).
   REQUIRE(eventually([&] { return receiver.count() >= 1; }));
-  // The database refuses connections: the daemon is not healthy, and says so with 503.
-  const auto health = client.http.Get("/healthz");
-  REQUIRE(health);
-  CHECK(health->status == 503);
-  CHECK(json::parse(health->body)["error"]["code"] == "storage_unavailable");
-  CHECK(health->get_header_value("Retry-After") == "1");
-  const auto metrics = client.http.Get("/metrics");
-  REQUIRE(metrics);
-  CHECK(metrics->status == 503);
-  CHECK(json::parse(metrics->body)["error"]["code"] == "storage_unavailable");
-  // Writing the attempts failed and is being retried.
-  REQUIRE(eventually([&] {
-    return daemon.err().find(R"("event":"record_retry")") != std::string::npos;
-  }));
+  check_unavailable(client, daemon);
 
   op.allow_connections(name, true);
-  const auto settled = [&] {
-    for (const std::string& id : events) {
-      auto event = client.get("/v1/events/" + id);
-      if (!event || event->status != 200) return false;
-      if (json::parse(event->body)["tasks"][0]["state"] != "succeeded") return false;
-    }
-    return true;
-  };
-  REQUIRE(eventually(settled));
+  REQUIRE(eventually([&] { return all_succeeded(client, events); }));
   // Logged after the commit that settled the tasks, by the logger's own thread (asynchronous).
-  CHECK(eventually([&] {
-    return daemon.err().find(R"("event":"record_stored")") != std::string::npos;
-  }));
+  CHECK(eventually(
+      [&] { return daemon.err().find(R"("event":"record_stored")") != std::string::npos; }));
   CHECK(client.http.Get("/healthz")->status == 200);
 
-  // Each event was delivered exactly once, and that attempt is on record.
-  std::multiset<std::string> delivered;
-  for (const Received& r : receiver.received()) delivered.insert(r.header("webhook-id"));
-  CHECK(delivered == std::multiset<std::string>(events.begin(), events.end()));
-  for (const std::string& id : events) {
-    INFO(id);
-    const json attempts = json::parse(client.get("/v1/events/" + id + "/attempts")->body);
-    REQUIRE(attempts["attempts"].size() == 1);
-    CHECK(attempts["attempts"][0]["status"] == 200);
-    CHECK(attempts["attempts"][0]["attempt_number"] == 1);
-    const json event = json::parse(client.get("/v1/events/" + id)->body);
-    CHECK(event["tasks"][0]["attempts"] == 1);
-    CHECK(event["tasks"][0]["last_status"] == 200);
-  }
-  CHECK(receiver.count() == 5);
+  check_delivered_once(client, receiver, events);
 
   // Terminated again with nothing in flight: the first request afterwards succeeds, on a fresh
   // connection instead of a dead one from the pool.
