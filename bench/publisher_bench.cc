@@ -1,13 +1,14 @@
 // The publisher on SQLite, measured against the issue's targets (issue 4, item 10), every figure
 // beside a baseline measured in the same run, talking only to 127.0.0.1:
 //   1. ingest: POST /v1/events with Idempotency-Key through a publisher::Publisher on a
-//      webhooks::http::Server tuned as the daemon's (64 keep-alive connections), beside a bare server
-//      with the same tuning answering 202 to the same requests, in 3 alternating rounds (medians,
-//      median ratio);
+//      webhooks::http::Server tuned as the daemon's (64 keep-alive connections), beside a bare
+//      server with the same tuning answering 202 to the same requests, in 3 alternating rounds
+//      (medians, median ratio);
 //   2. delivery: the Publisher's workers (Dispatcher over HttpTransport, libcurl multi), with the
-//      daemon's default workers, batch, in-flight and per-endpoint settings (Options), draining the tasks ingest made, to an endpoint on
-//      loopback that answers 200 at once, beside that endpoint's own ceiling (a plain load loop of
-//      64 keep-alive cpp-httplib clients sending the same signed requests);
+//      daemon's default workers, batch, in-flight and per-endpoint settings (Options), draining the
+//      tasks ingest made, to an endpoint on loopback that answers 200 at once, beside that
+//      endpoint's own ceiling (a plain load loop of 64 keep-alive cpp-httplib clients sending the
+//      same signed requests);
 //   3. latency from ingest to the first delivery attempt at a steady 1,000 events/s, beside the
 //      ingest request's own round trip;
 //   4. resident memory of the real webhooks-publisherd process while it polls a database holding
@@ -17,201 +18,26 @@
 //      `bench_publisher --memory-under-load` runs this phase alone.
 // `bench_publisher --ingest` runs phase 1 alone (with its baseline) and prints its lines.
 // Phases 1 to 3 run the library in this process: a publisher::Publisher built from default
-// Options, as publisher/daemon/main.cc builds it.
-#include <fcntl.h>
+#include "publisher_bench.h"
+
 #include <httplib.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <mutex>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "bench_util.h"
-#include "http_load.h"
-#include "sample_order.h"
-#include "webhooks/clock.h"
-#include "webhooks/db.h"
-#include "webhooks/http_server.h"
 #include "webhooks/log.h"
-#include "webhooks/publisher/dispatcher.h"
-#include "webhooks/publisher/options.h"
-#include "webhooks/publisher/publisher.h"
-#include "webhooks/publisher/store.h"
-#include "webhooks/random.h"
-#include "webhooks/secret.h"
-#include "webhooks/uuid.h"
 
 namespace {
 
-using namespace webhooks;
-using namespace webhooks::publisher;
-using Steady = std::chrono::steady_clock;
-using std::chrono::milliseconds;
-
-constexpr int kConnections = 64;                        // ingest and ceiling load loops
-constexpr int kPerConnection = 500;                     // requests per connection per phase
-constexpr int kIngestRounds = 3;  // phase 1: rounds of (bare, ingest), each a third of the keys
-constexpr auto kPhaseBudget = std::chrono::seconds(6);  // and at most this long per phase
-constexpr int kSteadyRate = 1000;                       // events/s in the latency phase
-constexpr auto kSteadyFor = std::chrono::seconds(5);
-constexpr int kPendingTasks = 1'000'000;
-constexpr const char* kToken = "bench-admin-token";
-constexpr const char* kMerchant = "m_bench";
-
-double since_ms(Steady::time_point t0, Steady::time_point t1) {
-  return std::chrono::duration<double, std::milli>(t1 - t0).count();
-}
-
-std::string load_average() {
-  double load[3] = {0, 0, 0};
-  if (getloadavg(load, 3) != 3) return "?";
-  char text[64];
-  std::snprintf(text, sizeof text, "%.2f %.2f %.2f", load[0], load[1], load[2]);
-  return text;
-}
-
-// Progress on stderr (a profiler can wait for a phase): "[publisher_bench] <phase>".
-void progress(const char* phase) {
-  std::fprintf(stderr, "[publisher_bench] %s\n", phase);
-  std::fflush(stderr);
-}
-
-std::string ingest_body(int i) {
-  return nlohmann::json{
-      {"merchant_id", kMerchant}, {"type", "order.captured"}, {"data", bench::sample_order(i)}}
-      .dump();
-}
-
-// --- the endpoint: answers 200 at once; counts deliveries, and when asked records the first
-// arrival of each webhook-id ---
-struct Hook {
-  httplib::Server server;
-  int port = 0;
-  std::thread thread;
-  std::atomic<long> received{0};
-  std::atomic<bool> record{false};
-  std::mutex mutex;
-  std::unordered_map<std::string, Steady::time_point> first_seen;
-
-  explicit Hook(std::size_t threads) {
-    server.Post("/hook", [this](const httplib::Request& req, httplib::Response& res) {
-      const auto now = Steady::now();
-      received.fetch_add(1, std::memory_order_relaxed);
-      if (record.load(std::memory_order_relaxed)) {
-        std::lock_guard lock(mutex);
-        first_seen.emplace(req.get_header_value("webhook-id"), now);
-      }
-      res.set_content("", "text/plain");
-    });
-    http::ServerTuning tuning;
-    tuning.threads = threads;
-    port = http::bind_server(server, "127.0.0.1", 0, tuning);
-    thread = std::thread([this] { server.listen_after_bind(); });
-  }
-  ~Hook() {
-    server.stop();
-    thread.join();
-  }
-};
-
-// --- the closed load loop of bench/http_load.h, with this bench's connections and budget ---
-using Load = bench::HttpLoad;
-using bench::HttpRequest;
-
-Load run_load(int port, const std::vector<HttpRequest>& requests, int expect_status) {
-  return bench::http_load(port, requests, kConnections, kPhaseBudget, expect_status);
-}
-
-void print_load(const char* name, const Load& f, double baseline, const char* unit = "req/s") {
-  std::printf("  %-44s %8.0f %s  p50 %6.2f ms  p99 %6.2f ms  (%ld requests, %ld failed)", name,
-              f.per_second, unit, f.p50_ms, f.p99_ms, f.done, f.failed);
-  if (baseline > 0) std::printf("  %.2fx baseline", f.per_second / baseline);
-  std::printf("\n");
-}
-
-// --- the publisher in process, built as webhooks-publisherd builds it: publisher::Publisher
-// from default Options, mounted on a server bound with Options::server ---
-publisher::Options bench_options(const std::string& path) {
-  publisher::Options o;  // every default, but:
-  o.database = path;
-  o.admin_token = kToken;
-  o.allow_private_networks = true;  // the endpoint is on loopback
-  return o;
-}
-
-struct Served {
-  publisher::Publisher publisher;
-  http::Server server;
-  int port = 0;
-  std::thread thread;
-
-  explicit Served(const std::string& path) : publisher(bench_options(path)) {
-    publisher.mount(server);
-    port = http::bind_server(server, "127.0.0.1", 0, publisher.options().server);
-    thread = std::thread([this] { server.listen_after_bind(); });
-  }
-  ~Served() {
-    http::stop_server(server, port);  // the server first, then the Publisher (publisher.h)
-    thread.join();
-    publisher.stop();
-  }
-
-  void add_endpoint(const std::string& url) {
-    publisher::Endpoint e;
-    e.id = UuidV7Generator(system_clock()).next();
-    e.merchant_id = kMerchant;
-    e.url = url;
-    e.created_at = e.updated_at = system_clock().now_ms();
-    e.secrets.push_back({Secret::generate().to_string(), e.created_at, std::nullopt});
-    publisher.store().create_endpoint(e);
-  }
-  std::int64_t count(const char* sql) { return publisher.database().exec(sql).integer(0, 0); }
-};
-
-std::vector<HttpRequest> ingest_requests(const std::string& prefix, int count) {
-  std::vector<HttpRequest> out;
-  out.reserve(count);
-  for (int i = 0; i < count; ++i) {
-    out.push_back({"/v1/events",
-                   ingest_body(i),
-                   {{"Authorization", std::string("Bearer ") + kToken},
-                    {"Idempotency-Key", prefix + std::to_string(i)}}});
-  }
-  return out;
-}
-
-// Requests exactly as the dispatcher puts them on the wire (build_delivery), for the ceiling.
-std::vector<HttpRequest> delivery_requests(int count) {
-  ClaimedTask task;
-  task.secrets = {Secret::generate().to_string()};
-  UuidV7Generator ids(system_clock());
-  std::vector<HttpRequest> out;
-  out.reserve(count);
-  for (int i = 0; i < count; ++i) {
-    task.event =
-        Event{ids.next(), kMerchant, "order.captured",
-              nlohmann::json::parse(ingest_body(i))["data"].dump(), system_clock().now_ms()};
-    const DeliveryRequest d = build_delivery(task, system_clock().now_seconds(), ids.next());
-    HttpRequest r{"/hook", d.body, {}};
-    for (const auto& [name, value] : d.headers) {
-      if (name != "content-type") r.headers.emplace(name, value);
-    }
-    out.push_back(std::move(r));
-  }
-  return out;
-}
+using namespace publisher_bench;
 
 // --- phase 3: steady ingest, latency to the first attempt ---
 struct Steady3 {
@@ -287,236 +113,6 @@ Steady3 steady_ingest(Served& pub, Hook& endpoint) {
   return out;
 }
 
-// --- phase 4: the daemon's memory ---
-std::string daemon_path() {
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const auto path = self.parent_path().parent_path() / "webhooks-publisherd";  // bin/bench/..
-  return std::filesystem::exists(path) ? path.string() : std::string();
-}
-
-struct Memory {
-  long rss_kb = 0, hwm_kb = 0;  // max VmRSS sampled, VmHWM at the end
-  double cpu_percent = 0;       // CPU the daemon used while polling
-  bool ok = false;
-};
-
-long status_kb(pid_t pid, const char* field) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(field, 0) == 0) return std::atol(line.c_str() + std::strlen(field));
-  }
-  return 0;
-}
-
-double cpu_seconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::istringstream fields(text.substr(text.rfind(')') + 2));
-  std::string f;
-  long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && fields >> f; ++i) {
-    if (i == 14) utime = std::atol(f.c_str());
-    if (i == 15) stime = std::atol(f.c_str());
-  }
-  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-// Starts the daemon on `db`, waits for its `listening on` line, samples its memory for `watch`
-// while it polls, then stops it with SIGTERM.
-Memory daemon_memory(const std::string& daemon, const std::string& db, milliseconds watch) {
-  int out[2];
-  if (pipe(out) != 0) return {};
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    const int null = open("/dev/null", O_WRONLY);
-    dup2(null, STDERR_FILENO);
-    close(out[0]);
-    close(out[1]);
-    execl(daemon.c_str(), daemon.c_str(), "--db", db.c_str(), "--listen", "127.0.0.1:0",
-          "--admin-token", kToken, "--log-level", "warn", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(out[1]);
-  Memory m;
-  std::string line;
-  char c;
-  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
-  if (line.rfind("listening on ", 0) == 0) {
-    const double cpu0 = cpu_seconds(pid);
-    const auto t0 = Steady::now();
-    while (Steady::now() - t0 < watch) {
-      m.rss_kb = std::max(m.rss_kb, status_kb(pid, "VmRSS:"));
-      std::this_thread::sleep_for(milliseconds(50));
-    }
-    m.hwm_kb = status_kb(pid, "VmHWM:");
-    m.cpu_percent = 100 * (cpu_seconds(pid) - cpu0) / (since_ms(t0, Steady::now()) / 1000);
-    m.ok = m.rss_kb > 0;
-  }
-  kill(pid, SIGTERM);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  close(out[0]);
-  return m;
-}
-
-// A database holding `count` events with one pending task each, due now, for an endpoint that is
-// disabled (so the daemon polls but claims nothing). Bulk SQL in transactions of 100,000 rows, then
-// the endpoint is disabled as an operator would (which parks the tasks in one transaction).
-double fill_pending(const std::string& path, int count) {
-  const auto t0 = Steady::now();
-  publisher::Publisher pub(bench_options(path));  // creates and migrates the database
-  db::Database& db = pub.database();
-  const UnixMillis now = system_clock().now_ms();
-  Store& store = pub.store();
-  publisher::Endpoint e;
-  e.id = "ep_memory";
-  e.merchant_id = "m_memory";
-  e.url = "http://127.0.0.1:9/hook";
-  e.created_at = e.updated_at = now;
-  e.secrets.push_back({Secret::generate().to_string(), now, std::nullopt});
-  store.create_endpoint(e);
-  constexpr int kChunk = 100'000;
-  for (int from = 0; from < count; from += kChunk) {
-    const std::int64_t to = std::min(count, from + kChunk);
-    db.transact([&](db::Transaction& tx) {
-      tx.exec(
-          "WITH RECURSIVE n(i) AS (SELECT $1 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < $2) "
-          "INSERT INTO publisher_events (event_id, merchant_id, event_type, payload, created_at) "
-          "SELECT printf('0190e1c2-7a3b-7c00-8000-%012d', i), 'm_memory', 'order.captured', "
-          "'{\"order_id\":\"ord_' || i || '\",\"amount\":1000,\"currency\":\"EUR\"}', $3 FROM n",
-          {std::int64_t{from}, to, std::int64_t{now}});
-      tx.exec(
-          "WITH RECURSIVE n(i) AS (SELECT $1 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < $2) "
-          "INSERT INTO publisher_tasks (event_id, endpoint_id, state, attempts, next_attempt_at, "
-          "next_trigger, age_from, created_at, updated_at) "
-          "SELECT printf('0190e1c2-7a3b-7c00-8000-%012d', i), 'ep_memory', 'pending', 0, $3, "
-          "'scheduled', $3, $3, $3 FROM n",
-          {std::int64_t{from}, to, std::int64_t{now}});
-    });
-  }
-  store.set_enabled(e.id, false, "benchmark: tasks stay pending", now);
-  return since_ms(t0, Steady::now()) / 1000;
-}
-
-// --- phase 5: the daemon's memory with ingest and delivery running together ---
-// Rounds and requests per round; `bench_publisher --memory-under-load [ROUNDS PER_ROUND]` sets
-// them for a longer run.
-int load_rounds = 8;
-int per_round = 10'000;
-
-struct UnderLoad {
-  std::vector<double> rss_mb;  // VmRSS before the load, then after each round
-  double per_second = 0;       // ingest requests answered per second, all rounds
-  long sent = 0, failed = 0;
-  bool ok = false;
-};
-
-// Runs the daemon on a fresh database with MALLOC_ARENA_MAX=`arena_env` in its environment (none
-// when empty: the daemon's own cap applies), an endpoint on `hook`, and load_rounds rounds of
-// per_round ingest requests from kConnections connections while it delivers them; samples VmRSS
-// before and after each round.
-UnderLoad memory_under_load(const std::string& daemon, const std::string& db, const std::string& hook,
-                            const std::string& arena_env, const std::string& label) {
-  std::vector<std::string> env_text;
-  for (char** e = environ; *e; ++e) {
-    if (std::strncmp(*e, "MALLOC_ARENA_MAX=", 17) != 0) env_text.emplace_back(*e);
-  }
-  if (!arena_env.empty()) env_text.push_back("MALLOC_ARENA_MAX=" + arena_env);
-  std::vector<char*> envp;
-  for (std::string& e : env_text) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  int out[2];
-  if (pipe(out) != 0) return {};
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    const int null = open("/dev/null", O_WRONLY);
-    dup2(null, STDERR_FILENO);
-    close(out[0]);
-    close(out[1]);
-    execle(daemon.c_str(), daemon.c_str(), "--db", db.c_str(), "--listen", "127.0.0.1:0",
-           "--admin-token", kToken, "--allow-private-networks", "--log-level", "warn",
-           static_cast<char*>(nullptr), envp.data());
-    _exit(127);
-  }
-  close(out[1]);
-  UnderLoad u;
-  std::string line;
-  char c;
-  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
-  if (line.rfind("listening on ", 0) == 0) {
-    const int port = std::atoi(line.c_str() + line.rfind(':') + 1);
-    httplib::Client admin("127.0.0.1", port);
-    const auto created =
-        admin.Post("/v1/endpoints", {{"Authorization", std::string("Bearer ") + kToken}},
-                   nlohmann::json{{"merchant_id", kMerchant}, {"url", hook}}.dump(),
-                   "application/json");
-    if (created && created->status == 201) {
-      u.rss_mb.push_back(status_kb(pid, "VmRSS:") / 1024.0);
-      double busy_ms = 0;
-      for (int r = 0; r < load_rounds; ++r) {
-        const Load load = bench::http_load(
-            port, ingest_requests(label + "-" + std::to_string(r) + "-", per_round), kConnections,
-            kPhaseBudget, 202);
-        u.sent += load.done;
-        u.failed += load.failed;
-        busy_ms += load.done / load.per_second * 1000;
-        u.rss_mb.push_back(status_kb(pid, "VmRSS:") / 1024.0);
-      }
-      u.per_second = static_cast<double>(u.sent) / (busy_ms / 1000);
-      u.ok = u.failed == 0;
-    }
-  }
-  kill(pid, SIGTERM);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  close(out[0]);
-  return u;
-}
-
-void print_under_load(const char* name, const UnderLoad& u, long delivered) {
-  std::printf("  %-46s VmRSS MB:", name);
-  for (const double mb : u.rss_mb) std::printf(" %5.1f", mb);
-  std::printf("  (%.0f req/s, %ld sent, %ld failed, %ld delivered)\n", u.per_second, u.sent,
-              u.failed, delivered);
-}
-
-void run_memory_under_load(const std::string& dir, Hook& endpoint) {
-  std::printf(
-      "\n5. memory under load: webhooks-publisherd ingesting (%d connections) and delivering at "
-      "once; VmRSS before, then after each of %d rounds of %d requests\n",
-      kConnections, load_rounds, per_round);
-  progress("memory under load");
-  const std::string daemon = daemon_path();
-  if (daemon.empty()) {
-    std::printf("  skipped: build/bin/webhooks-publisherd not found (build the daemon)\n");
-    return;
-  }
-  const std::string hook = "http://127.0.0.1:" + std::to_string(endpoint.port) + "/hook";
-  // glibc's default cap: 8 arenas per core.
-  const std::string glibc_default =
-      std::to_string(8 * std::max(1u, std::thread::hardware_concurrency()));
-  // Each run: its label, MALLOC_ARENA_MAX for the daemon ("" = the daemon's own cap). 64 is
-  // glibc's default on an 8-core machine.
-  const std::vector<std::pair<std::string, std::string>> runs = {
-      {"glibc default here, MALLOC_ARENA_MAX=" + glibc_default, glibc_default},
-      {"glibc default on 8 cores, MALLOC_ARENA_MAX=64", "64"},
-      {"M_ARENA_MAX=2 (the daemons' default)", ""}};
-  std::vector<std::pair<UnderLoad, long>> results;
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    const long before = endpoint.received.load();
-    const UnderLoad u = memory_under_load(daemon, dir + "/load-" + std::to_string(i) + ".db",
-                                          hook, runs[i].second, "run" + std::to_string(i));
-    results.emplace_back(u, endpoint.received.load() - before);
-  }
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    print_under_load(runs[i].first.c_str(), results[i].first, results[i].second);
-  }
-}
-
 // Phase 1's lines: the bare server, the ingest, what is durable, the target.
 // Phase 1's lines from its rounds (bare server, then ingest, on the same keys).
 void print_ingest(const std::vector<Load>& bare_rounds, const std::vector<Load>& ingest_rounds,
@@ -578,8 +174,7 @@ struct Phases {
   std::vector<Load> bare_rounds, ingest_rounds;
   Load delivered;
   Steady3 steady;
-  std::int64_t warm_tasks = 0, events = 0, tasks_pending = 0, attempts_ok = 0,
-               tasks_succeeded = 0;
+  std::int64_t warm_tasks = 0, events = 0, tasks_pending = 0, attempts_ok = 0, tasks_succeeded = 0;
 };
 
 void print_setup() {
@@ -649,9 +244,9 @@ void print_delivery(const Phases& p, const Load& ceiling) {
       p.delivered.failed, p.delivered.per_second / ceiling.per_second);
   std::printf("  recorded: %lld attempts with status 200, %lld tasks succeeded\n",
               static_cast<long long>(p.attempts_ok), static_cast<long long>(p.tasks_succeeded));
-  std::printf("  target: >= 10000 deliveries/s with every attempt recorded  -> %s\n",
-              p.delivered.per_second >= 10000 && p.attempts_ok >= p.tasks_pending ? "met"
-                                                                                  : "MISSED");
+  std::printf(
+      "  target: >= 10000 deliveries/s with every attempt recorded  -> %s\n",
+      p.delivered.per_second >= 10000 && p.attempts_ok >= p.tasks_pending ? "met" : "MISSED");
 }
 
 void print_latency(const Steady3& steady) {
@@ -669,35 +264,6 @@ void print_latency(const Steady3& steady) {
       "ingest -> first delivery attempt", p50, p99, bench::quantile(steady.to_attempt_ms, 1.0),
       steady.accepted, steady.missing);
   std::printf("  target: p99 < 10 ms  -> %s\n", p99 < 10 && steady.missing == 0 ? "met" : "MISSED");
-}
-
-// 4. The daemon's memory on an empty database and on one with kPendingTasks parked tasks.
-void run_memory(const std::string& dir) {
-  std::printf(
-      "\n4. memory: webhooks-publisherd polling with %d pending tasks (endpoint disabled)\n",
-      kPendingTasks);
-  progress("memory");
-  const std::string daemon = daemon_path();
-  if (daemon.empty()) {
-    std::printf("  skipped: build/bin/webhooks-publisherd not found (build the daemon)\n");
-    return;
-  }
-  const std::string empty_db = dir + "/empty.db";
-  { const publisher::Publisher made(bench_options(empty_db)); }  // creates and migrates it
-  const Memory idle = daemon_memory(daemon, empty_db, milliseconds(2000));
-  const std::string full_db = dir + "/pending.db";
-  const double fill_s = fill_pending(full_db, kPendingTasks);
-  const Memory full = daemon_memory(daemon, full_db, milliseconds(3000));
-  std::printf("  %-44s VmRSS %6.1f MB  VmHWM %6.1f MB  CPU %5.1f %%\n",
-              "daemon on an empty database (baseline)", idle.rss_kb / 1024.0,
-              idle.hwm_kb / 1024.0, idle.cpu_percent);
-  std::printf(
-      "  %-44s VmRSS %6.1f MB  VmHWM %6.1f MB  CPU %5.1f %%  (filled in %.1f s, "
-      "file %.0f MB)\n",
-      "daemon with 1,000,000 pending tasks", full.rss_kb / 1024.0, full.hwm_kb / 1024.0,
-      full.cpu_percent, fill_s, static_cast<double>(std::filesystem::file_size(full_db)) / 1e6);
-  std::printf("  target: < 100 MB resident  -> %s\n",
-              full.ok && full.hwm_kb < 100 * 1024 ? "met" : "MISSED");
 }
 
 }  // namespace
@@ -728,8 +294,7 @@ int main(int argc, char** argv) {
   Load ceiling;
   if (!ingest_only) {
     const std::vector<HttpRequest> deliveries = delivery_requests(n);
-    run_load(endpoint.port,
-             std::vector<HttpRequest>(deliveries.begin(), deliveries.begin() + 2000),
+    run_load(endpoint.port, std::vector<HttpRequest>(deliveries.begin(), deliveries.begin() + 2000),
              200);  // warm-up
     ceiling = run_load(endpoint.port, deliveries, 200);
   }

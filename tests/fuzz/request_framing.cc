@@ -32,9 +32,8 @@ bool same(const FrameResult& a, const FrameResult& b) {
          a.message == b.message;
 }
 
-void check(std::string_view in, const FramingLimits& limits) {
-  RequestFraming s;
-  const FrameResult r = frame_request(in, limits, s);
+// What frame_request left in `s` for `in`: the head within the buffer and the limits.
+void check_state(std::string_view in, const FramingLimits& limits, const RequestFraming& s) {
   FUZZ_CHECK(s.head_end <= in.size());
   FUZZ_CHECK(s.line_begin <= s.scanned && s.scanned <= in.size());
   if (s.head_end != 0) {
@@ -48,6 +47,11 @@ void check(std::string_view in, const FramingLimits& limits) {
     FUZZ_CHECK(s.lines <= limits.max_header_count + 1);
     FUZZ_CHECK(s.body == (s.length_headers == 1 ? std::stoull(s.length_value) : 0));
   }
+}
+
+// The result `r` agrees with `s`: ready, refuse (431 with one of two messages) or need_more.
+void check_result(std::string_view in, const FramingLimits& limits, const RequestFraming& s,
+                  const FrameResult& r) {
   switch (r.kind) {
     case Framing::ready:
       FUZZ_CHECK(r.status == 0 && std::string(r.code).empty() && r.message.empty());
@@ -83,8 +87,11 @@ void check(std::string_view in, const FramingLimits& limits) {
       }
       break;
   }
+}
 
-  // In two parts, as the loop receives them: the same answer and progress.
+// In two parts, as the loop receives them: the same answer and progress.
+void check_in_two_parts(std::string_view in, const FramingLimits& limits, const RequestFraming& s,
+                        const FrameResult& r) {
   const std::size_t blank = in.find("\r\n\r\n");
   for (const std::size_t split : {std::size_t{1}, in.size() / 2, in.size() - 1,
                                   blank == std::string_view::npos ? 0 : blank + 2}) {
@@ -95,6 +102,14 @@ void check(std::string_view in, const FramingLimits& limits) {
     FUZZ_CHECK(same(rest, r));
     FUZZ_CHECK(same(parts, s));
   }
+}
+
+void check(std::string_view in, const FramingLimits& limits) {
+  RequestFraming s;
+  const FrameResult r = frame_request(in, limits, s);
+  check_state(in, limits, s);
+  check_result(in, limits, s, r);
+  check_in_two_parts(in, limits, s, r);
 }
 
 }  // namespace

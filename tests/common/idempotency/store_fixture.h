@@ -1,0 +1,30 @@
+// The idempotency store tests' fixture (store_test.cc, store_records_test.cc): a store on the
+// engine named by WEBHOOKS_TEST_ENGINE, a fixed time and fingerprints.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "support/test_env.h"
+#include "webhooks/fingerprint.h"
+#include "webhooks/idempotency/schema.h"
+#include "webhooks/idempotency/store.h"
+
+namespace webhooks::test {
+
+using namespace std::chrono_literals;
+
+constexpr UnixMillis kT0 = 1'700'000'000'000;
+// Request fingerprints as request_fingerprint gives them: 64 hex digits.
+const std::string kFp = sha256_hex("fp");
+const std::string kOther = sha256_hex("other");
+const std::string kDifferent = sha256_hex("different");
+
+struct Fixture {
+  std::shared_ptr<db::Database> db = test::open_database("store", {idempotency::schema()});
+  idempotency::Store store{db, idempotency::Settings{30s, 24h}};
+};
+
+const idempotency::Response kCreated{201, {{"Location", "/orders/1"}}, "{\"id\":\"1\"}"};
+
+}  // namespace webhooks::test

@@ -1,0 +1,207 @@
+// orders-api's one-commit path: the idempotency record, the order and its outbox row are written
+// in one transaction (grouped with concurrent requests'), so no record is ever `in_progress` on
+// disk; POST /orders under 30 concurrent identical requests, and PUT /orders/{id} with and
+// without an Idempotency-Key.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "harness.h"
+#include "webhooks/idempotency/store.h"
+
+using namespace std::chrono;
+using webhooks::test::Answer;
+using webhooks::test::Stack;
+
+namespace {
+
+const std::string kOrder = R"({"amount":4200,"currency":"EUR","reference":"inv-30"})";
+
+std::optional<webhooks::idempotency::Record> record(Stack& s, const std::string& key) {
+  std::shared_ptr<webhooks::db::Database> db(&s.db(), [](webhooks::db::Database*) {});
+  return webhooks::idempotency::Store(db).find("m1", key);
+}
+
+// The answers of concurrent identical POST /orders: 201s (new or replayed) and 409s, each 409
+// checked to be idempotency_key_in_use with Retry-After: 1.
+struct Tally {
+  int created = 0, fresh = 0, busy = 0;
+  std::set<std::string> ids, bodies;
+};
+
+Tally tally(const std::vector<std::optional<Answer>>& answers) {
+  Tally t;
+  for (const auto& a : answers) {
+    REQUIRE(a);
+    if (a->status == 201) {
+      ++t.created;
+      if (a->header("Idempotent-Replayed") != "true") ++t.fresh;
+      t.ids.insert(a->json()["id"].get<std::string>());
+      t.bodies.insert(a->body);
+    } else {
+      CHECK(a->status == 409);
+      CHECK(a->error_code() == "idempotency_key_in_use");
+      CHECK(a->header("Retry-After") == "1");
+      ++t.busy;
+    }
+  }
+  return t;
+}
+
+// Sends answers.size() identical POST /orders (key same-30) at once, from a thread each; their
+// answers in `answers`.
+void post_at_once(Stack& s, std::vector<std::optional<Answer>>& answers) {
+  const int kClients = static_cast<int>(answers.size());
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back([&, i] {
+      ++ready;
+      while (!go) std::this_thread::yield();
+      answers[static_cast<std::size_t>(i)] = s.try_post("/orders", "same-30", kOrder);
+    });
+  }
+  while (ready < kClients) std::this_thread::yield();
+  go = true;
+  for (auto& t : clients) t.join();
+}
+
+}  // namespace
+
+TEST_CASE(
+    "30 concurrent identical POST /orders: one order, one outbox row, one completed record never "
+    "seen in_progress; every answer the 201 or 409 with Retry-After") {
+  Stack s;
+  s.start_api();
+  constexpr int kClients = 30;
+  std::vector<std::optional<Answer>> answers(kClients);
+  std::atomic<bool> finished{false}, watching{false};
+  // Watches the records table from before the requests start until they are all answered
+  // (bounded: at most 60 s).
+  long looks = 0, seen_in_progress = 0;
+  std::thread watcher([&] {
+    webhooks::db::Database& db = s.db();
+    const auto deadline = steady_clock::now() + seconds(60);
+    do {
+      seen_in_progress +=
+          db.exec("SELECT COUNT(*) FROM idempotency_records WHERE state = 0")  // 0: in_progress
+              .integer(0, 0);
+      ++looks;
+      watching = true;
+    } while (!finished && steady_clock::now() < deadline);
+  });
+  while (!watching) std::this_thread::yield();
+  post_at_once(s, answers);
+  finished = true;
+  watcher.join();
+
+  const Tally t = tally(answers);
+  const int created = t.created, fresh = t.fresh, busy = t.busy;
+  const std::set<std::string>& ids = t.ids;
+  const std::set<std::string>& bodies = t.bodies;
+  CHECK(created + busy == kClients);
+  CHECK(created >= 1);
+  CHECK(fresh == 1);
+  CHECK(ids.size() == 1);
+  CHECK(bodies.size() == 1);
+  CHECK(s.count("SELECT COUNT(*) FROM orders") == 1);
+  CHECK(s.count("SELECT COUNT(*) FROM orders WHERE idempotency_key = 'same-30'") == 1);
+  CHECK(s.count("SELECT COUNT(*) FROM outbox") == 1);
+  CHECK(s.count("SELECT COUNT(*) FROM outbox WHERE event_type = 'order.created'") == 1);
+  CHECK(s.count("SELECT COUNT(*) FROM idempotency_records") == 1);
+  CHECK(looks >= 2);  // at least one look while the requests ran
+  CHECK(seen_in_progress == 0);
+  const auto r = record(s, "same-30");
+  REQUIRE(r);
+  CHECK(r->state == webhooks::idempotency::State::completed);
+  CHECK(r->attempts == 1);
+  REQUIRE(r->response);
+  CHECK(r->response->status == 201);
+  CHECK(r->response->body == *bodies.begin());
+  // Afterwards the key is replayed, byte for byte.
+  const Answer replay = s.post("/orders", "same-30", kOrder);
+  CHECK(replay.status == 201);
+  CHECK(replay.header("Idempotent-Replayed") == "true");
+  CHECK(replay.body == *bodies.begin());
+}
+
+TEST_CASE(
+    "a failed order transaction leaves no record, no order and no outbox row; the retry with the "
+    "same key creates the order once") {
+  Stack s;
+  s.start_api({"--break-transaction-once"});
+  const Answer broken = s.post("/orders", "fail-1", kOrder);
+  CHECK(broken.status == 503);
+  CHECK(broken.error_code() == "storage_unavailable");
+  CHECK(broken.header("Retry-After") == "1");
+  CHECK(s.count("SELECT COUNT(*) FROM idempotency_records") == 0);
+  CHECK(s.count("SELECT COUNT(*) FROM orders") == 0);
+  CHECK(s.count("SELECT COUNT(*) FROM outbox") == 0);
+
+  const Answer retry = s.post("/orders", "fail-1", kOrder);
+  CHECK(retry.status == 201);
+  CHECK(retry.header("Idempotent-Replayed") == "");
+  const Answer again = s.post("/orders", "fail-1", kOrder);
+  CHECK(again.status == 201);
+  CHECK(again.header("Idempotent-Replayed") == "true");
+  CHECK(again.body == retry.body);
+  CHECK(s.count("SELECT COUNT(*) FROM orders") == 1);
+  CHECK(s.count("SELECT COUNT(*) FROM outbox WHERE event_type = 'order.created'") == 1);
+  const auto r = record(s, "fail-1");
+  REQUIRE(r);
+  CHECK(r->state == webhooks::idempotency::State::completed);
+  CHECK(r->attempts == 1);
+}
+
+TEST_CASE(
+    "PUT /orders/{id} with an Idempotency-Key: recorded with the change, replayed, 422 reused") {
+  Stack s;
+  s.start_api();
+  const Answer created = s.post("/orders", "order-p1", kOrder);
+  REQUIRE(created.status == 201);
+  const std::string path = "/orders/" + created.json()["id"].get<std::string>();
+
+  const Answer captured = s.put(path, R"({"status":"captured"})", "key-m1", "capture-p1");
+  CHECK(captured.status == 200);
+  CHECK(captured.json()["status"] == "captured");
+  CHECK(captured.header("Idempotent-Replayed") == "");
+  const auto r = record(s, "capture-p1");
+  REQUIRE(r);
+  CHECK(r->state == webhooks::idempotency::State::completed);
+  CHECK(r->attempts == 1);
+  REQUIRE(r->response);
+  CHECK(r->response->status == 200);
+  CHECK(r->response->body == captured.body);
+
+  // The same request again: the stored answer, no second change.
+  const Answer replay = s.put(path, R"({"status":"captured"})", "key-m1", "capture-p1");
+  CHECK(replay.status == 200);
+  CHECK(replay.header("Idempotent-Replayed") == "true");
+  CHECK(replay.body == captured.body);
+  // The key with another body, or the POST's key on the PUT: 422.
+  const Answer other = s.put(path, R"({"status":"cancelled"})", "key-m1", "capture-p1");
+  CHECK(other.status == 422);
+  CHECK(other.error_code() == "idempotency_key_reused");
+  const Answer crossed = s.put(path, R"({"status":"captured"})", "key-m1", "order-p1");
+  CHECK(crossed.status == 422);
+  CHECK(crossed.error_code() == "idempotency_key_reused");
+  // A key that is not one: 400, nothing changed.
+  const Answer invalid = s.put(path, R"({"status":"cancelled"})", "key-m1", "\"\"");
+  CHECK(invalid.status == 400);
+  CHECK(invalid.error_code() == "idempotency_key_invalid");
+  // A refused move with a key is not final (409): no record, the order stays captured.
+  const Answer refused = s.put(path, R"({"status":"cancelled"})", "key-m1", "cancel-p1");
+  CHECK(refused.status == 409);
+  CHECK(refused.error_code() == "invalid_transition");
+  CHECK_FALSE(record(s, "cancel-p1"));
+  // Without a key, as before: the same status again is 200 without change.
+  const Answer unkeyed = s.put(path, R"({"status":"captured"})");
+  CHECK(unkeyed.status == 200);
+  CHECK(unkeyed.body == captured.body);
+  CHECK(s.count("SELECT COUNT(*) FROM outbox WHERE event_type = 'order.captured'") == 1);
+  CHECK(s.count("SELECT COUNT(*) FROM idempotency_records") == 2);  // order-p1, capture-p1
+  CHECK(s.get(path).json()["status"] == "captured");
+}

@@ -1,0 +1,48 @@
+// The admin API of webhooks-publisherd from a test: an HTTP client with the daemon tests' token,
+// the error code of an answer, and a bounded wait.
+#pragma once
+
+#include <httplib.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+namespace webhooks::test {
+
+constexpr const char* kToken = "test-token";
+
+struct Client {
+  explicit Client(int port) : http("127.0.0.1", port) {
+    http.set_connection_timeout(std::chrono::seconds(2));
+    http.set_read_timeout(std::chrono::seconds(10));
+  }
+  httplib::Result post(const std::string& path, const nlohmann::json& body,
+                       const std::string& key = "", const std::string& token = kToken) {
+    httplib::Headers headers{{"Authorization", "Bearer " + token}};
+    if (!key.empty()) headers.emplace("Idempotency-Key", key);
+    return http.Post(path.c_str(), headers, body.dump(), "application/json");
+  }
+  httplib::Result get(const std::string& path, const std::string& token = kToken) {
+    return http.Get(path.c_str(), {{"Authorization", "Bearer " + token}});
+  }
+  httplib::Client http;
+};
+
+inline std::string error_code(const httplib::Result& res) {
+  return nlohmann::json::parse(res->body)["error"]["code"].get<std::string>();
+}
+
+// Waits (real time, up to `limit`) until `done` holds.
+template <typename F>
+bool eventually(F done, std::chrono::seconds limit = std::chrono::seconds(30)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done();
+}
+
+}  // namespace webhooks::test

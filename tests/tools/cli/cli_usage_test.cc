@@ -1,0 +1,160 @@
+// The `webhooks` CLI's usage errors as a user sees them: build/bin/webhooks in a shell, exit 2 and
+// the flag named; SIGTERM and SIGINT end `listen` with exit 0.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli_run.h"
+#include "support/test_env.h"
+#include "webhooks/launcher/child_process.h"
+
+using namespace webhooks;
+using namespace webhooks::test;
+
+namespace {
+
+TEST_CASE("usage errors exit 2 with a clear message") {
+  Run run = cli("sned --url x");
+  CHECK(run.code == 2);
+  CHECK(run.out ==
+        "webhooks: unknown command 'sned'; the commands are: sign, verify, send, listen, replay, "
+        "events, attempts\nRun with --help for more information.\n");
+  run = cli("");
+  CHECK(run.code == 2);
+  CHECK(run.out.find("A subcommand is required") != std::string::npos);
+  run = cli("send --url u --secret " + kSecret + " --type t --data d --bogus");
+  CHECK(run.code == 2);
+  CHECK(run.out.find("The following argument was not expected: --bogus") != std::string::npos);
+  run = cli("send --bogus");
+  CHECK(run.code == 2);
+  CHECK(run.out.find("--url is required") != std::string::npos);
+
+  const std::string tolerance =
+      "--tolerance: must be a whole number of seconds from 1 to 315360000 (10 years), not ";
+  for (const char* value :
+       {"abc", "0", "0.5", "1.5", "inf", "nan", "1e30", "315360001", "010", "0x10", "+5"}) {
+    run = cli("listen --secret " + kSecret + " --tolerance " + value);
+    CHECK(run.code == 2);
+    CHECK(run.out.find(tolerance + value + "\n") != std::string::npos);
+    CHECK(run.out.size() < 200);  // no bounds printed with 300 digits
+  }
+  run = cli("verify --secret " + kSecret + " --headers-file h --body-file b --tolerance -1");
+  CHECK(run.code == 2);
+  CHECK(run.out.find("--tolerance: must be a whole number of seconds from 0 to 315360000 (10 "
+                     "years), not -1") != std::string::npos);
+  run = cli("listen --secret " + kSecret + " --listen 127.0.0.1:abc");
+  CHECK(run.code == 2);
+  CHECK(run.out.find("--listen: the port of 127.0.0.1:abc must be a number from 0 to 65535 "
+                     "(expected HOST:PORT)") != std::string::npos);
+  // Split at the first ':' (a host with one goes in brackets), not the last: these bound
+  // "127.0.0.1:0" and "[::1]:80" before, and exited 1.
+  for (const auto& [value, message] : std::vector<std::pair<std::string, std::string>>{
+           {"127.0.0.1:0:0",
+            "127.0.0.1:0:0 has more than one ':'; write an IPv6 host in brackets, e.g. [::1]:8080"},
+           {"[::1]:80:80", "the port of [::1]:80:80 must be a number from 0 to 65535"},
+           {":80", ":80 has no host"},
+           {"127.0.0.1:", "the port of 127.0.0.1: must be a number from 0 to 65535"},
+           {"[::1]", "[::1] has no port"},
+           {"[::1:80", "[::1:80 has no ']' after its IPv6 address"}}) {
+    run = cli("listen --secret " + kSecret + " --listen '" + value + "'");
+    CHECK(run.code == 2);
+    CHECK(run.out.find("--listen: " + message + " (expected HOST:PORT)\n") != std::string::npos);
+  }
+}
+
+TEST_CASE("usage errors exit 2 with a clear message: --now and --timestamp") {
+  Run run;
+  // --now had no check at all: -1 and 1e30-ish values went straight into the verifier.
+  for (const char* value :
+       {"-1", "253402300800", "9223372036854775807", "1e10", "1.5", "abc", "010", "0x10", "+5"}) {
+    run = cli("verify --secret " + kSecret + " --headers-file h --body-file b --now " + value);
+    CHECK(run.code == 2);
+    CHECK(run.out ==
+          "--now: must be a whole number of Unix seconds from 0 to 253402300799 "
+          "(9999-12-31T23:59:59Z), not " +
+              std::string(value) + "\nRun with --help for more information.\n");
+  }
+  // CLI::Range read 010 as octal 8 and signed with webhook-timestamp 8.
+  for (const char* value : {"-1", "10000000000", "010", "0x10"}) {
+    run =
+        cli("sign --secret " + kSecret + " --id msg_1 --body-file /dev/null --timestamp " + value);
+    CHECK(run.code == 2);
+    CHECK(run.out ==
+          "--timestamp: must be a whole number of Unix seconds from 0 to 9999999999 "
+          "(2286-11-20T17:46:39Z), not " +
+              std::string(value) + "\nRun with --help for more information.\n");
+  }
+}
+
+TEST_CASE("usage errors exit 2 with a clear message: the publisher's flags") {
+  Run run;
+  // Before: exit 1 after trying to connect ("http://h/x" was read as the host name "http://h/x").
+  run = cli("events --publisher-url http://127.0.0.1:8780/v1");
+  CHECK(run.code == 2);
+  CHECK(run.out ==
+        "--publisher-url: http://127.0.0.1:8780/v1 has a path; give the scheme, host and "
+        "port only (expected http://HOST:PORT or https://HOST:PORT)\nRun with --help "
+        "for more information.\n");
+  run = cli("events --limit 1001");
+  CHECK(run.code == 2);
+  CHECK(run.out.find("--limit: must be a whole number from 1 to 1000, not 1001") !=
+        std::string::npos);
+  CHECK(cli("events --limit 0").code == 2);
+  for (const char* value : {"-5", "0", "1e300", "0.5", "315360000001"}) {
+    run = cli("send --url u --secret " + kSecret + " --type t --data d --timeout-ms " + value);
+    CHECK(run.code == 2);
+    CHECK(run.out.find("--timeout-ms: must be a whole number of milliseconds from 1 to "
+                       "315360000000 (10 years), not " +
+                       std::string(value)) != std::string::npos);
+  }
+  CHECK(cli("--version").code == 0);
+}
+
+TEST_CASE("a bad --secret or --public-key is refused while parsing: exit 2, the flag named") {
+  // Before, every command said "webhooks: secret is not valid base64 (...)" without the flag.
+  const std::string base64 =
+      "--secret: secret is not valid base64 (expected 'whsec_' followed by padded base64)\n"
+      "Run with --help for more information.\n";
+  for (const std::string& command :
+       {std::string("sign --id msg_1 --timestamp 1614265330 --body-file /dev/null"),
+        std::string("verify --headers-file /dev/null --body-file /dev/null"),
+        "verify --secret " + kSecret + " --headers-file /dev/null --body-file /dev/null",
+        std::string("send --url http://127.0.0.1:1/x --type t --data '{}'"),
+        std::string("listen --listen 127.0.0.1:0"),
+        std::string("replay --capture /dev/null --url http://127.0.0.1:1/x")}) {
+    INFO(command);
+    Run run = cli(command + " --secret notasecret");
+    CHECK(run.code == 2);
+    CHECK(run.out == base64);
+  }
+  Run run = cli("sign --id msg_1 --timestamp 1 --body-file /dev/null --secret whsec_c2hvcnQ=");
+  CHECK(run.code == 2);
+  CHECK(run.out ==
+        "--secret: secret decodes to 5 bytes; expected 24 to 64\n"
+        "Run with --help for more information.\n");
+  run = cli("verify --public-key whsec_c2hvcnQ= --headers-file /dev/null --body-file /dev/null");
+  CHECK(run.code == 2);
+  CHECK(run.out ==
+        "--public-key: Ed25519 public key must start with 'whpk_'\n"
+        "Run with --help for more information.\n");
+}
+
+TEST_CASE("listen stops cleanly on SIGTERM and SIGINT: exit 0") {
+  for (const int signal : {SIGTERM, SIGINT}) {
+    INFO("signal " << signal);
+    const std::string dir = test::temp_dir("cli-listen-stop");
+    launcher::ChildProcess listen(
+        "webhooks",
+        {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db", dir + "/l.db"}, dir);
+    listen.wait_listening();
+    const int status = listen.kill_and_wait(signal);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+}
+
+}  // namespace
