@@ -65,149 +65,193 @@ std::optional<std::string> read_secret(const json& body, httplib::Response& res)
   }
 }
 
+// POST /v1/endpoints: a new endpoint with its first secret, shown this once (201).
+void create_endpoint(Store& store, const Clock& clock, const SsrfOptions& ssrf,
+                     const httplib::Request& req, httplib::Response& res) {
+  const auto body = detail::json_body(req, res);
+  if (!body) return;
+  Endpoint e;
+  const auto merchant = body->find("merchant_id");
+  // PostgreSQL's text parameters end at a NUL: "m1\u0000x" would be stored as merchant m1.
+  if (merchant == body->end() || !merchant->is_string() || merchant->get<std::string>().empty() ||
+      merchant->get<std::string>().find('\0') != std::string::npos) {
+    return fail(res, 400, "invalid_request",
+                "merchant_id must be a non-empty string without NUL characters");
+  }
+  if (!body->contains("url")) return fail(res, 400, "invalid_request", "url is required");
+  if (!check_url(body->at("url"), ssrf, res)) return;
+  if (!read_types(*body, e.event_types, res)) return;
+  const std::optional<std::string> secret = read_secret(*body, res);
+  if (!secret) return;
+  const UnixMillis now = clock.now_ms();
+  UuidV7Generator ids(clock);
+  e.id = ids.next();
+  e.merchant_id = merchant->get<std::string>();
+  e.url = body->at("url").get<std::string>();
+  e.description = body->value("description", "");
+  e.created_at = e.updated_at = now;
+  e.secrets.push_back({*secret, now, std::nullopt});
+  store.create_endpoint(e);
+  log_event(spdlog::level::info, {{"event", "endpoint_created"},
+                                  {"endpoint_id", e.id},
+                                  {"merchant_id", e.merchant_id},
+                                  {"url", e.url}});
+  json out = detail::endpoint_json(e);
+  out["secret"] = *secret;  // the only time it is shown
+  answer(res, 201, out);
+}
+
+// GET /v1/endpoints[?merchant_id=]: the endpoints, without their secrets' values.
+void list_endpoints(Store& store, const httplib::Request& req, httplib::Response& res) {
+  json list = json::array();
+  for (const Endpoint& e : store.list_endpoints(req.get_param_value("merchant_id"))) {
+    list.push_back(detail::endpoint_json(e));
+  }
+  answer(res, 200, {{"endpoints", list}});
+}
+
+// GET /v1/endpoints/{id}.
+void get_endpoint(Store& store, const httplib::Request& req, httplib::Response& res) {
+  const auto e = store.find_endpoint(req.matches[1]);
+  if (!e) return fail(res, 404, "not_found", "no such endpoint");
+  answer(res, 200, detail::endpoint_json(*e));
+}
+
+// PATCH /v1/endpoints/{id}: url, event_types and description, each when present.
+void update_endpoint(Store& store, const Clock& clock, const SsrfOptions& ssrf,
+                     const httplib::Request& req, httplib::Response& res) {
+  const auto body = detail::json_body(req, res);
+  if (!body) return;
+  auto e = store.find_endpoint(req.matches[1]);
+  if (!e) return fail(res, 404, "not_found", "no such endpoint");
+  if (body->contains("url")) {
+    if (!check_url(body->at("url"), ssrf, res)) return;
+    e->url = body->at("url").get<std::string>();
+  }
+  if (!read_types(*body, e->event_types, res)) return;
+  if (body->contains("description") && body->at("description").is_string()) {
+    e->description = body->at("description").get<std::string>();
+  }
+  store.update_endpoint(*e, clock.now_ms());
+  answer(res, 200, detail::endpoint_json(*store.find_endpoint(e->id)));
+}
+
+// DELETE /v1/endpoints/{id} (204).
+void delete_endpoint(Store& store, const Clock& clock, const httplib::Request& req,
+                     httplib::Response& res) {
+  if (!store.delete_endpoint(req.matches[1], clock.now_ms())) {
+    return fail(res, 404, "not_found", "no such endpoint");
+  }
+  res.status = 204;
+}
+
+// POST /v1/endpoints/{id}/enable and /disable; `wake` (if set) after an enable.
+void set_enabled(Store& store, const Clock& clock, const std::function<void()>& wake,
+                 const httplib::Request& req, httplib::Response& res) {
+  const auto body = detail::json_body(req, res);
+  if (!body) return;
+  const std::string id = req.matches[1];
+  const bool enable = req.matches[2] == "enable";
+  const std::string reason = body->value("reason", "disabled by an operator");
+  if (!store.set_enabled(id, enable, reason, clock.now_ms())) {
+    return fail(res, 404, "not_found", "no such endpoint");
+  }
+  log_event(spdlog::level::info, {{"event", enable ? "endpoint_enabled" : "endpoint_disabled"},
+                                  {"endpoint_id", id},
+                                  {"reason", enable ? "" : reason}});
+  if (enable && wake) wake();
+  answer(res, 200, detail::endpoint_json(*store.find_endpoint(id)));
+}
+
+// The body's "grace_seconds" into `grace` (kept when absent); false after answering 400.
+bool read_grace(const json& body, std::chrono::milliseconds& grace, httplib::Response& res) {
+  if (!body.contains("grace_seconds")) return true;
+  // Unbounded, a huge grace overflowed now + grace (in ms). Parsed JSON holds 0 and up as
+  // unsigned: compared as such, no value wraps.
+  const json& g = body.at("grace_seconds");
+  const bool in_range = g.is_number_unsigned()
+                            ? g.get<std::uint64_t>() <= static_cast<std::uint64_t>(kMaxGraceSeconds)
+                            : g.is_number_integer() && g.get<std::int64_t>() >= 0 &&
+                                  g.get<std::int64_t>() <= kMaxGraceSeconds;
+  if (!in_range) {
+    fail(res, 400, "invalid_request",
+         "grace_seconds must be a whole number from 0 to " + std::to_string(kMaxGraceSeconds) +
+             " (10 years)");
+    return false;
+  }
+  grace = std::chrono::seconds(g.get<std::int64_t>());
+  return true;
+}
+
+// POST /v1/endpoints/{id}/rotate-secret: a new secret; the old ones expire after the grace.
+void rotate_secret(Store& store, const Clock& clock, std::chrono::milliseconds default_grace,
+                   const httplib::Request& req, httplib::Response& res) {
+  const auto body = detail::json_body(req, res);
+  if (!body) return;
+  const std::optional<std::string> secret = read_secret(*body, res);
+  if (!secret) return;
+  std::chrono::milliseconds grace = default_grace;
+  if (!read_grace(*body, grace, res)) return;
+  const UnixMillis now = clock.now_ms();
+  const std::string id = req.matches[1];
+  if (!store.rotate_secret(id, *secret, now + grace.count(), now)) {
+    return fail(res, 404, "not_found", "no such endpoint");
+  }
+  log_event(spdlog::level::info, {{"event", "secret_rotated"},
+                                  {"endpoint_id", id},
+                                  {"old_secrets_expire_at", format_rfc3339(now + grace.count())}});
+  answer(res, 200,
+         {{"endpoint_id", id},
+          {"secret", *secret},
+          {"old_secrets_expire_at", format_rfc3339(now + grace.count())}});
+}
+
+// POST /v1/endpoints/{id}/recover: the endpoint's tasks since a time delivered again (202).
+void recover(Store& store, const Clock& clock, const std::function<void()>& wake,
+             const httplib::Request& req, httplib::Response& res) {
+  const auto body = detail::json_body(req, res);
+  if (!body) return;
+  const auto since_text = body->find("since");
+  std::optional<UnixMillis> since;
+  if (since_text != body->end() && since_text->is_string()) {
+    since = parse_rfc3339(since_text->get<std::string>());
+  }
+  if (!since) return fail(res, 400, "invalid_request", "since must be an RFC 3339 time");
+  const std::string id = req.matches[1];
+  if (!store.find_endpoint(id)) return fail(res, 404, "not_found", "no such endpoint");
+  const int tasks = store.recover(id, *since, clock.now_ms());
+  log_event(spdlog::level::info,
+            {{"event", "endpoint_recovered"}, {"endpoint_id", id}, {"tasks", tasks}});
+  if (tasks > 0 && wake) wake();
+  answer(res, 202, {{"endpoint_id", id}, {"tasks", tasks}});
+}
+
 }  // namespace
 
 void AdminApi::mount_endpoints(http::Server& server) {
-  server.Post("/v1/endpoints", [this](const httplib::Request& req, httplib::Response& res) {
-    const auto body = detail::json_body(req, res);
-    if (!body) return;
-    Endpoint e;
-    const auto merchant = body->find("merchant_id");
-    // PostgreSQL's text parameters end at a NUL: "m1\u0000x" would be stored as merchant m1.
-    if (merchant == body->end() || !merchant->is_string() || merchant->get<std::string>().empty() ||
-        merchant->get<std::string>().find('\0') != std::string::npos) {
-      return fail(res, 400, "invalid_request",
-                  "merchant_id must be a non-empty string without NUL characters");
-    }
-    if (!body->contains("url")) return fail(res, 400, "invalid_request", "url is required");
-    if (!check_url(body->at("url"), options_.ssrf, res)) return;
-    if (!read_types(*body, e.event_types, res)) return;
-    const std::optional<std::string> secret = read_secret(*body, res);
-    if (!secret) return;
-    const UnixMillis now = clock_.now_ms();
-    UuidV7Generator ids(clock_);
-    e.id = ids.next();
-    e.merchant_id = merchant->get<std::string>();
-    e.url = body->at("url").get<std::string>();
-    e.description = body->value("description", "");
-    e.created_at = e.updated_at = now;
-    e.secrets.push_back({*secret, now, std::nullopt});
-    store_.create_endpoint(e);
-    log_event(spdlog::level::info, {{"event", "endpoint_created"}, {"endpoint_id", e.id},
-                                    {"merchant_id", e.merchant_id}, {"url", e.url}});
-    json out = detail::endpoint_json(e);
-    out["secret"] = *secret;  // the only time it is shown
-    answer(res, 201, out);
+  using Request = httplib::Request;
+  using Response = httplib::Response;
+  server.Post("/v1/endpoints", [this](const Request& req, Response& res) {
+    create_endpoint(store_, clock_, options_.ssrf, req, res);
   });
-
-  server.Get("/v1/endpoints", [this](const httplib::Request& req, httplib::Response& res) {
-    json list = json::array();
-    for (const Endpoint& e : store_.list_endpoints(req.get_param_value("merchant_id"))) {
-      list.push_back(detail::endpoint_json(e));
-    }
-    answer(res, 200, {{"endpoints", list}});
+  server.Get("/v1/endpoints",
+             [this](const Request& req, Response& res) { list_endpoints(store_, req, res); });
+  server.Get(R"(/v1/endpoints/([^/]+))",
+             [this](const Request& req, Response& res) { get_endpoint(store_, req, res); });
+  server.Patch(R"(/v1/endpoints/([^/]+))", [this](const Request& req, Response& res) {
+    update_endpoint(store_, clock_, options_.ssrf, req, res);
   });
-
-  server.Get(R"(/v1/endpoints/([^/]+))", [this](const httplib::Request& req,
-                                                httplib::Response& res) {
-    const auto e = store_.find_endpoint(req.matches[1]);
-    if (!e) return fail(res, 404, "not_found", "no such endpoint");
-    answer(res, 200, detail::endpoint_json(*e));
+  server.Delete(R"(/v1/endpoints/([^/]+))", [this](const Request& req, Response& res) {
+    delete_endpoint(store_, clock_, req, res);
   });
-
-  server.Patch(R"(/v1/endpoints/([^/]+))", [this](const httplib::Request& req,
-                                                  httplib::Response& res) {
-    const auto body = detail::json_body(req, res);
-    if (!body) return;
-    auto e = store_.find_endpoint(req.matches[1]);
-    if (!e) return fail(res, 404, "not_found", "no such endpoint");
-    if (body->contains("url")) {
-      if (!check_url(body->at("url"), options_.ssrf, res)) return;
-      e->url = body->at("url").get<std::string>();
-    }
-    if (!read_types(*body, e->event_types, res)) return;
-    if (body->contains("description") && body->at("description").is_string()) {
-      e->description = body->at("description").get<std::string>();
-    }
-    store_.update_endpoint(*e, clock_.now_ms());
-    answer(res, 200, detail::endpoint_json(*store_.find_endpoint(e->id)));
+  server.Post(
+      R"(/v1/endpoints/([^/]+)/(enable|disable))",
+      [this](const Request& req, Response& res) { set_enabled(store_, clock_, wake_, req, res); });
+  server.Post(R"(/v1/endpoints/([^/]+)/rotate-secret)", [this](const Request& req, Response& res) {
+    rotate_secret(store_, clock_, options_.rotation_grace, req, res);
   });
-
-  server.Delete(R"(/v1/endpoints/([^/]+))", [this](const httplib::Request& req,
-                                                   httplib::Response& res) {
-    if (!store_.delete_endpoint(req.matches[1], clock_.now_ms())) {
-      return fail(res, 404, "not_found", "no such endpoint");
-    }
-    res.status = 204;
-  });
-
-  server.Post(R"(/v1/endpoints/([^/]+)/(enable|disable))", [this](const httplib::Request& req,
-                                                                   httplib::Response& res) {
-    const auto body = detail::json_body(req, res);
-    if (!body) return;
-    const std::string id = req.matches[1];
-    const bool enable = req.matches[2] == "enable";
-    const std::string reason = body->value("reason", "disabled by an operator");
-    if (!store_.set_enabled(id, enable, reason, clock_.now_ms())) {
-      return fail(res, 404, "not_found", "no such endpoint");
-    }
-    log_event(spdlog::level::info, {{"event", enable ? "endpoint_enabled" : "endpoint_disabled"},
-                                    {"endpoint_id", id}, {"reason", enable ? "" : reason}});
-    if (enable && wake_) wake_();
-    answer(res, 200, detail::endpoint_json(*store_.find_endpoint(id)));
-  });
-
-  server.Post(R"(/v1/endpoints/([^/]+)/rotate-secret)", [this](const httplib::Request& req,
-                                                               httplib::Response& res) {
-    const auto body = detail::json_body(req, res);
-    if (!body) return;
-    const std::optional<std::string> secret = read_secret(*body, res);
-    if (!secret) return;
-    std::chrono::milliseconds grace = options_.rotation_grace;
-    if (body->contains("grace_seconds")) {
-      // Unbounded, a huge grace overflowed now + grace (in ms). Parsed JSON holds 0 and up as
-      // unsigned: compared as such, no value wraps.
-      const json& g = body->at("grace_seconds");
-      const bool in_range =
-          g.is_number_unsigned()
-              ? g.get<std::uint64_t>() <= static_cast<std::uint64_t>(kMaxGraceSeconds)
-              : g.is_number_integer() && g.get<std::int64_t>() >= 0 &&
-                    g.get<std::int64_t>() <= kMaxGraceSeconds;
-      if (!in_range) {
-        return fail(res, 400, "invalid_request",
-                    "grace_seconds must be a whole number from 0 to " +
-                        std::to_string(kMaxGraceSeconds) + " (10 years)");
-      }
-      grace = std::chrono::seconds(g.get<std::int64_t>());
-    }
-    const UnixMillis now = clock_.now_ms();
-    const std::string id = req.matches[1];
-    if (!store_.rotate_secret(id, *secret, now + grace.count(), now)) {
-      return fail(res, 404, "not_found", "no such endpoint");
-    }
-    log_event(spdlog::level::info, {{"event", "secret_rotated"}, {"endpoint_id", id},
-                                    {"old_secrets_expire_at", format_rfc3339(now + grace.count())}});
-    answer(res, 200, {{"endpoint_id", id}, {"secret", *secret},
-                      {"old_secrets_expire_at", format_rfc3339(now + grace.count())}});
-  });
-
-  server.Post(R"(/v1/endpoints/([^/]+)/recover)", [this](const httplib::Request& req,
-                                                         httplib::Response& res) {
-    const auto body = detail::json_body(req, res);
-    if (!body) return;
-    const auto since_text = body->find("since");
-    std::optional<UnixMillis> since;
-    if (since_text != body->end() && since_text->is_string()) {
-      since = parse_rfc3339(since_text->get<std::string>());
-    }
-    if (!since) return fail(res, 400, "invalid_request", "since must be an RFC 3339 time");
-    const std::string id = req.matches[1];
-    if (!store_.find_endpoint(id)) return fail(res, 404, "not_found", "no such endpoint");
-    const int tasks = store_.recover(id, *since, clock_.now_ms());
-    log_event(spdlog::level::info, {{"event", "endpoint_recovered"}, {"endpoint_id", id},
-                                    {"tasks", tasks}});
-    if (tasks > 0 && wake_) wake_();
-    answer(res, 202, {{"endpoint_id", id}, {"tasks", tasks}});
+  server.Post(R"(/v1/endpoints/([^/]+)/recover)", [this](const Request& req, Response& res) {
+    recover(store_, clock_, wake_, req, res);
   });
 }
 

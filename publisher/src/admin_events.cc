@@ -20,86 +20,120 @@ std::optional<std::string_view> header(const httplib::Request& req, const char* 
   return std::string_view(it->second);
 }
 
+// POST /v1/events: the ingest's answer, its headers and body as they are.
+void ingest_event(Ingest& ingest, idempotency::Guard& guard, const httplib::Request& req,
+                  httplib::Response& res) {
+  idempotency::Response out = ingest.handle(guard, header(req, "Idempotency-Key"), req.body);
+  res.status = out.status;
+  for (const auto& [name, value] : out.headers) res.set_header(name, value);
+  http::set_json_body(res, std::move(out.body));
+}
+
+// The query of GET /v1/events (merchant_id, type, since, limit); std::nullopt after answering 400.
+std::optional<EventQuery> read_query(const httplib::Request& req, httplib::Response& res) {
+  EventQuery query;
+  query.merchant_id = req.get_param_value("merchant_id");
+  query.type = req.get_param_value("type");
+  if (req.has_param("since")) {
+    query.since = parse_rfc3339(req.get_param_value("since"));
+    if (!query.since) {
+      fail(res, 400, "invalid_request", "since must be an RFC 3339 time");
+      return std::nullopt;
+    }
+  }
+  if (req.has_param("limit")) {
+    // The whole value, decimal digits only: "1e3", "2abc", "+5", " 5" and a second limit= are
+    // refused, not read as 1, 2 or 5.
+    const auto limit = req.get_param_value_count("limit") == 1
+                           ? detail::parse_decimal(req.get_param_value("limit"), 1, 1000)
+                           : std::nullopt;
+    if (!limit) {
+      fail(res, 400, "invalid_request",
+           "limit must be one integer from 1 to 1000, in decimal digits");
+      return std::nullopt;
+    }
+    query.limit = static_cast<int>(*limit);
+  }
+  return query;
+}
+
+// GET /v1/events: the events the query selects, their data byte for byte.
+void list_events(Store& store, const httplib::Request& req, httplib::Response& res) {
+  const std::optional<EventQuery> query = read_query(req, res);
+  if (!query) return;
+  json list = json::array();
+  detail::RawJson raw;
+  for (const Event& e : store.list_events(*query)) list.push_back(detail::event_json(e, raw));
+  answer(res, 200, {{"events", list}}, &raw);
+}
+
+// GET /v1/events/{id}: the event with its tasks.
+void get_event(Store& store, const httplib::Request& req, httplib::Response& res) {
+  const auto event = store.find_event(req.matches[1]);
+  if (!event) return fail(res, 404, "not_found", "no such event");
+  detail::RawJson raw;
+  json out = detail::event_json(*event, raw);
+  json tasks = json::array();
+  for (const Task& t : store.tasks_of_event(event->event_id)) tasks.push_back(detail::task_json(t));
+  out["tasks"] = tasks;
+  answer(res, 200, out, &raw);
+}
+
+// GET /v1/events/{id}/attempts: the event's delivery attempts.
+void list_attempts(Store& store, const httplib::Request& req, httplib::Response& res) {
+  const auto event = store.find_event(req.matches[1]);
+  if (!event) return fail(res, 404, "not_found", "no such event");
+  json list = json::array();
+  for (const DeliveryAttempt& a : store.attempts_of_event(event->event_id)) {
+    list.push_back(detail::attempt_json(a));
+  }
+  answer(res, 200, {{"event_id", event->event_id}, {"attempts", list}});
+}
+
+// POST /v1/events/{id}/replay: the event's tasks (or one endpoint's) delivered again (202), within
+// `max_age` of its creation; `wake` (if set) when a task was queued.
+void replay_event(Store& store, const Clock& clock, std::chrono::milliseconds max_age,
+                  const std::function<void()>& wake, const httplib::Request& req,
+                  httplib::Response& res) {
+  const auto body = detail::json_body(req, res);
+  if (!body) return;
+  const auto event = store.find_event(req.matches[1]);
+  if (!event) return fail(res, 404, "not_found", "no such event");
+  const UnixMillis now = clock.now_ms();
+  if (now - event->created_at > max_age.count()) {
+    return fail(res, 422, "replay_too_old",
+                "the event is older than the replay window (--replay-max-age); receivers may "
+                "no longer recognise it as a duplicate");
+  }
+  const std::string endpoint_id = body->value("endpoint_id", "");
+  const int tasks = store.replay(event->event_id, endpoint_id, now);
+  if (tasks == 0 && !endpoint_id.empty()) {
+    return fail(res, 404, "not_found", "the event has no replayable task for that endpoint");
+  }
+  log_event(spdlog::level::info, {{"event", "event_replayed"},
+                                  {"event_id", event->event_id},
+                                  {"endpoint_id", endpoint_id},
+                                  {"tasks", tasks}});
+  if (tasks > 0 && wake) wake();
+  answer(res, 202, {{"event_id", event->event_id}, {"tasks", tasks}});
+}
+
 }  // namespace
 
 void AdminApi::mount_events(http::Server& server) {
-  server.Post("/v1/events", [this](const httplib::Request& req, httplib::Response& res) {
-    idempotency::Response out = ingest_.handle(guard_, header(req, "Idempotency-Key"), req.body);
-    res.status = out.status;
-    for (const auto& [name, value] : out.headers) res.set_header(name, value);
-    http::set_json_body(res, std::move(out.body));
+  using Request = httplib::Request;
+  using Response = httplib::Response;
+  server.Post("/v1/events", [this](const Request& req, Response& res) {
+    ingest_event(ingest_, guard_, req, res);
   });
-
-  server.Get("/v1/events", [this](const httplib::Request& req, httplib::Response& res) {
-    EventQuery query;
-    query.merchant_id = req.get_param_value("merchant_id");
-    query.type = req.get_param_value("type");
-    if (req.has_param("since")) {
-      query.since = parse_rfc3339(req.get_param_value("since"));
-      if (!query.since) return fail(res, 400, "invalid_request", "since must be an RFC 3339 time");
-    }
-    if (req.has_param("limit")) {
-      // The whole value, decimal digits only: "1e3", "2abc", "+5", " 5" and a second limit= are
-      // refused, not read as 1, 2 or 5.
-      const auto limit = req.get_param_value_count("limit") == 1
-                             ? detail::parse_decimal(req.get_param_value("limit"), 1, 1000)
-                             : std::nullopt;
-      if (!limit) {
-        return fail(res, 400, "invalid_request",
-                    "limit must be one integer from 1 to 1000, in decimal digits");
-      }
-      query.limit = static_cast<int>(*limit);
-    }
-    json list = json::array();
-    detail::RawJson raw;
-    for (const Event& e : store_.list_events(query)) list.push_back(detail::event_json(e, raw));
-    answer(res, 200, {{"events", list}}, &raw);
-  });
-
-  server.Get(R"(/v1/events/([^/]+))", [this](const httplib::Request& req,
-                                             httplib::Response& res) {
-    const auto event = store_.find_event(req.matches[1]);
-    if (!event) return fail(res, 404, "not_found", "no such event");
-    detail::RawJson raw;
-    json out = detail::event_json(*event, raw);
-    json tasks = json::array();
-    for (const Task& t : store_.tasks_of_event(event->event_id)) tasks.push_back(detail::task_json(t));
-    out["tasks"] = tasks;
-    answer(res, 200, out, &raw);
-  });
-
-  server.Get(R"(/v1/events/([^/]+)/attempts)", [this](const httplib::Request& req,
-                                                      httplib::Response& res) {
-    const auto event = store_.find_event(req.matches[1]);
-    if (!event) return fail(res, 404, "not_found", "no such event");
-    json list = json::array();
-    for (const DeliveryAttempt& a : store_.attempts_of_event(event->event_id)) {
-      list.push_back(detail::attempt_json(a));
-    }
-    answer(res, 200, {{"event_id", event->event_id}, {"attempts", list}});
-  });
-
-  server.Post(R"(/v1/events/([^/]+)/replay)", [this](const httplib::Request& req,
-                                                    httplib::Response& res) {
-    const auto body = detail::json_body(req, res);
-    if (!body) return;
-    const auto event = store_.find_event(req.matches[1]);
-    if (!event) return fail(res, 404, "not_found", "no such event");
-    const UnixMillis now = clock_.now_ms();
-    if (now - event->created_at > options_.replay_max_age.count()) {
-      return fail(res, 422, "replay_too_old",
-                  "the event is older than the replay window (--replay-max-age); receivers may "
-                  "no longer recognise it as a duplicate");
-    }
-    const std::string endpoint_id = body->value("endpoint_id", "");
-    const int tasks = store_.replay(event->event_id, endpoint_id, now);
-    if (tasks == 0 && !endpoint_id.empty()) {
-      return fail(res, 404, "not_found", "the event has no replayable task for that endpoint");
-    }
-    log_event(spdlog::level::info, {{"event", "event_replayed"}, {"event_id", event->event_id},
-                                    {"endpoint_id", endpoint_id}, {"tasks", tasks}});
-    if (tasks > 0 && wake_) wake_();
-    answer(res, 202, {{"event_id", event->event_id}, {"tasks", tasks}});
+  server.Get("/v1/events",
+             [this](const Request& req, Response& res) { list_events(store_, req, res); });
+  server.Get(R"(/v1/events/([^/]+))",
+             [this](const Request& req, Response& res) { get_event(store_, req, res); });
+  server.Get(R"(/v1/events/([^/]+)/attempts)",
+             [this](const Request& req, Response& res) { list_attempts(store_, req, res); });
+  server.Post(R"(/v1/events/([^/]+)/replay)", [this](const Request& req, Response& res) {
+    replay_event(store_, clock_, options_.replay_max_age, wake_, req, res);
   });
 }
 

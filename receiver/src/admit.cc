@@ -1,0 +1,97 @@
+// A delivery admitted: its size and signature verified, its body parsed, a duplicate answered
+// from the replay cache or the record, the event claimed in this process (receiver_impl.h).
+#include "receiver_impl.h"
+#include "webhooks/error.h"
+#include "webhooks/fingerprint.h"
+#include "webhooks/json_parse.h"
+#include "webhooks/wire.h"
+
+namespace webhooks::receiver {
+namespace {
+
+Answer error_answer(int status, std::string_view code, std::string_view message) {
+  return idempotency::error_response(status, code, message);
+}
+
+}  // namespace
+
+std::optional<Answer> Receiver::Impl::verify(const Headers& headers, std::string_view body,
+                                             Event& event) {
+  if (body.size() > config.max_body_bytes) {
+    log(event, "payload_too_large", 413);
+    return error_answer(
+        413, "payload_too_large",
+        "the body is larger than " + std::to_string(config.max_body_bytes) + " bytes");
+  }
+  const std::optional<std::string> signature = headers.joined(kHeaderSignature);
+  const SignedHeaders signed_headers{
+      headers.get(kHeaderId), headers.get(kHeaderTimestamp),
+      signature ? std::optional<std::string_view>(*signature) : std::nullopt};
+  const VerifyResult verified = verifier.verify(signed_headers, body, clock.now_seconds());
+  switch (verified.status) {
+    case VerifyStatus::ok:
+      break;
+    case VerifyStatus::missing_header:
+    case VerifyStatus::malformed_header:
+      log(event, "headers_invalid", 400);
+      return error_answer(400, "headers_invalid", verified.message);
+    case VerifyStatus::no_matching_signature:
+      log(event, "signature_invalid", 401);
+      return error_answer(401, "signature_invalid", verified.message);
+    case VerifyStatus::timestamp_too_old:
+    case VerifyStatus::timestamp_too_new:
+      log(event, "timestamp_out_of_tolerance", 401);
+      return error_answer(401, "timestamp_out_of_tolerance", verified.message);
+  }
+  event.id = *signed_headers.id;
+  event.timestamp = verified.timestamp;
+  event.body = body;
+  return std::nullopt;
+}
+
+std::optional<Answer> Receiver::Impl::parse(const Headers& headers, std::string_view body,
+                                            nlohmann::json& payload, Event& event) {
+  try {
+    payload = parse_json(body);
+  } catch (const Error& e) {
+    log(event, "invalid_json", 400);
+    return error_answer(400, "invalid_json", e.what());
+  }
+  if (!payload.is_object()) {
+    log(event, "invalid_json", 400);
+    return error_answer(400, "invalid_json", "the body is not a JSON object");
+  }
+  event.payload = &payload;
+  if (const auto type = payload.find("type"); type != payload.end() && type->is_string()) {
+    event.type = type->get_ref<const std::string&>();
+  } else {
+    event.type = headers.get(kHeaderEventType).value_or("");
+  }
+  return std::nullopt;
+}
+
+std::optional<Answer> Receiver::Impl::admit(
+    const Headers& headers, std::string_view body, nlohmann::json& payload, Event& event,
+    std::optional<idempotency::InProcessClaims::Claim>& claim, std::string& fingerprint,
+    bool read_record) {
+  event.delivery_id = headers.get(kHeaderDeliveryId).value_or("");
+  if (auto answer = verify(headers, body, event)) return answer;
+  if (auto answer = parse(headers, body, payload, event)) return answer;
+  fingerprint = sha256_hex(body);
+  if (const auto cached = replays.find(config.consumer, event.id, fingerprint, clock.now_ms())) {
+    return settled(event, *cached, {});
+  }
+  claim = claims.load()->try_claim(config.consumer, event.id);
+  if (!claim) {  // a delivery of this event is being handled by this process right now
+    log(event, "event_in_progress", 409);
+    return idempotency::in_use(idempotency::kEventVocabulary,
+                               idempotency::kEventVocabulary.in_use_message);
+  }
+  if (!read_record) return std::nullopt;
+  const idempotency::BeginResult seen =
+      store.peek(config.consumer, event.id, fingerprint, clock.now_ms());
+  event.attempt = seen.attempts;
+  return settled(event, seen, fingerprint);
+}
+
+}  // namespace webhooks::receiver
