@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "webhooks/app/server.h"
 #include "webhooks/db.h"
 #include "webhooks/error.h"
-#include "webhooks/app/server.h"
 #include "webhooks/rfc3339.h"
 #include "webhooks/secret.h"
 
@@ -46,33 +46,29 @@ CLI::Validator rule_without_value(const std::string& tag, const std::string& mes
 // "must be a whole number <of>from <min> to <max><note>, not <text>".
 CLI::Validator whole_number(const std::string& tag, const std::string& of, std::int64_t min,
                             std::int64_t max, const std::string& note = "") {
-  return rule(tag,
-              "a whole number " + of + "from " + std::to_string(min) + " to " +
-                  std::to_string(max) + note,
-              [min, max](const std::string& text) {
-                const bool decimal = !text.empty() &&
-                                     text.find_first_not_of("0123456789") == std::string::npos &&
-                                     (text.size() == 1 || text[0] != '0');
-                std::int64_t value = 0;
-                return decimal && CLI::detail::lexical_cast(text, value) && value >= min &&
-                       value <= max;
-              });
+  return rule(
+      tag,
+      "a whole number " + of + "from " + std::to_string(min) + " to " + std::to_string(max) + note,
+      [min, max](const std::string& text) {
+        const bool decimal = !text.empty() &&
+                             text.find_first_not_of("0123456789") == std::string::npos &&
+                             (text.size() == 1 || text[0] != '0');
+        std::int64_t value = 0;
+        return decimal && CLI::detail::lexical_cast(text, value) && value >= min && value <= max;
+      });
 }
 
 bool is_host_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '.' || c == '_';
 }
 
-bool is_ipv6_char(char c) {
-  return std::isxdigit(static_cast<unsigned char>(c)) != 0 || c == ':';
-}
+bool is_ipv6_char(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0 || c == ':'; }
 
 // Throws Error(invalid_argument) unless `text` is http://HOST[:PORT] (or https:// when `https`):
 // what httplib::Client reads as a base URL (a path, or a dotted IPv6 form, would be taken for a
 // host name and never connect).
 void check_server_url(const std::string& text, bool https) {
-  const std::string expected =
-      https ? "http://HOST:PORT or https://HOST:PORT" : "http://HOST:PORT";
+  const std::string expected = https ? "http://HOST:PORT or https://HOST:PORT" : "http://HOST:PORT";
   const auto bad = [&](const std::string& why) {
     return Error(ErrorCode::invalid_argument, text + " " + why + " (expected " + expected + ")");
   };
@@ -142,7 +138,8 @@ namespace {
 class BoundedConfig : public CLI::ConfigTOML {
  public:
   std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
-    const std::string text((std::istreambuf_iterator<char>(input)), std::istreambuf_iterator<char>());
+    const std::string text((std::istreambuf_iterator<char>(input)),
+                           std::istreambuf_iterator<char>());
     std::size_t depth = 0, line = 1;
     char quote = 0;
     bool comment = false;
@@ -243,7 +240,7 @@ CLI::Validator count(int min, int max) {
 
 CLI::Validator unix_seconds(std::int64_t max) {
   std::string latest = format_rfc3339(max * 1000);  // "9999-12-31T23:59:59.000Z"
-  latest.erase(latest.size() - 5, 4);                 // without the milliseconds
+  latest.erase(latest.size() - 5, 4);               // without the milliseconds
   return whole_number("UNIX_SECONDS", "of Unix seconds ", 0, max, " (" + latest + ")");
 }
 

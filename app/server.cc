@@ -6,15 +6,15 @@
 #include <sys/socket.h>
 
 #include <atomic>
-#include <chrono>
 #include <cctype>
 #include <charconv>
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
 
-#include "webhooks/error_body.h"
 #include "webhooks/error.h"
+#include "webhooks/error_body.h"
 #include "webhooks/idempotency/guard.h"
 
 namespace webhooks::app {

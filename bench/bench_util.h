@@ -44,7 +44,8 @@ struct Paired {
   double ours, baseline, ratio;
 };
 inline Paired paired(const std::function<void()>& ours, const std::function<void()>& baseline,
-                     int rounds = 7, std::chrono::milliseconds budget = std::chrono::milliseconds(300)) {
+                     int rounds = 7,
+                     std::chrono::milliseconds budget = std::chrono::milliseconds(300)) {
   std::vector<double> a, b, r;
   rate(ours, budget / 3);
   rate(baseline, budget / 3);  // warm-up

@@ -88,7 +88,8 @@ class RawSqlite {
  public:
   explicit RawSqlite(const std::string& path) {
     sqlite3_open(path.c_str(), &db_);
-    sqlite3_exec(db_, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", nullptr, nullptr, nullptr);
+    sqlite3_exec(db_, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", nullptr, nullptr,
+                 nullptr);
     sqlite3_prepare_v2(db_, kRawInsert, -1, &stmt_, nullptr);
   }
   ~RawSqlite() {
@@ -171,7 +172,8 @@ void bench_engine(const std::string& target, const char* engine, int threads, co
   auto database = std::shared_ptr<db::Database>(db::Database::open(target, options));
   database->migrate({idempotency::schema()}, system_clock().now_ms());
   idempotency::Store store(database);
-  const idempotency::Response response{201, {}, "{\"id\":\"0190a5d4-ac96-774b-bcce-b302099a8057\"}"};
+  const idempotency::Response response{
+      201, {}, "{\"id\":\"0190a5d4-ac96-774b-bcce-b302099a8057\"}"};
   auto ours_op = [&](int, long seq) {
     const std::string key = "key-" + std::to_string(seq);
     const UnixMillis now = system_clock().now_ms();
@@ -219,7 +221,8 @@ std::string make_key(KeyShape shape, long seq, std::mt19937_64& random) {
 std::pair<long, double> fill(const std::shared_ptr<db::Database>& database, int threads,
                              KeyShape shape) {
   idempotency::Store store(database);
-  const idempotency::Response response{201, {}, "{\"id\":\"0190a5d4-ac96-774b-bcce-b302099a8057\"}"};
+  const idempotency::Response response{
+      201, {}, "{\"id\":\"0190a5d4-ac96-774b-bcce-b302099a8057\"}"};
   std::atomic<long> next{0};
   const auto start = steady::now();
   std::vector<std::thread> pool;
@@ -288,8 +291,7 @@ void size_postgres(const std::string& url, KeyShape shape) {
   database->migrate({idempotency::schema()}, system_clock().now_ms());
   const auto [records, seconds] = fill(database, options.pool_size, shape);
   PGconn* c = PQconnectdb(target.c_str());
-  const std::int64_t filled =
-      pg_number(c, "SELECT pg_total_relation_size('idempotency_records')");
+  const std::int64_t filled = pg_number(c, "SELECT pg_total_relation_size('idempotency_records')");
   PQclear(PQexec(c, "VACUUM FULL idempotency_records"));
   const std::int64_t live = pg_number(c, "SELECT pg_total_relation_size('idempotency_records')");
   PQfinish(c);
@@ -303,9 +305,10 @@ void size_postgres(const std::string& url, KeyShape shape) {
 }
 
 void bench_size(const std::string& dir, const char* url, const std::vector<KeyShape>& shapes) {
-  std::printf("== idempotency core: database bytes per record after %ld begin+complete pairs "
-              "(batched %d per transaction to fill fast; the point is the size on disk) ==\n",
-              kFillPairs, kFillBatch);
+  std::printf(
+      "== idempotency core: database bytes per record after %ld begin+complete pairs "
+      "(batched %d per transaction to fill fast; the point is the size on disk) ==\n",
+      kFillPairs, kFillBatch);
   for (KeyShape shape : shapes) size_sqlite(dir, shape);
   if (!url) {
     std::printf("PostgreSQL: not measured (run through `make bench`, which starts a server)\n");
@@ -319,7 +322,8 @@ void bench_size(const std::string& dir, const char* url, const std::vector<KeySh
 int main(int argc, char** argv) {
   const char* url = std::getenv("WEBHOOKS_BENCH_POSTGRES_URL");
   if (url && !*url) url = nullptr;
-  const std::string dir = std::filesystem::temp_directory_path() / ("webhooks-bench-" + std::to_string(::getpid()));
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("webhooks-bench-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   if (argc > 1 && std::strcmp(argv[1], "size") == 0) {
     const bool uuid = argc > 2 && std::strcmp(argv[2], "uuid") == 0;
@@ -328,9 +332,10 @@ int main(int argc, char** argv) {
     return url ? 0 : 1;
   }
   const bool pairs_only = argc > 1 && std::strcmp(argv[1], "pairs") == 0;
-  std::printf("== idempotency core: begin+complete pairs vs raw single-row INSERT ON CONFLICT DO NOTHING, "
-              "medians of 5 alternating %lld ms rounds ==\n",
-              static_cast<long long>(kRound.count()));
+  std::printf(
+      "== idempotency core: begin+complete pairs vs raw single-row INSERT ON CONFLICT DO NOTHING, "
+      "medians of 5 alternating %lld ms rounds ==\n",
+      static_cast<long long>(kRound.count()));
   for (int threads : {1, 8}) {
     migrate(dir + "/raw-" + std::to_string(threads) + ".db");
     RawSqlite raw(dir + "/raw-" + std::to_string(threads) + ".db");

@@ -37,8 +37,9 @@ void refused(const std::function<void()>& op) {
 }  // namespace
 
 int main() {
-  std::printf("JSON readers, median of 5 runs (ms): nested = '[' x n/2 + ']' x n/2 (refused at depth "
-              "129), flat = [1,2,...] of the same size, flat@128 = flat inside 127 more arrays\n");
+  std::printf(
+      "JSON readers, median of 5 runs (ms): nested = '[' x n/2 + ']' x n/2 (refused at depth "
+      "129), flat = [1,2,...] of the same size, flat@128 = flat inside 127 more arrays\n");
   std::printf("%-9s %-7s %14s %12s %13s %22s\n", "size", "shape", "canonicalize", "parse_json",
               "compact_json", "nlohmann::json::parse");
   for (std::size_t size : {256u << 10, 512u << 10, 1u << 20}) {

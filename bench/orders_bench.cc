@@ -53,9 +53,10 @@ std::vector<bench::HttpRequest> orders(const std::string& prefix, int count) {
   for (int i = 0; i < count; ++i) {
     bench::HttpRequest r;
     r.path = "/orders";
-    r.body = R"({"amount":)" + std::to_string(1000 + i) +
-             R"(,"currency":"EUR","reference":"inv-)" + std::to_string(i) + "\"}";
-    r.headers = {{"Authorization", "Bearer bench"}, {"Idempotency-Key", prefix + std::to_string(i)}};
+    r.body = R"({"amount":)" + std::to_string(1000 + i) + R"(,"currency":"EUR","reference":"inv-)" +
+             std::to_string(i) + "\"}";
+    r.headers = {{"Authorization", "Bearer bench"},
+                 {"Idempotency-Key", prefix + std::to_string(i)}};
     out.push_back(std::move(r));
   }
   return out;
@@ -67,7 +68,8 @@ struct Summary {
   long done = 0, failed = 0;
 };
 
-Summary summarise(const std::vector<bench::HttpLoad>& rounds, const std::vector<bench::HttpLoad>& bare) {
+Summary summarise(const std::vector<bench::HttpLoad>& rounds,
+                  const std::vector<bench::HttpLoad>& bare) {
   std::vector<double> rate, p50, p99, ratio;
   Summary s;
   for (std::size_t i = 0; i < rounds.size(); ++i) {
@@ -86,8 +88,8 @@ Summary summarise(const std::vector<bench::HttpLoad>& rounds, const std::vector<
 }
 
 void print(const char* name, const Summary& f) {
-  std::printf("  %-36s %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  (%ld requests, %ld not 201)",
-              name, f.per_second, f.p50_ms, f.p99_ms, f.done, f.failed);
+  std::printf("  %-36s %8.0f req/s  p50 %6.2f ms  p99 %6.2f ms  (%ld requests, %ld not 201)", name,
+              f.per_second, f.p50_ms, f.p99_ms, f.done, f.failed);
   if (f.ratio > 0) std::printf("  %.2fx bare", f.ratio);
   std::printf("\n");
 }

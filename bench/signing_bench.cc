@@ -1,5 +1,6 @@
 // Signing and verification throughput beside raw OpenSSL HMAC-SHA256 (a prepared EVP_MAC_CTX
-// duplicated per message) on the same input in the same run; canonical-JSON fingerprints per second.
+// duplicated per message) on the same input in the same run; canonical-JSON fingerprints per
+// second.
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -66,8 +67,8 @@ void bench_body(std::size_t size) {
                                   });
   const auto verify = bench::paired(
       [&] {
-        g_sink = g_sink + static_cast<std::size_t>(
-                              verifier.verify({id, ts_text, header}, body, ts).status);
+        g_sink = g_sink +
+                 static_cast<std::size_t>(verifier.verify({id, ts_text, header}, body, ts).status);
       },
       [&] {
         unsigned char out[32];
@@ -81,9 +82,10 @@ void bench_body(std::size_t size) {
 }
 
 void bench_fingerprint() {
-  std::string body = "{\"amount\":125000,\"currency\":\"EUR\",\"reference\":\"order-2026-11-30-0001\","
-                     "\"customer\":{\"id\":\"cus_01890a5dac96774b\",\"email\":\"ana@example.com\","
-                     "\"name\":\"Ana P\\u00e9rez\"},\"items\":[";
+  std::string body =
+      "{\"amount\":125000,\"currency\":\"EUR\",\"reference\":\"order-2026-11-30-0001\","
+      "\"customer\":{\"id\":\"cus_01890a5dac96774b\",\"email\":\"ana@example.com\","
+      "\"name\":\"Ana P\\u00e9rez\"},\"items\":[";
   for (int i = 0; body.size() < 1000; ++i) {
     body += (i ? "," : "") + std::string("{\"sku\":\"sku-") + std::to_string(i) +
             "\",\"quantity\":2,\"unit_amount\":1999.0}";

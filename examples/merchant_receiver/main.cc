@@ -51,11 +51,11 @@ int run(const Flags& flags) {
   webhooks::receiver::limit_request_bodies(server, config.max_body_bytes, nullptr,
                                            webhooks::http::Bodies::json);
   server.Post("/webhooks", [&](const httplib::Request& req, httplib::Response& res) {
-    auto answer = receiver.handle(
-        webhooks::receiver::headers_of(req), req.body,
-        [&](const webhooks::receiver::Event& e, webhooks::db::Transaction& tx) {
-          return shop.handle(e, tx);
-        });
+    auto answer =
+        receiver.handle(webhooks::receiver::headers_of(req), req.body,
+                        [&](const webhooks::receiver::Event& e, webhooks::db::Transaction& tx) {
+                          return shop.handle(e, tx);
+                        });
     webhooks::receiver::write_answer(std::move(answer), res);
   });
   server.Get("/handled", [&](const httplib::Request&, httplib::Response& res) {
@@ -66,8 +66,8 @@ int run(const Flags& flags) {
   tuning.request_timeout = std::chrono::milliseconds(flags.request_timeout_ms);
   // The handler only writes through its transaction: it may run on fibers (docs/http-server.md).
   tuning.fiber_threads = static_cast<std::size_t>(flags.fiber_threads);
-  const int port = webhooks::app::bind_and_announce(
-      server, webhooks::app::parse_listen(flags.listen), tuning);
+  const int port =
+      webhooks::app::bind_and_announce(server, webhooks::app::parse_listen(flags.listen), tuning);
   const webhooks::app::StopOnSignal stop(server, port);
   server.listen_after_bind();
   return 0;
@@ -110,9 +110,10 @@ int main(int argc, char** argv) {
                  "time for a request's head and body to arrive, from its first byte; 408 after")
       ->check(duration(DurationUnit::milliseconds))
       ->capture_default_str();
-  app.add_option("--fiber-threads", flags.fiber_threads,
-                 "threads running the handlers on fibers (default: the number of cores), 0 to 1024; "
-                 "0: a pool of 64 threads, one request each")
+  app.add_option(
+         "--fiber-threads", flags.fiber_threads,
+         "threads running the handlers on fibers (default: the number of cores), 0 to 1024; "
+         "0: a pool of 64 threads, one request each")
       ->check(webhooks::app::count(0, 1024))
       ->capture_default_str();
   app.add_option("--fail-first-attempts", flags.faults.fail_first_attempts_percent,

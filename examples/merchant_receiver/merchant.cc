@@ -46,8 +46,7 @@ Reply Merchant::handle(const Event& event, Transaction& tx) {
         "ON CONFLICT (event_id) DO NOTHING",
         {event.id, event.type, event.body});
   }
-  if (event.attempt == 1 && faults_.crash_on_event > 0 &&
-      ++new_events_ == faults_.crash_on_event) {
+  if (event.attempt == 1 && faults_.crash_on_event > 0 && ++new_events_ == faults_.crash_on_event) {
     ::kill(::getpid(), SIGKILL);  // inside the handler: the effect row is not committed
   }
   if (event.attempt == 1 && fails_first_attempt(event.id, faults_.fail_first_attempts_percent)) {

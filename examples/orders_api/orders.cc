@@ -76,9 +76,8 @@ OrderDraft Orders::draft(const std::string& merchant_id, std::string_view body) 
 Response Orders::create(db::Transaction& tx, std::string_view key, const OrderDraft& draft) {
   if (draft.refused) return *draft.refused;
   if (operation_delay_.count() > 0) {  // test hook: inside the transaction, its record begun
-    log_event(spdlog::level::info, {{"event", "operation_delay"},
-                                    {"key", key},
-                                    {"ms", operation_delay_.count()}});
+    log_event(spdlog::level::info,
+              {{"event", "operation_delay"}, {"key", key}, {"ms", operation_delay_.count()}});
     // Inside the group's transaction: the thread waits (fibers do not suspend there).
     std::this_thread::sleep_for(operation_delay_);
   }
@@ -101,8 +100,8 @@ Response Orders::get(const std::string& merchant_id, const std::string& id) {
   return json_response(200, order_json(rows));
 }
 
-Response Orders::update(db::Transaction& tx, const std::string& merchant_id,
-                        const std::string& id, std::string_view body) {
+Response Orders::update(db::Transaction& tx, const std::string& merchant_id, const std::string& id,
+                        std::string_view body) {
   Response invalid;
   const auto input = parse_object(body, invalid);
   if (!input) return invalid;

@@ -9,10 +9,10 @@
 #include <thread>
 
 #include "transfers.h"
-#include "webhooks/clock.h"
-#include "webhooks/error.h"
 #include "webhooks/app/flags.h"
 #include "webhooks/app/server.h"
+#include "webhooks/clock.h"
+#include "webhooks/error.h"
 #include "webhooks/json_parse.h"
 #include "webhooks/log.h"
 #include "webhooks/uuid.h"
@@ -85,7 +85,7 @@ class Partner {
     const nlohmann::json body = webhooks::parse_json_or_discarded(req.body);
     if (body.is_discarded())
       return app::json_error(res, 400, "invalid_json",
-                                  "the body is not JSON, or nests deeper than 128 levels");
+                             "the body is not JSON, or nests deeper than 128 levels");
     std::string error;
     const auto request = parse_transfer_request(body, error);
     if (!request) return app::json_error(res, 422, "invalid_transfer", error);
@@ -94,7 +94,7 @@ class Partner {
         transfers_.create(key, *request, "tr_" + ids_.next(), system_clock().now_ms());
     if (result.outcome == Transfers::Outcome::key_reused) {
       return app::json_error(res, 422, "idempotency_key_reused",
-                                  "this X-Idempotency-Key was used for a different transfer");
+                             "this X-Idempotency-Key was used for a different transfer");
     }
     const bool replayed = result.outcome == Transfers::Outcome::replayed;
     log_event(spdlog::level::info, {{"event", replayed ? "transfer_replayed" : "transfer_created"},
@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--delay-ms", config.delay_ms, "wait this long before handling each transfer")
       ->check(webhooks::app::duration(webhooks::app::DurationUnit::milliseconds,
-                                           webhooks::app::Zero::allowed))
+                                      webhooks::app::Zero::allowed))
       ->capture_default_str();
   app.add_option("--log-level", config.log_level, "debug, info, warn or error")
       ->transform(webhooks::app::log_levels())

@@ -43,20 +43,22 @@ AdminApi::AdminApi(Store& store, Ingest& ingest, idempotency::Guard& guard, Metr
       wake_(std::move(wake)) {}
 
 void AdminApi::mount(http::Server& server) {
-  http::limit_request_bodies(server, options_.body_limit, [this](const httplib::Request& req,
-                                                                  httplib::Response& res) {
-    if (req.path == "/healthz" || req.path == "/metrics") {
-      return httplib::Server::HandlerResponse::Unhandled;
-    }
-    if (options_.admin_token.empty() || !same_token(bearer(req), options_.admin_token)) {
-      detail::fail(res, 401, "unauthorized",
-                   options_.admin_token.empty()
-                       ? "the daemon was started without an admin token"
-                       : "a valid Authorization: Bearer <admin token> header is required");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
-  }, http::Bodies::json);
+  http::limit_request_bodies(
+      server, options_.body_limit,
+      [this](const httplib::Request& req, httplib::Response& res) {
+        if (req.path == "/healthz" || req.path == "/metrics") {
+          return httplib::Server::HandlerResponse::Unhandled;
+        }
+        if (options_.admin_token.empty() || !same_token(bearer(req), options_.admin_token)) {
+          detail::fail(res, 401, "unauthorized",
+                       options_.admin_token.empty()
+                           ? "the daemon was started without an admin token"
+                           : "a valid Authorization: Bearer <admin token> header is required");
+          return httplib::Server::HandlerResponse::Handled;
+        }
+        return httplib::Server::HandlerResponse::Unhandled;
+      },
+      http::Bodies::json);
   server.set_exception_handler(
       [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
         std::string what = "unknown";
@@ -70,8 +72,8 @@ void AdminApi::mount(http::Server& server) {
           what = e.what();
         } catch (...) {
         }
-        log_event(spdlog::level::err, {{"event", "request_failed"}, {"path", req.path},
-                                       {"error", what}});
+        log_event(spdlog::level::err,
+                  {{"event", "request_failed"}, {"path", req.path}, {"error", what}});
         if (storage) {  // the database failed or is unreachable: worth retrying, not a bug
           idempotency::write(idempotency::storage_unavailable(), res);
           return;

@@ -1,7 +1,7 @@
 #include "admin_json.h"
 
-#include "webhooks/error_body.h"
 #include "webhooks/error.h"
+#include "webhooks/error_body.h"
 #include "webhooks/http_server.h"
 #include "webhooks/idempotency/guard.h"
 #include "webhooks/json_parse.h"
@@ -24,8 +24,8 @@ nlohmann::json endpoint_json(const Endpoint& e) {
           {"description", e.description},
           {"enabled", e.enabled},
           {"disabled_reason", e.enabled ? nlohmann::json() : nlohmann::json(e.disabled_reason)},
-          {"failing_since", e.failing_since ? nlohmann::json(format_rfc3339(*e.failing_since))
-                                            : nlohmann::json()},
+          {"failing_since",
+           e.failing_since ? nlohmann::json(format_rfc3339(*e.failing_since)) : nlohmann::json()},
           {"secrets", secrets},
           {"created_at", format_rfc3339(e.created_at)},
           {"updated_at", format_rfc3339(e.updated_at)}};

@@ -3,8 +3,8 @@
 
 #include <httplib.h>
 
-#include <nlohmann/json.hpp>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,7 +41,8 @@ void answer(httplib::Response& res, int status, const nlohmann::json& body,
 void fail(httplib::Response& res, int status, std::string_view code, std::string_view message);
 // `text` as an integer in [min, max] when it is nothing but decimal digits (no sign, space,
 // exponent, fraction or trailing text); std::nullopt otherwise. For numeric query parameters.
-std::optional<std::int64_t> parse_decimal(std::string_view text, std::int64_t min, std::int64_t max);
+std::optional<std::int64_t> parse_decimal(std::string_view text, std::int64_t min,
+                                          std::int64_t max);
 // The body as a JSON object (an empty body is {}); std::nullopt after answering 400 invalid_json
 // with the parser's reason (json_parse.h: nesting limit, invalid UTF-8) or "the body must be a JSON
 // object".

@@ -107,8 +107,8 @@ Settlement Dispatcher::settle(const ClaimedTask& task, DeliveryAttempt attempt,
     if (result.retry_after) {
       retry_after = parse_retry_after(*result.retry_after, now, options_.retry_after);
     }
-    const auto next = policy_.next_attempt_at(a.attempt_number, task.task.age_from, now, random_,
-                                              retry_after);
+    const auto next =
+        policy_.next_attempt_at(a.attempt_number, task.task.age_from, now, random_, retry_after);
     record.next = next ? Settlement::Next::retry : Settlement::Next::dead;
     record.next_attempt_at = next.value_or(0);
   }
@@ -141,9 +141,9 @@ bool Dispatcher::record_until_stored(const std::vector<Settlement>& records, Uni
       // Each endpoint this batch disabled (a 410, or failing for --disable-after), logged once
       // the disable is committed.
       for (const DisabledEndpoint& d : store_.record(records, done, disable_before)) {
-        log_event(spdlog::level::warn, {{"event", "endpoint_disabled"},
-                                        {"endpoint_id", d.endpoint_id},
-                                        {"reason", d.reason}});
+        log_event(
+            spdlog::level::warn,
+            {{"event", "endpoint_disabled"}, {"endpoint_id", d.endpoint_id}, {"reason", d.reason}});
       }
       if (tries > 1) {
         log_event(spdlog::level::info,

@@ -85,9 +85,10 @@ Accepted Ingest::publish(std::string_view merchant_id, std::string_view type,
   }
   if (merchant_id.empty() || merchant_id.find('\0') != std::string_view::npos ||
       !valid_type(type) || !data.starts_with('{')) {
-    throw Error(ErrorCode::invalid_argument,
-                "an event needs a merchant_id without NUL characters, a type without spaces and a JSON "
-                "object as data");
+    throw Error(
+        ErrorCode::invalid_argument,
+        "an event needs a merchant_id without NUL characters, a type without spaces and a JSON "
+        "object as data");
   }
   const EventInput input{std::string(merchant_id), std::string(type), std::move(data)};
   Accepted accepted;

@@ -63,8 +63,8 @@ std::vector<ClaimedTask> Store::claim(const std::string& lease_owner, int limit,
   return claimed;
 }
 
-std::vector<DisabledEndpoint> Store::record(const std::vector<Settlement>& records,
-                                            UnixMillis now, UnixMillis disable_failing_before) {
+std::vector<DisabledEndpoint> Store::record(const std::vector<Settlement>& records, UnixMillis now,
+                                            UnixMillis disable_failing_before) {
   std::vector<DisabledEndpoint> disabled_now;
   if (records.empty()) return disabled_now;
   db_->transact([&](db::Transaction& tx) {
@@ -97,13 +97,12 @@ std::vector<DisabledEndpoint> Store::record(const std::vector<Settlement>& recor
       std::string_view reason;
       if (!r.disable_reason.empty()) {
         reason = r.disable_reason;
-        disabled = tx.exec(sql::kDisableIfEnabled, {a.endpoint_id, reason, std::int64_t{now}})
-                       .affected();
+        disabled =
+            tx.exec(sql::kDisableIfEnabled, {a.endpoint_id, reason, std::int64_t{now}}).affected();
       } else if (disable_failing_before > 0) {
         reason = kFailingContinuously;
-        disabled = tx.exec(sql::kDisableIfFailing,
-                           {a.endpoint_id, reason, std::int64_t{now},
-                            std::int64_t{disable_failing_before}})
+        disabled = tx.exec(sql::kDisableIfFailing, {a.endpoint_id, reason, std::int64_t{now},
+                                                    std::int64_t{disable_failing_before}})
                        .affected();
       }
       // Parks this task if it was just scheduled again, and the endpoint's others, those still

@@ -6,19 +6,20 @@
 
 namespace webhooks::publisher::detail::sql {
 
-#define WEBHOOKS_ENDPOINT_COLUMNS                                                          \
+#define WEBHOOKS_ENDPOINT_COLUMNS                                                             \
   "id, merchant_id, url, event_types, description, enabled, disabled_reason, failing_since, " \
   "created_at, updated_at"
-#define WEBHOOKS_TASK_COLUMNS                                                                \
-  "id, event_id, endpoint_id, state, attempts, next_attempt_at, next_trigger, age_from, "     \
+#define WEBHOOKS_TASK_COLUMNS                                                             \
+  "id, event_id, endpoint_id, state, attempts, next_attempt_at, next_trigger, age_from, " \
   "last_status, last_error, created_at, updated_at, parked"
-#define WEBHOOKS_ATTEMPT_COLUMNS                                                          \
+#define WEBHOOKS_ATTEMPT_COLUMNS                                                            \
   "delivery_id, task_id, event_id, endpoint_id, attempt_number, trigger_kind, started_at, " \
   "status, latency_ms, error, response_snippet"
 // 1 when the task's endpoint is disabled or gone, else 0: the `parked` of a task put back to
 // pending (a parked task is outside the due index, schema/<engine>/0004_parked_tasks.sql).
-#define WEBHOOKS_PARKED_UNLESS_ENABLED                                                          \
-  "CASE WHEN EXISTS (SELECT 1 FROM publisher_endpoints e WHERE e.id = publisher_tasks.endpoint_id " \
+#define WEBHOOKS_PARKED_UNLESS_ENABLED                                  \
+  "CASE WHEN EXISTS (SELECT 1 FROM publisher_endpoints e WHERE e.id = " \
+  "publisher_tasks.endpoint_id "                                        \
   "AND e.enabled = 1) THEN 0 ELSE 1 END"
 
 // --- endpoints ---
@@ -150,7 +151,8 @@ inline constexpr std::string_view kSettleTask =
     "next_trigger = 'scheduled', lease_owner = NULL, lease_expires_at = NULL, last_status = $5, "
     "last_error = $6, updated_at = $7 WHERE id = $1 AND lease_owner = $2 AND state = 'delivering'";
 inline constexpr std::string_view kEndpointHealthy =
-    "UPDATE publisher_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL";
+    "UPDATE publisher_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT "
+    "NULL";
 inline constexpr std::string_view kEndpointFailing =
     "UPDATE publisher_endpoints SET failing_since = $2 WHERE id = $1 AND failing_since IS NULL";
 inline constexpr std::string_view kDisableIfEnabled =

@@ -62,8 +62,8 @@ int check(const std::string& dir) {
 }  // namespace
 
 int main() {
-  auto logger = std::make_shared<spdlog::logger>(
-      "webhooks", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  auto logger = std::make_shared<spdlog::logger>("webhooks",
+                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
   logger->set_pattern("[consumer] %v");
   webhooks::set_logger(logger);
 

@@ -7,11 +7,12 @@
 // (nlohmann's lexer reads NUL as the end of input: corpus regression-nul-*); nesting is kept; where
 // the nesting limit of issue 12 exists (webhooks/json_parse.h, kMaxJsonDepth), nothing nested
 // deeper is accepted.
+#include "webhooks/canonical_json.h"
+
 #include <algorithm>
 #include <string>
 
 #include "fuzz_check.h"
-#include "webhooks/canonical_json.h"
 #include "webhooks/error.h"
 #include "webhooks/fingerprint.h"
 // The nesting limit arrives with the bounded JSON parser (issue 12, item 1); until that header is
@@ -30,8 +31,10 @@ std::size_t nesting_depth(std::string_view json) {
   for (std::size_t i = 0; i < json.size(); ++i) {
     const char c = json[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {

@@ -28,8 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace webhooks::cli;
   {
     const std::string raw(fuzz::text(data, size));
-    const nlohmann::json headers{{"webhook-id", "evt_1"}, {"webhook-event-type", raw},
-                                 {"webhook-signature", raw}};
+    const nlohmann::json headers{
+        {"webhook-id", "evt_1"}, {"webhook-event-type", raw}, {"webhook-signature", raw}};
     const std::string line = capture_line(headers, raw);
     FUZZ_CHECK(line.find('\n') == std::string::npos);
     const std::vector<Captured> written = parse_capture(line + "\n", "written");

@@ -56,8 +56,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const char c : check.host) FUZZ_CHECK(!(c >= 'A' && c <= 'Z'));
     FUZZ_CHECK(check.port >= 1 && check.port <= 65535);
   }
-  if (check.verdict == UrlVerdict::allowed) FUZZ_CHECK(check.message.empty());
-  else FUZZ_CHECK(!check.message.empty());
+  if (check.verdict == UrlVerdict::allowed)
+    FUZZ_CHECK(check.message.empty());
+  else
+    FUZZ_CHECK(!check.message.empty());
   if (check.verdict == UrlVerdict::address_refused) {
     FUZZ_CHECK(check.address.has_value());
     FUZZ_CHECK(check.address_class != AddressClass::public_address);

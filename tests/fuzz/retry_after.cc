@@ -3,11 +3,12 @@
 // Properties: never throws with valid bounds; a delay is within [min, max]; a value
 // parse_http_date accepts is a delay too (date - now, clamped); whitespace around the value does
 // not change the answer.
+#include "webhooks/publisher/retry_after.h"
+
 #include <algorithm>
 #include <string>
 
 #include "fuzz_check.h"
-#include "webhooks/publisher/retry_after.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace webhooks::publisher;

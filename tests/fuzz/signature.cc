@@ -30,7 +30,8 @@ const Ed25519SigningKey& key() {
   return k;
 }
 const Verifier& verifier() {
-  static const Verifier v({secret()}, {key().public_key()}, VerifyOptions{std::chrono::seconds(300), false});
+  static const Verifier v({secret()}, {key().public_key()},
+                          VerifyOptions{std::chrono::seconds(300), false});
   return v;
 }
 

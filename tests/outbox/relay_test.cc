@@ -1,5 +1,7 @@
 // The outbox relay against a real HTTP server on 127.0.0.1 standing in for the publisher's ingest,
 // on the engine named by WEBHOOKS_TEST_ENGINE, with a fake clock.
+#include "webhooks/outbox/relay.h"
+
 #include <httplib.h>
 
 #include <atomic>
@@ -11,7 +13,6 @@
 #include "support/test_env.h"
 #include "webhooks/error.h"
 #include "webhooks/outbox/enqueue.h"
-#include "webhooks/outbox/relay.h"
 #include "webhooks/outbox/schema.h"
 
 using namespace webhooks;
@@ -32,7 +33,8 @@ struct FakeIngest {
   FakeIngest() {
     server.Post("/v1/events", [this](const httplib::Request& req, httplib::Response& res) {
       std::lock_guard lock(mutex);
-      received.emplace_back(req.get_header_value("Idempotency-Key"), nlohmann::json::parse(req.body));
+      received.emplace_back(req.get_header_value("Idempotency-Key"),
+                            nlohmann::json::parse(req.body));
       auth.push_back(req.get_header_value("Authorization"));
       res.status = status.load();
       res.set_content("{\"event_id\":\"e\",\"tasks\":1}", "application/json");
@@ -84,10 +86,12 @@ TEST_CASE("each row is posted with its id as Idempotency-Key and marked sent aft
   REQUIRE(ingest.received.size() == 2);
   CHECK(ingest.received[0].first == a);
   CHECK(ingest.received[0].second ==
-        nlohmann::json::parse(R"({"merchant_id":"m1","type":"order.created","data":{"id":"o1","amount":1000}})"));
+        nlohmann::json::parse(
+            R"({"merchant_id":"m1","type":"order.created","data":{"id":"o1","amount":1000}})"));
   CHECK(ingest.received[1].first == b);
   CHECK(ingest.auth[0] == "Bearer admin-token");
-  CHECK(f.db->exec("SELECT COUNT(*) FROM outbox WHERE sent_at = $1", {f.clock.now_ms()}).integer(0, 0) == 2);
+  CHECK(f.db->exec("SELECT COUNT(*) FROM outbox WHERE sent_at = $1", {f.clock.now_ms()})
+            .integer(0, 0) == 2);
   CHECK(relay.relay_once().sent == 0);
   CHECK(ingest.received.size() == 2);
 }
@@ -99,7 +103,8 @@ TEST_CASE("a failed post is retried with backoff, with the same key, until accep
   Relay relay(f.db, f.clock, f.random, f.options(ingest.url()));
   ingest.status = 503;
   CHECK(relay.relay_once().failed == 1);
-  const db::Rows row = f.db->exec("SELECT attempts, next_attempt_at, last_error, sent_at FROM outbox");
+  const db::Rows row =
+      f.db->exec("SELECT attempts, next_attempt_at, last_error, sent_at FROM outbox");
   CHECK(row.integer(0, 0) == 1);
   const std::int64_t wait = row.integer(0, 1) - f.clock.now_ms();
   CHECK(wait >= 800);   // 1 s after the first failure, -20 %

@@ -162,8 +162,7 @@ TEST_CASE("Retry-After pushes the next attempt later", "[delivery]") {
   CHECK(f.tasks(accepted.event_id)[0].next_attempt_at == start + 30'000);
 }
 
-TEST_CASE("410 disables the endpoint; its tasks wait and resume when it is enabled",
-          "[delivery]") {
+TEST_CASE("410 disables the endpoint; its tasks wait and resume when it is enabled", "[delivery]") {
   PublisherFixture f("gone");
   Receiver receiver(statuses({410, 200}));
   const auto endpoint = f.add_endpoint("m1", receiver.url());
@@ -189,8 +188,7 @@ TEST_CASE("410 disables the endpoint; its tasks wait and resume when it is enabl
   CHECK(receiver.count() == 2);
 }
 
-TEST_CASE("an endpoint failing continuously for the configured period is disabled",
-          "[delivery]") {
+TEST_CASE("an endpoint failing continuously for the configured period is disabled", "[delivery]") {
   PublisherFixture f("auto-disable", [](publisher::Options& o) { o.disable_after = 1min; });
   Receiver receiver(statuses({500}));
   const auto endpoint = f.add_endpoint("m1", receiver.url());

@@ -29,7 +29,8 @@ TEST_CASE("fan-out never crosses merchants; filters select types", "[fanout]") {
   CHECK(m1_orders.count() == 1);
   CHECK(m1_exact.count() == 1);
   CHECK(m2_all.count() == 0);
-  for (const auto& r : m1_orders.received()) CHECK(r.header("webhook-event-type") == "order.created");
+  for (const auto& r : m1_orders.received())
+    CHECK(r.header("webhook-event-type") == "order.created");
 }
 
 TEST_CASE("filter patterns", "[fanout]") {
@@ -63,8 +64,8 @@ TEST_CASE("a retried ingest is a replay with the same event_id", "[ingest]") {
   CHECK(f.metrics.events_accepted() == 1);
 
   // The same key for another merchant is another scope: a new event.
-  const auto other = f.ingest.handle(
-      f.guard, "key-1", R"({"merchant_id":"m2","type":"order.created","data":{}})");
+  const auto other =
+      f.ingest.handle(f.guard, "key-1", R"({"merchant_id":"m2","type":"order.created","data":{}})");
   CHECK(other.status == 202);
   CHECK(nlohmann::json::parse(other.body)["event_id"] != event_id);
   // The same key with another body: 422.

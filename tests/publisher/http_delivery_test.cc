@@ -329,7 +329,7 @@ TEST_CASE("unusable requests are never sent") {
 TEST_CASE("submit and poll, with a wakeup from another thread") {
   Endpoints merchant;
   detail::DeliveryQueue client(loopback_options());  // the engine under HttpDelivery::deliver
-  CHECK(client.poll(10s).empty());  // nothing pending: returns at once
+  CHECK(client.poll(10s).empty());                   // nothing pending: returns at once
   const auto slow = client.submit(post(merchant.url("/slow")));
   CHECK(slow == 1);
   CHECK(client.pending() == 1);

@@ -60,7 +60,7 @@ TEST_CASE(
     const UnixMillis now = f.clock.now_ms();
     const db::Rows plan =
         f.db.exec("EXPLAIN QUERY PLAN " + std::string(publisher::detail::sql::kClaimSqlite),
-                   {"probe", std::int64_t{now}, std::int64_t{16}, std::int64_t{now}});
+                  {"probe", std::int64_t{now}, std::int64_t{16}, std::int64_t{now}});
     std::string details;
     for (std::size_t r = 0; r < plan.size(); ++r) details += plan.text(r, 3) + "\n";
     INFO(details);

@@ -46,15 +46,17 @@ TEST_CASE("the Standard Webhooks vectors through the receiver") {
     const std::string id = v["id"], body = v["body"], signature = v["signature"];
     const std::string ts = std::to_string(v["timestamp"].get<std::int64_t>());
     CHECK(sign(config.secrets[0], id, std::stoll(ts), body) == signature);
-    const Headers headers{{"webhook-id", id}, {"webhook-timestamp", ts},
-                          {"webhook-signature", signature}};
+    const Headers headers{
+        {"webhook-id", id}, {"webhook-timestamp", ts}, {"webhook-signature", signature}};
     const Answer answer = receiver.handle(headers, body, ok);
     CHECK(answer.status == 200);
     CHECK(answer.body == "{\"received\":true}");
   }
-  const std::vector<std::pair<int, std::string>> expected = {
-      {200, ""}, {401, "signature_invalid"}, {401, "signature_invalid"},
-      {401, "timestamp_out_of_tolerance"}, {401, "timestamp_out_of_tolerance"}};
+  const std::vector<std::pair<int, std::string>> expected = {{200, ""},
+                                                             {401, "signature_invalid"},
+                                                             {401, "signature_invalid"},
+                                                             {401, "timestamp_out_of_tolerance"},
+                                                             {401, "timestamp_out_of_tolerance"}};
   REQUIRE(vectors["verify"].size() == expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
     const auto& v = vectors["verify"][i];
@@ -134,7 +136,8 @@ TEST_CASE("header names are case-insensitive; repeated signature lines are one l
   Fixture f;
   const std::string body = event_body("e1");
   const std::string sig = sign(kSecret, "e1", kNow, body);
-  CHECK(f.post(Headers{{"Webhook-Id", "e1"}, {"WEBHOOK-TIMESTAMP", std::to_string(kNow)},
+  CHECK(f.post(Headers{{"Webhook-Id", "e1"},
+                       {"WEBHOOK-TIMESTAMP", std::to_string(kNow)},
                        {"Webhook-Signature", sig}},
                body)
             .status == 200);
@@ -150,9 +153,8 @@ TEST_CASE("header names are case-insensitive; repeated signature lines are one l
 TEST_CASE("Headers::view reads a container in place: case-insensitive, repeats joined in order") {
   // httplib::Request::headers (what headers_of views: a multimap ordered by case-folded name,
   // repeats in arrival order), and below a plain vector.
-  httplib::Headers received{{"Webhook-Signature", "v1,a"},
-                            {"webhook-id", "e1"},
-                            {"WEBHOOK-SIGNATURE", "v1,b"}};
+  httplib::Headers received{
+      {"Webhook-Signature", "v1,a"}, {"webhook-id", "e1"}, {"WEBHOOK-SIGNATURE", "v1,b"}};
   Headers view = Headers::view(received);
   CHECK(view.get("webhook-id") == std::optional<std::string_view>("e1"));
   CHECK(view.get("Webhook-Signature") == std::optional<std::string_view>("v1,a"));
@@ -195,8 +197,8 @@ TEST_CASE("step 3: signatures that match nothing are 401 signature_invalid") {
       {"entry split after the comma", f.post(with_signature("v1, " + sig.substr(3)), body)},
       {"unknown version only", f.post(with_signature("v2," + sig.substr(3)), body)},
       {"signed for another id", f.post(with_signature(sign(kSecret, "e2", kNow, body)), body)},
-      {"signed for another timestamp", f.post(with_signature(sign(kSecret, "e1", kNow - 1, body)),
-                                               body)},
+      {"signed for another timestamp",
+       f.post(with_signature(sign(kSecret, "e1", kNow - 1, body)), body)},
   };
   for (const auto& [name, answer] : cases) {
     INFO(name);
@@ -218,11 +220,13 @@ TEST_CASE("two secrets during a rotation; v1a with a public key") {
   const std::string b1 = event_body("e1"), b2 = event_body("e2"), b3 = event_body("e3");
   CHECK(receiver.handle(signed_headers("e1", b1, kNow, kSecret), b1, ok).status == 200);
   CHECK(receiver.handle(signed_headers("e2", b2, kNow, kOtherSecret), b2, ok).status == 200);
-  const Headers v1a{{"webhook-id", "e3"}, {"webhook-timestamp", std::to_string(kNow)},
+  const Headers v1a{{"webhook-id", "e3"},
+                    {"webhook-timestamp", std::to_string(kNow)},
                     {"webhook-signature", key.sign("e3", kNow, b3)}};
   CHECK(receiver.handle(v1a, b3, ok).status == 200);
   const auto stranger = Ed25519SigningKey::generate();
-  const Headers forged{{"webhook-id", "e4"}, {"webhook-timestamp", std::to_string(kNow)},
+  const Headers forged{{"webhook-id", "e4"},
+                       {"webhook-timestamp", std::to_string(kNow)},
                        {"webhook-signature", stranger.sign("e4", kNow, b3)}};
   CHECK(error_code(receiver.handle(forged, b3, ok)) == "signature_invalid");
 
@@ -250,8 +254,12 @@ TEST_CASE("step 4: a timestamp 301 s old or ahead is 401 timestamp_out_of_tolera
 
 TEST_CASE("step 5: a body that is not a JSON object is 400 invalid_json") {
   Fixture f;
-  const std::vector<std::string> bad = {"", "[1,2]", "\"text\"", "{\"a\":", "not json",
-                                        "{\"name\":\"caf\xe9\"}",     // Latin-1, not UTF-8
+  const std::vector<std::string> bad = {"",
+                                        "[1,2]",
+                                        "\"text\"",
+                                        "{\"a\":",
+                                        "not json",
+                                        "{\"name\":\"caf\xe9\"}",    // Latin-1, not UTF-8
                                         "{\"name\":\"\xc3\x28\"}"};  // broken UTF-8 sequence
   int n = 0;
   for (const std::string& body : bad) {

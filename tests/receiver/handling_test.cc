@@ -52,7 +52,8 @@ Reply insert_effect(const Event& event, db::Transaction& tx) {
 
 }  // namespace
 
-TEST_CASE("step 7: the same event while this process handles it is 409 at once (in-process claim)") {
+TEST_CASE(
+    "step 7: the same event while this process handles it is 409 at once (in-process claim)") {
   for (const Claims claims : {Claims::automatic, Claims::durable}) {
     Fixture f(claims);
     Answer inner;
@@ -211,8 +212,7 @@ TEST_CASE("16 concurrent deliveries of one event: one effect, answers 200 or 409
     const std::string body = event_body("e1");
     for (int i = 0; i < 16; ++i) {
       threads.emplace_back([&, i] {
-        const Headers headers =
-            signed_headers("e1", body, kNow, kSecret, "d" + std::to_string(i));
+        const Headers headers = signed_headers("e1", body, kNow, kSecret, "d" + std::to_string(i));
         start.arrive_and_wait();
         answers[i] = f.receiver->handle(headers, body, [&](const Event& e, db::Transaction& tx) {
           ++calls;
@@ -262,7 +262,8 @@ TEST_CASE("transactional mode: effects and the dedup record commit together or n
   CHECK(f.effects() == 1);
 }
 
-TEST_CASE("transactional mode: 24 concurrent new events, one handler fails: only its writes roll back") {
+TEST_CASE(
+    "transactional mode: 24 concurrent new events, one handler fails: only its writes roll back") {
   Fixture f;
   constexpr int kEvents = 24;
   std::vector<Answer> answers(kEvents);
@@ -309,8 +310,8 @@ TEST_CASE("transactional mode: a duplicate from another process waits for the fi
   const std::string body = event_body("e1");
   Answer waited;
   int second_calls = 0;
-  const Answer answered = first.handle(
-      signed_headers("e1", body), body, [&](const Event& e, db::Transaction& tx) {
+  const Answer answered =
+      first.handle(signed_headers("e1", body), body, [&](const Event& e, db::Transaction& tx) {
         insert_effect(e, tx);
         // Inside the first's open transaction, the second delivery of e1 arrives.
         waited = second.handle(signed_headers("e1", body, kNow, kSecret, "d2"), body,

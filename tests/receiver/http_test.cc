@@ -87,8 +87,9 @@ TEST_CASE("the cpp-httplib adapter serves a mounted receiver") {
                              "application/x-www-form-urlencoded");
   REQUIRE(as_form);
   CHECK(as_form->status == 415);
-  CHECK(as_form->body ==
-        R"({"error":{"code":"unsupported_media_type","message":"send the body as application/json, not application/x-www-form-urlencoded"}})");
+  CHECK(
+      as_form->body ==
+      R"({"error":{"code":"unsupported_media_type","message":"send the body as application/json, not application/x-www-form-urlencoded"}})");
   CHECK(calls == 1);
   server.stop();
   serving.join();
@@ -117,9 +118,8 @@ TEST_CASE("over HTTP, a signature list joined with ', ' or a tab is 200 in eithe
     const std::string good = with_good ? sign(kSecret, id, ts, body) : "v1,bm9wZQ==";
     const std::string other = sign(kOtherSecret, id, ts, body);
     const std::string list = good_first ? good + separator + other : other + separator + good;
-    const httplib::Headers headers{{"Webhook-Id", id},
-                                   {"Webhook-Timestamp", std::to_string(ts)},
-                                   {"Webhook-Signature", list}};
+    const httplib::Headers headers{
+        {"Webhook-Id", id}, {"Webhook-Timestamp", std::to_string(ts)}, {"Webhook-Signature", list}};
     return client.Post("/webhooks", headers, body, "application/json");
   };
   int n = 0;
@@ -141,7 +141,8 @@ TEST_CASE("over HTTP, a signature list joined with ', ' or a tab is 200 in eithe
   serving.join();
 }
 
-TEST_CASE("merchant-receiver: a form body over 8 KiB is 415, a JSON one without Content-Type is read") {
+TEST_CASE(
+    "merchant-receiver: a form body over 8 KiB is 415, a JSON one without Content-Type is read") {
   const std::string dir = test::temp_dir("merchant_form");
   Process merchant("merchant-receiver",
                    {"--listen", "127.0.0.1:0", "--db", test::database_target("merchant_form"),
@@ -157,8 +158,9 @@ TEST_CASE("merchant-receiver: a form body over 8 KiB is 415, a JSON one without 
   CHECK(code_of(as_form->body) == "unsupported_media_type");
   const std::string body = event_body("evt_form_2", "order.captured");
   // Raw, as httplib::Client would add "Content-Type: text/plain".
-  std::string request = "POST /webhooks HTTP/1.1\r\nHost: a\r\nContent-Length: " +
-                        std::to_string(body.size()) + "\r\n";
+  std::string request =
+      "POST /webhooks HTTP/1.1\r\nHost: a\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\n";
   for (const auto& [name, value] : http_headers("evt_form_2", body, "d2")) {
     request += name + ": " + value + "\r\n";
   }
@@ -166,7 +168,8 @@ TEST_CASE("merchant-receiver: a form body over 8 KiB is 415, a JSON one without 
   CHECK(untyped.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
 }
 
-TEST_CASE("merchant-receiver SIGKILLed inside its handler leaves nothing: one effect after restart") {
+TEST_CASE(
+    "merchant-receiver SIGKILLed inside its handler leaves nothing: one effect after restart") {
   const std::string db = test::database_target("merchant_crash");
   const std::string dir = test::temp_dir("merchant_crash");
   const std::string body = event_body("evt_crash_1", "order.captured");
@@ -262,15 +265,17 @@ TEST_CASE("merchant-receiver --fail-first-attempts 100: the first call fails, th
       {"event_id":"evt_3","type":"customer.updated","calls":2,"effects":0}]})"));
 }
 
-TEST_CASE("merchant-receiver --ttl 0.2: after the dedup record expired, a redelivery runs again, still one effect") {
+TEST_CASE(
+    "merchant-receiver --ttl 0.2: after the dedup record expired, a redelivery runs again, still "
+    "one effect") {
   Process server("merchant-receiver",
                  {"--listen", "127.0.0.1:0", "--db", test::database_target("merchant_ttl"),
                   "--secret", kSecret, "--consumer", "shop", "--ttl", "0.2"},
                  test::temp_dir("merchant_ttl"));
   httplib::Client client("127.0.0.1", server.wait_listening());
   const std::string order = event_body("evt_ttl", "order.created");
-  auto first = client.Post("/webhooks", http_headers("evt_ttl", order, "d1"), order,
-                           "application/json");
+  auto first =
+      client.Post("/webhooks", http_headers("evt_ttl", order, "d1"), order, "application/json");
   REQUIRE(first);
   CHECK(first->status == 200);
   // Replayed (from the replay cache or the record) until the record's 200 ms have passed.
@@ -278,8 +283,8 @@ TEST_CASE("merchant-receiver --ttl 0.2: after the dedup record expired, a redeli
   bool replayed = true;
   std::string body;
   for (int i = 0; i < 10000 && replayed; ++i) {
-    auto again = client.Post("/webhooks", http_headers("evt_ttl", order, "d2"), order,
-                             "application/json");
+    auto again =
+        client.Post("/webhooks", http_headers("evt_ttl", order, "d2"), order, "application/json");
     REQUIRE(again);
     status = again->status;
     replayed = again->has_header("Idempotent-Replayed");
@@ -302,7 +307,8 @@ TEST_CASE("merchant-receiver: bad flags exit 2 with CLI11's message on stderr") 
     CHECK(run.err.find(message) != std::string::npos);
   };
   refused({}, "--secret is required");  // CLI11's own code for it is 106
-  const std::string seconds = "must be a number of seconds from 0.001 to 315360000 (10 years), not ";
+  const std::string seconds =
+      "must be a number of seconds from 0.001 to 315360000 (10 years), not ";
   for (const char* value : {"-1", "0", "1e-9", "0.0001", "inf", "nan", "1e300", "315360001"}) {
     refused({"--secret", kSecret, "--lease", value}, "--lease: " + seconds + value + "\n");
     refused({"--secret", kSecret, "--ttl", value}, "--ttl: " + seconds + value + "\n");
@@ -337,7 +343,9 @@ TEST_CASE("merchant-receiver: bad flags exit 2 with CLI11's message on stderr") 
   CHECK(launcher::run_to_end("merchant-receiver", {"--help"}, dir).exit_code == 0);
 }
 
-TEST_CASE("merchant-receiver after SIGTERM: a request on a kept-alive connection gets 503 server_stopping") {
+TEST_CASE(
+    "merchant-receiver after SIGTERM: a request on a kept-alive connection gets 503 "
+    "server_stopping") {
   const std::string dir = test::temp_dir("merchant_sigterm");
   Process merchant("merchant-receiver",
                    {"--listen", "127.0.0.1:0", "--db", test::database_target("merchant_sigterm"),
@@ -364,8 +372,10 @@ TEST_CASE("merchant-receiver after SIGTERM: a request on a kept-alive connection
   }
   REQUIRE_FALSE(listening);
   const std::string body = event_body("evt_sigterm_1", "order.captured");
-  std::string request = "POST /webhooks HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
-                        "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  std::string request =
+      "POST /webhooks HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+      "Content-Length: " +
+      std::to_string(body.size()) + "\r\n";
   for (const auto& [name, value] : http_headers("evt_sigterm_1", body, "d1")) {
     request += name + ": " + value + "\r\n";
   }

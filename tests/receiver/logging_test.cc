@@ -52,9 +52,8 @@ void handle_twice(const std::string& label, const std::string& id) {
 // The receiver's line for `id` at `level` with `outcome`, without its "ts".
 nlohmann::json webhook_line(const std::string& id, const std::string& level,
                             const std::string& outcome) {
-  return {{"event", "webhook"}, {"consumer", "shop"},    {"event_id", id},
-          {"delivery_id", "d1"}, {"type", "order.captured"}, {"outcome", outcome},
-          {"status", 200},       {"level", level}};
+  return {{"event", "webhook"},       {"consumer", "shop"}, {"event_id", id}, {"delivery_id", "d1"},
+          {"type", "order.captured"}, {"outcome", outcome}, {"status", 200},  {"level", level}};
 }
 
 const std::regex kTs(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)");
@@ -150,7 +149,9 @@ TEST_CASE("a silenced logger writes nothing: a logger at level off, or set_logge
   CHECK(test::read_file(dir + "/stderr").empty());
 }
 
-TEST_CASE("unconfigured: the logger \"webhooks\" writes bare JSON lines at info to stderr, none to stdout") {
+TEST_CASE(
+    "unconfigured: the logger \"webhooks\" writes bare JSON lines at info to stderr, none to "
+    "stdout") {
   const std::shared_ptr<spdlog::logger> logger = webhooks::logger();
   CHECK(logger->name() == "webhooks");
   CHECK(spdlog::get("webhooks") == logger);  // registered with spdlog

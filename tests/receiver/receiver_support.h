@@ -37,7 +37,9 @@ inline Headers signed_headers(const std::string& id, const std::string& body,
 }
 
 inline std::string event_body(const std::string& id, const std::string& type = "order.captured") {
-  return nlohmann::json{{"id", id}, {"type", type}, {"timestamp", "2023-11-14T22:13:20Z"},
+  return nlohmann::json{{"id", id},
+                        {"type", type},
+                        {"timestamp", "2023-11-14T22:13:20Z"},
                         {"data", {{"amount", 1000}}}}
       .dump();
 }

@@ -106,9 +106,9 @@ TEST_CASE("merchant-receiver: bad secret files and variables exit 2, saying why"
   const std::string help = "Run with --help for more information.\n";
   const auto refused = [&](const std::vector<std::string>& args, const std::string& message,
                            const std::vector<std::string>& env = {}) {
-    const Finished run =
-        run_to_end("merchant-receiver",
-                   with({"--listen", "127.0.0.1:0", "--db", dir + "/m.db"}, args), dir, test::with_env(env));
+    const Finished run = run_to_end("merchant-receiver",
+                                    with({"--listen", "127.0.0.1:0", "--db", dir + "/m.db"}, args),
+                                    dir, test::with_env(env));
     CHECK(run.exit_code == 2);
     CHECK(run.err == message + "\n" + help);
     CHECK(run.out.empty());
@@ -139,8 +139,8 @@ TEST_CASE("merchant-receiver: bad secret files and variables exit 2, saying why"
 
 TEST_CASE("merchant-receiver --help names --secret-file and WEBHOOKS_SECRET, even when it is bad") {
   const std::string dir = test::temp_dir("merchant_secret_help");
-  const Finished run =
-      run_to_end("merchant-receiver", {"--help"}, dir, test::with_env({"WEBHOOKS_SECRET=whsec_short"}));
+  const Finished run = run_to_end("merchant-receiver", {"--help"}, dir,
+                                  test::with_env({"WEBHOOKS_SECRET=whsec_short"}));
   CHECK(run.exit_code == 0);
   CHECK(run.out.find("--secret TEXT:whsec_... ... (Env:WEBHOOKS_SECRET, comma-separated) "
                      "REQUIRED") != std::string::npos);

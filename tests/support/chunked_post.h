@@ -88,8 +88,9 @@ inline RawTranscript raw_exchange_until_close(int port, const std::string& reque
 // (64 MiB), never the chunk itself. A server that refuses chunked bodies answers from the
 // headers; with the chunk unsent it has nothing else to parse, so the connection is not reset
 // under its answer. Returns raw_exchange's answer.
-inline std::string post_chunked_head(int port, const std::string& path,
-                                     const std::vector<std::pair<std::string, std::string>>& headers = {}) {
+inline std::string post_chunked_head(
+    int port, const std::string& path,
+    const std::vector<std::pair<std::string, std::string>>& headers = {}) {
   std::string request = "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
   for (const auto& [name, value] : headers) request += name + ": " + value + "\r\n";
   request += "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n4000000\r\n";

@@ -33,7 +33,8 @@ inline launcher::Options with_env(const std::vector<std::string>& entries) {
   launcher::Options options;
   for (const std::string& entry : entries) {
     const std::size_t eq = entry.find('=');
-    options.env.emplace_back(entry.substr(0, eq), eq == std::string::npos ? "" : entry.substr(eq + 1));
+    options.env.emplace_back(entry.substr(0, eq),
+                             eq == std::string::npos ? "" : entry.substr(eq + 1));
   }
   return options;
 }

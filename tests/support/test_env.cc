@@ -32,8 +32,9 @@ std::string postgres_url() {
     std::string url;
     if (in && std::getline(in, url) && !url.empty()) return url;
   }
-  FAIL("no PostgreSQL server for this test: run it through `make test` or `ctest` (the `postgres` "
-       "fixture starts one), or set WEBHOOKS_TEST_POSTGRES_URL=postgresql://user@127.0.0.1:PORT/db");
+  FAIL(
+      "no PostgreSQL server for this test: run it through `make test` or `ctest` (the `postgres` "
+      "fixture starts one), or set WEBHOOKS_TEST_POSTGRES_URL=postgresql://user@127.0.0.1:PORT/db");
   return {};
 }
 
@@ -51,7 +52,8 @@ std::string unique_suffix() {
 }  // namespace
 
 std::string temp_dir(const std::string& label) {
-  std::string pattern = (std::filesystem::temp_directory_path() / ("webhooks-" + label + "-XXXXXX")).string();
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / ("webhooks-" + label + "-XXXXXX")).string();
   if (!::mkdtemp(pattern.data())) FAIL("cannot create a temporary directory");
   return pattern;
 }

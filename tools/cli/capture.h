@@ -14,8 +14,8 @@ namespace webhooks::cli {
 
 // One delivery of a capture file.
 struct Captured {
-  std::string id, body;                // webhook-id and the raw body
-  std::optional<std::string> type;     // webhook-event-type, when the line has it
+  std::string id, body;             // webhook-id and the raw body
+  std::optional<std::string> type;  // webhook-event-type, when the line has it
 };
 
 // The line (without its "\n") that records a delivery: `headers` is an object of header names to

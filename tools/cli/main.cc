@@ -3,8 +3,8 @@
 #include <iostream>
 
 #include "cli.h"
-#include "webhooks/error.h"
 #include "webhooks/app/flags.h"
+#include "webhooks/error.h"
 #include "webhooks/log.h"
 #include "webhooks/version.h"
 
@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
     return kUsage;
   } catch (const webhooks::Error& e) {
     std::cerr << "webhooks: " << e.what() << "\n";
-    return e.code() == webhooks::ErrorCode::invalid_secret || e.code() == webhooks::ErrorCode::invalid_key
+    return e.code() == webhooks::ErrorCode::invalid_secret ||
+                   e.code() == webhooks::ErrorCode::invalid_key
                ? kUsage
                : kFailed;
   } catch (const std::exception& e) {

@@ -1,4 +1,5 @@
-// The demo's report: the table on stdout and the JSON summary (--summary) that tests/tools/demo reads.
+// The demo's report: the table on stdout and the JSON summary (--summary) that tests/tools/demo
+// reads.
 #pragma once
 
 #include <filesystem>

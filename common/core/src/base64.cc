@@ -29,8 +29,9 @@ std::optional<std::size_t> base64_decode_to(std::string_view text, std::span<std
     if (!is_base64_char(text[i])) return std::nullopt;
   }
   if (text.empty()) return 0;
-  const int written = EVP_DecodeBlock(out.data(), reinterpret_cast<const unsigned char*>(text.data()),
-                                      static_cast<int>(text.size()));
+  const int written =
+      EVP_DecodeBlock(out.data(), reinterpret_cast<const unsigned char*>(text.data()),
+                      static_cast<int>(text.size()));
   if (written < 0) return std::nullopt;
   return static_cast<std::size_t>(written) - padding;
 }

@@ -42,13 +42,27 @@ void append_string(std::string& out, std::string_view s) {
   for (char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           out += "\\u00";
@@ -101,7 +115,8 @@ std::string format_number(double value, std::string_view token) {
   std::uint64_t magnitude = 0;
   if (detail::integer_magnitude(d, magnitude)) {
     if (!d.negative) return std::to_string(magnitude);
-    if (magnitude <= static_cast<std::uint64_t>(INT64_MAX) + 1) return "-" + std::to_string(magnitude);
+    if (magnitude <= static_cast<std::uint64_t>(INT64_MAX) + 1)
+      return "-" + std::to_string(magnitude);
   }
   if (d.digits.size() <= 17) return format_double(value);
   if (d.exponent_saturated) {
@@ -180,7 +195,7 @@ class CanonicalWriter : public nlohmann::json_sax<nlohmann::json> {
  private:
   struct Frame {
     bool is_object;
-    std::string text;  // arrays: "[a,b"
+    std::string text;                                             // arrays: "[a,b"
     std::vector<std::pair<std::u16string, std::string>> members;  // objects: key16, "\"k\":v"
     std::u16string key16;
     std::string key_text;

@@ -58,7 +58,6 @@ struct Fiber {
   const void* worker_bottom = nullptr;
   std::size_t worker_size = 0;
 
-
   ~Fiber() {
     if (mapping) ::munmap(mapping, mapping_bytes);
   }

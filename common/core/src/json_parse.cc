@@ -42,7 +42,8 @@ class BoundedDomParser : public nlohmann::detail::json_sax_dom_parser<Json> {
     --depth_;
     return Base::end_array();
   }
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) {
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& ex) {
     message_ = json_parse_error_message(position, ex);
     return false;
   }
@@ -92,12 +93,12 @@ std::string json_depth_message(std::size_t max_depth) {
 std::string json_parse_error_message(std::size_t byte, const std::exception& ex) {
   std::string reason = ex.what();
   // "[json.exception.parse_error.101] parse error at line 1, column 2: REASON; last read: '...'"
-  if (const auto bracket = reason.find("] "); reason.starts_with("[json.exception.") &&
-                                              bracket != std::string::npos) {
+  if (const auto bracket = reason.find("] ");
+      reason.starts_with("[json.exception.") && bracket != std::string::npos) {
     reason.erase(0, bracket + 2);
   }
-  if (const auto colon = reason.find(": "); reason.starts_with("parse error at line") &&
-                                            colon != std::string::npos) {
+  if (const auto colon = reason.find(": ");
+      reason.starts_with("parse error at line") && colon != std::string::npos) {
     reason.erase(0, colon + 2);
   }
   if (const auto last = reason.find("; last read"); last != std::string::npos) {

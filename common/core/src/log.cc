@@ -1,10 +1,9 @@
 #include "webhooks/log.h"
 
-#include <spdlog/async.h>
-#include <spdlog/sinks/stdout_sinks.h>
-
 #include <pthread.h>
 #include <signal.h>
+#include <spdlog/async.h>
+#include <spdlog/sinks/stdout_sinks.h>
 
 #include <atomic>
 #include <chrono>

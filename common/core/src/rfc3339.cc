@@ -22,13 +22,15 @@ std::string format_rfc3339(UnixMillis ms) {
   using namespace std::chrono;
   const sys_days day = floor<days>(sys_time<milliseconds>(milliseconds(ms)));
   const year_month_day ymd(day);
-  const milliseconds in_day = milliseconds(ms) - duration_cast<milliseconds>(day.time_since_epoch());
+  const milliseconds in_day =
+      milliseconds(ms) - duration_cast<milliseconds>(day.time_since_epoch());
   const hh_mm_ss<milliseconds> t(in_day);
   char out[32];
-  std::snprintf(out, sizeof out, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ", static_cast<int>(ymd.year()),
-                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                static_cast<int>(t.hours().count()), static_cast<int>(t.minutes().count()),
-                static_cast<int>(t.seconds().count()), static_cast<int>(t.subseconds().count()));
+  std::snprintf(out, sizeof out, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ",
+                static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                static_cast<unsigned>(ymd.day()), static_cast<int>(t.hours().count()),
+                static_cast<int>(t.minutes().count()), static_cast<int>(t.seconds().count()),
+                static_cast<int>(t.subseconds().count()));
   return out;
 }
 
@@ -41,7 +43,8 @@ std::optional<UnixMillis> parse_rfc3339(std::string_view s) {
       !digits(s, 17, 2, sec)) {
     return std::nullopt;
   }
-  const year_month_day ymd{year(y), month(static_cast<unsigned>(mo)), day(static_cast<unsigned>(d))};
+  const year_month_day ymd{year(y), month(static_cast<unsigned>(mo)),
+                           day(static_cast<unsigned>(d))};
   if (!ymd.ok() || h > 23 || mi > 59 || sec > 60) return std::nullopt;
   std::size_t pos = 19;
   int millis = 0;

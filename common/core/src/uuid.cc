@@ -8,7 +8,9 @@ namespace {
 constexpr std::uint64_t kCounterBits = 42;
 constexpr std::uint64_t kCounterMax = (std::uint64_t{1} << kCounterBits) - 1;
 
-bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool is_hex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
 
 }  // namespace
 
@@ -31,8 +33,8 @@ bool is_uuid_v7(std::string_view text) noexcept {
     if (dash ? text[i] != '-' : !is_hex(text[i])) return false;
   }
   const char variant = text[19];
-  return text[14] == '7' && (variant == '8' || variant == '9' || variant == 'a' ||
-                             variant == 'b' || variant == 'A' || variant == 'B');
+  return text[14] == '7' && (variant == '8' || variant == '9' || variant == 'a' || variant == 'b' ||
+                             variant == 'A' || variant == 'B');
 }
 
 UuidBytes UuidV7Generator::next_bytes() {
@@ -64,7 +66,7 @@ UuidBytes UuidV7Generator::next_bytes() {
   UuidBytes b{};
   const auto ts = static_cast<std::uint64_t>(ms);
   for (int i = 0; i < 6; ++i) b[i] = static_cast<std::uint8_t>(ts >> (40 - 8 * i));
-  const std::uint64_t rand_a = counter >> 30;          // 12 bits
+  const std::uint64_t rand_a = counter >> 30;              // 12 bits
   const std::uint64_t counter_low = counter & 0x3fffffff;  // 30 bits at the top of rand_b
   b[6] = static_cast<std::uint8_t>(0x70 | (rand_a >> 8));
   b[7] = static_cast<std::uint8_t>(rand_a);

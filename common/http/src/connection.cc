@@ -1,8 +1,4 @@
 // The connection under a request: finding its socket, and answers that end it.
-#include "detail/closing_answer.h"
-#include "detail/served_connection.h"
-#include "webhooks/http_server.h"
-
 #include <dirent.h>
 #include <netdb.h>
 #include <poll.h>
@@ -14,6 +10,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <memory>
+
+#include "detail/closing_answer.h"
+#include "detail/served_connection.h"
+#include "webhooks/http_server.h"
 
 namespace webhooks::http {
 namespace {
@@ -62,9 +62,8 @@ int find_socket(Visit&& visit) {
 
 // The process's one socket between `local` and `remote`, or -1.
 int socket_between(const Address& local, const Address& remote) {
-  return find_socket([&](int fd) {
-    return address_of(fd, true) == remote && address_of(fd, false) == local;
-  });
+  return find_socket(
+      [&](int fd) { return address_of(fd, true) == remote && address_of(fd, false) == local; });
 }
 
 // Half-closes `fd` and discards what the client still sends, until it closes, kLingerTime passes
@@ -109,7 +108,8 @@ void abandon_connection(const httplib::Request& req) {
     c->abandon();
     return;
   }
-  const int fd = socket_between({req.local_addr, req.local_port}, {req.remote_addr, req.remote_port});
+  const int fd =
+      socket_between({req.local_addr, req.local_port}, {req.remote_addr, req.remote_port});
   int dead[2];
   if (fd < 0 || ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, dead) != 0) return;
   ::close(dead[1]);
@@ -137,7 +137,7 @@ void answer_and_close(const httplib::Request& req, httplib::Response& res, std::
       length, content_type,
       [body = std::move(body), local = Address{req.local_addr, req.local_port},
        remote = Address{req.remote_addr, req.remote_port}](std::size_t offset, std::size_t,
-                                                          httplib::DataSink& sink) {
+                                                           httplib::DataSink& sink) {
         if (offset == 0 && sink.write(body.data(), body.size())) {
           if (auto* c = served(local, remote)) {
             c->close_after_answer();  // the event loop lingers; no worker waits

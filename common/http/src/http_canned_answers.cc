@@ -11,18 +11,23 @@ namespace {
 
 const char* reason(int status) {
   switch (status) {
-    case 408: return "Request Timeout";
-    case 414: return "URI Too Long";
-    case 431: return "Request Header Fields Too Large";
-    case 503: return "Service Unavailable";
-    default: return "Error";
+    case 408:
+      return "Request Timeout";
+    case 414:
+      return "URI Too Long";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Error";
   }
 }
 
 }  // namespace
 
-std::string closing_answer(int status, std::string_view code, const std::string& message,
-                           bool head, bool retry_after) {
+std::string closing_answer(int status, std::string_view code, const std::string& message, bool head,
+                           bool retry_after) {
   const std::string body = error_body(code, message);
   std::string out = "HTTP/1.1 " + std::to_string(status) + " " + reason(status) +
                     "\r\nConnection: close\r\nContent-Length: " + std::to_string(body.size()) +
@@ -40,7 +45,8 @@ std::string stopping_answer(bool head) {
 void send_now(int fd, const std::string& data) {
   std::size_t sent = 0;
   while (sent < data.size()) {
-    const ssize_t n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    const ssize_t n =
+        ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
       sent += static_cast<std::size_t>(n);
     } else if (n < 0 && errno == EINTR) {

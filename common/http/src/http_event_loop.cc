@@ -18,7 +18,6 @@
 #include "detail/fiber.h"
 #include "detail/served_connection.h"
 
-
 namespace webhooks::http {
 namespace detail {
 namespace {
@@ -42,7 +41,6 @@ void fill_address(int fd, bool peer, std::string& host, int& port) {
     port = ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
   }
 }
-
 
 }  // namespace
 

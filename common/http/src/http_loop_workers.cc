@@ -18,7 +18,6 @@
 #include "detail/fiber.h"
 #include "detail/served_connection.h"
 
-
 namespace webhooks::http::detail {
 namespace {
 

@@ -19,9 +19,8 @@ bool iequals(std::string_view a, std::string_view b) {
 // Whether cpp-httplib can parse this request line (with its CRLF): a known method, a target, and
 // HTTP/1.0 or HTTP/1.1. Those it cannot it answers 400 at once, without reading further.
 bool request_line_parses(std::string_view line) {
-  static constexpr std::string_view kMethods[] = {"GET",     "HEAD",    "POST",  "PUT",
-                                                  "DELETE",  "CONNECT", "OPTIONS", "TRACE",
-                                                  "PATCH",   "PRI"};
+  static constexpr std::string_view kMethods[] = {"GET",     "HEAD",    "POST",  "PUT",   "DELETE",
+                                                  "CONNECT", "OPTIONS", "TRACE", "PATCH", "PRI"};
   const std::size_t space = line.find(' ');
   if (space == std::string_view::npos) return false;
   const std::string_view method = line.substr(0, space);
@@ -71,8 +70,8 @@ FrameResult frame_request(std::string_view in, const FramingLimits& limits, Requ
     return FrameResult{Framing::refuse, 431, "headers_too_large", std::move(message)};
   };
   const auto head_too_large = [&] {
-    return too_large("the request head is larger than " +
-                     std::to_string(limits.max_header_bytes) + " bytes");
+    return too_large("the request head is larger than " + std::to_string(limits.max_header_bytes) +
+                     " bytes");
   };
   if (c.head_end == 0) {
     while (true) {
@@ -98,8 +97,8 @@ FrameResult frame_request(std::string_view in, const FramingLimits& limits, Requ
       } else {
         if (nl + 1 - begin > kHeaderLineMax) return ready();  // httplib: 400
         if (c.lines > limits.max_header_count) {
-          return too_large("the request has more than " +
-                           std::to_string(limits.max_header_count) + " header fields");
+          return too_large("the request has more than " + std::to_string(limits.max_header_count) +
+                           " header fields");
         }
         note_header_field(in.substr(begin, nl - begin), c);
       }

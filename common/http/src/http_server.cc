@@ -46,17 +46,28 @@ void write_error(httplib::Response& res, int status, std::string_view code,
 
 std::string_view error_code_for(int status) {
   switch (status) {
-    case 400: return "bad_request";
-    case 401: return "unauthorized";
-    case 404: return "not_found";
-    case 405: return "method_not_allowed";
-    case 408: return "request_timeout";
-    case 411: return "length_required";
-    case 413: return "payload_too_large";
-    case 414: return "uri_too_long";
-    case 415: return "unsupported_media_type";
-    case 431: return "headers_too_large";
-    default: return status >= 500 ? "internal_error" : "error";
+    case 400:
+      return "bad_request";
+    case 401:
+      return "unauthorized";
+    case 404:
+      return "not_found";
+    case 405:
+      return "method_not_allowed";
+    case 408:
+      return "request_timeout";
+    case 411:
+      return "length_required";
+    case 413:
+      return "payload_too_large";
+    case 414:
+      return "uri_too_long";
+    case 415:
+      return "unsupported_media_type";
+    case 431:
+      return "headers_too_large";
+    default:
+      return status >= 500 ? "internal_error" : "error";
   }
 }
 
@@ -132,7 +143,8 @@ HandlerResponse guard_body(const httplib::Request& req, httplib::Response& res) 
     }
     const std::string text = req.get_header_value("Content-Length");
     if (!all_digits(text)) {
-      return refuse(req, res, 400, "bad_request", "Content-Length must be a decimal number of bytes");
+      return refuse(req, res, 400, "bad_request",
+                    "Content-Length must be a decimal number of bytes");
     }
     if (!body_is_read(req.method) && has_unread_body(req)) {
       return refuse(req, res, 400, "bad_request", req.method + " requests take no body");
@@ -159,9 +171,7 @@ std::mutex traffic_mutex;
 std::map<const httplib::Server*, std::shared_ptr<Traffic>> traffic_of;
 // The Traffic that counts the request this pool thread (or fiber) is serving, until its answer
 // is written.
-Traffic* counted_on() {
-  return static_cast<Traffic*>(fibers::local(fibers::Slot::traffic));
-}
+Traffic* counted_on() { return static_cast<Traffic*>(fibers::local(fibers::Slot::traffic)); }
 void count_on(Traffic* traffic) { fibers::local(fibers::Slot::traffic) = traffic; }
 
 void answered() {
@@ -280,36 +290,35 @@ void limit_request_bodies(httplib::Server& server, std::size_t limit,
                           httplib::Server::HandlerWithResponse then, Bodies bodies) {
   server.set_payload_max_length(limit);
   std::shared_ptr<Traffic> traffic = track(server);
-  server.set_pre_routing_handler(
-      [then = std::move(then), traffic, bodies](const httplib::Request& req,
-                                                httplib::Response& res) {
-        if (!admit(*traffic)) {
-          // A plain answer: once stopped, cpp-httplib skips content providers (close_after's), and
-          // closes the connection after this answer; a request still read from it meets this.
-          write_error(res, 503, "server_stopping", "the server is stopping; retry");
-          res.set_header("Retry-After", "1");
-          return HandlerResponse::Handled;
-        }
-        if (guard_body(req, res) == HandlerResponse::Handled) return HandlerResponse::Handled;
-        if (then && then(req, res) == HandlerResponse::Handled) {
-          return has_unread_body(req) ? close_after(req, res) : HandlerResponse::Handled;
-        }
-        // A path id or query filter the database cannot hold as text: PostgreSQL refused it and
-        // the request was answered 503 storage_unavailable (Retry-After: 1), a client error
-        // retried for ever (GET /orders/%ff, GET /v1/events?type=%ff).
-        if (bodies == Bodies::json && !storable_target(req)) {
-          write_error(res, 400, "invalid_request",
-                      "the request path and query parameters must be UTF-8 without NUL bytes, "
-                      "after percent-decoding");
-          return has_unread_body(req) ? close_after(req, res) : HandlerResponse::Handled;
-        }
-        if (bodies == Bodies::json &&
-            (req.method == "POST" || req.method == "PUT" || req.method == "PATCH") &&
-            refuse_unless_json(req, res)) {
-          return has_unread_body(req) ? close_after(req, res) : HandlerResponse::Handled;
-        }
-        return HandlerResponse::Unhandled;
-      });
+  server.set_pre_routing_handler([then = std::move(then), traffic, bodies](
+                                     const httplib::Request& req, httplib::Response& res) {
+    if (!admit(*traffic)) {
+      // A plain answer: once stopped, cpp-httplib skips content providers (close_after's), and
+      // closes the connection after this answer; a request still read from it meets this.
+      write_error(res, 503, "server_stopping", "the server is stopping; retry");
+      res.set_header("Retry-After", "1");
+      return HandlerResponse::Handled;
+    }
+    if (guard_body(req, res) == HandlerResponse::Handled) return HandlerResponse::Handled;
+    if (then && then(req, res) == HandlerResponse::Handled) {
+      return has_unread_body(req) ? close_after(req, res) : HandlerResponse::Handled;
+    }
+    // A path id or query filter the database cannot hold as text: PostgreSQL refused it and
+    // the request was answered 503 storage_unavailable (Retry-After: 1), a client error
+    // retried for ever (GET /orders/%ff, GET /v1/events?type=%ff).
+    if (bodies == Bodies::json && !storable_target(req)) {
+      write_error(res, 400, "invalid_request",
+                  "the request path and query parameters must be UTF-8 without NUL bytes, "
+                  "after percent-decoding");
+      return has_unread_body(req) ? close_after(req, res) : HandlerResponse::Handled;
+    }
+    if (bodies == Bodies::json &&
+        (req.method == "POST" || req.method == "PUT" || req.method == "PATCH") &&
+        refuse_unless_json(req, res)) {
+      return has_unread_body(req) ? close_after(req, res) : HandlerResponse::Handled;
+    }
+    return HandlerResponse::Unhandled;
+  });
   // httplib answers a Content-Length over the limit with an empty 413 after discarding the body
   // through a fixed buffer (so the client, still sending, reads the answer); it answers an
   // unknown route 404 and a malformed request 400, all empty. Each gets a JSON error body; an

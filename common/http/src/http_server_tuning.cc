@@ -44,8 +44,8 @@ void apply_tuning(httplib::Server& server, const ServerTuning& tuning) {
     ServerTuning applied = tuning;
     const rlim_t soft = raise_open_files(static_cast<rlim_t>(tuning.max_connections) + 1024);
     if (soft != RLIM_INFINITY && static_cast<rlim_t>(applied.max_connections) + 256 > soft) {
-      applied.max_connections = soft > 512 ? static_cast<std::size_t>(soft - 256)
-                                           : static_cast<std::size_t>(soft / 2);
+      applied.max_connections =
+          soft > 512 ? static_cast<std::size_t>(soft - 256) : static_cast<std::size_t>(soft / 2);
     }
     ours->set_tuning(applied);
     return;

@@ -120,7 +120,8 @@ KeyCheck parse_idempotency_key(std::optional<std::string_view> header) {
   }
   for (char c : key) {
     if (c < 0x20 || c > 0x7e) {
-      return {KeyCheck::Status::invalid, {},
+      return {KeyCheck::Status::invalid,
+              {},
               "Idempotency-Key must contain only printable ASCII characters"};
     }
   }
@@ -228,7 +229,8 @@ Response Guard::run_in_transaction(std::string_view scope,
       if (!is_final_status(response.status)) throw NotFinal{std::move(response)};
       if (guarded &&
           !store_.complete_begun(tx, begun, request.fingerprint, response, clock_.now_ms())) {
-        throw Error(ErrorCode::conflict, "the idempotency record was taken over in the transaction");
+        throw Error(ErrorCode::conflict,
+                    "the idempotency record was taken over in the transaction");
       }
     });
   } catch (NotFinal& not_final) {
@@ -238,8 +240,8 @@ Response Guard::run_in_transaction(std::string_view scope,
   }
   if (!guarded) return response;
   // Committed: a completed record (ours, or one read as completed) is kept for later replays.
-  const bool ran = begun.outcome == BeginOutcome::acquired ||
-                   begun.outcome == BeginOutcome::reacquired;
+  const bool ran =
+      begun.outcome == BeginOutcome::acquired || begun.outcome == BeginOutcome::reacquired;
   if (ran || begun.outcome == BeginOutcome::replay) {
     replays_.remember(scope, request.key, request.fingerprint, ran ? response : *begun.response,
                       begun.created_at, begun.expires_at);

@@ -23,9 +23,9 @@ Maintenance::Counts Maintenance::run_once() {
   counts.swept = store_.sweep(clock_.now_ms());
   counts.purged = store_.purge(clock_.now_ms());
   if (counts.swept > 0 || counts.purged > 0) {
-    log_event(spdlog::level::info, {{"event", "idempotency_maintenance"},
-                                    {"swept", counts.swept},
-                                    {"purged", counts.purged}});
+    log_event(
+        spdlog::level::info,
+        {{"event", "idempotency_maintenance"}, {"swept", counts.swept}, {"purged", counts.purged}});
   }
   return counts;
 }

@@ -4,8 +4,8 @@ namespace webhooks::idempotency::detail {
 namespace {
 
 // States as in StateCode: 0 in_progress, 1 completed, 2 failed.
-#define WEBHOOKS_RECORD_COLUMNS                                                              \
-  "fingerprint, state, lease_owner, lease_expires_at, attempts, response_status, "           \
+#define WEBHOOKS_RECORD_COLUMNS                                                    \
+  "fingerprint, state, lease_owner, lease_expires_at, attempts, response_status, " \
   "response_headers, response_body, created_at, expires_at"
 
 constexpr std::string_view kInsert =
@@ -42,7 +42,8 @@ constexpr std::string_view kSweep =
     "UPDATE idempotency_records SET state = 2, lease_owner = NULL, lease_expires_at = NULL "
     "WHERE state = 0 AND lease_expires_at <= $1";
 
-constexpr std::string_view kSelect = "SELECT " WEBHOOKS_RECORD_COLUMNS
+constexpr std::string_view kSelect =
+    "SELECT " WEBHOOKS_RECORD_COLUMNS
     " FROM idempotency_records WHERE scope = $1 AND idempotency_key = $2";
 
 constexpr std::string_view kInsertCompleted =
@@ -66,10 +67,16 @@ constexpr Statements kPostgres{
     kInsert,
     "SELECT " WEBHOOKS_RECORD_COLUMNS
     " FROM idempotency_records WHERE scope = $1 AND idempotency_key = $2 FOR UPDATE",
-    kRestart, kReacquire, kComplete, kFail, kRenew, kSweep,
+    kRestart,
+    kReacquire,
+    kComplete,
+    kFail,
+    kRenew,
+    kSweep,
     "DELETE FROM idempotency_records WHERE ctid IN (SELECT ctid FROM idempotency_records "
     "WHERE expires_at <= $1 LIMIT $2)",
-    kSelect, kInsertCompleted};
+    kSelect,
+    kInsertCompleted};
 
 }  // namespace
 

@@ -1,7 +1,6 @@
 #include "webhooks/idempotency/store.h"
 
 #include <array>
-
 #include <nlohmann/json.hpp>
 
 #include "statements.h"
@@ -16,8 +15,18 @@ namespace {
 using detail::statements;
 
 // Column order of the record SELECTs.
-enum Column { kFingerprint, kState, kLeaseOwner, kLeaseExpires, kAttempts, kStatus, kHeaders,
-              kBody, kCreated, kExpires };
+enum Column {
+  kFingerprint,
+  kState,
+  kLeaseOwner,
+  kLeaseExpires,
+  kAttempts,
+  kStatus,
+  kHeaders,
+  kBody,
+  kCreated,
+  kExpires
+};
 
 constexpr std::size_t kFingerprintBytes = 32;  // SHA-256
 
@@ -37,7 +46,8 @@ class StoredFingerprint {
       if (high < 0 || low < 0) {
         throw Error(ErrorCode::invalid_argument,
                     "a request fingerprint is 64 hex digits (SHA-256); it has a non-hex character "
-                    "at offset " + std::to_string(high < 0 ? 2 * i : 2 * i + 1));
+                    "at offset " +
+                        std::to_string(high < 0 ? 2 * i : 2 * i + 1));
       }
       bytes_[i] = static_cast<char>(high << 4 | low);
     }
@@ -119,8 +129,8 @@ BeginResult acquired(std::string_view scope, std::string_view key, std::string t
 // The outcomes of begin that need no write, from an unexpired record (`row`, in the record
 // SELECTs' column order): mismatch, replay, or in_progress under a live lease. std::nullopt for
 // a failed record or a lapsed lease, which begin reacquires.
-std::optional<BeginResult> without_write(const db::Rows& row,
-                                         const StoredFingerprint& fingerprint, UnixMillis now) {
+std::optional<BeginResult> without_write(const db::Rows& row, const StoredFingerprint& fingerprint,
+                                         UnixMillis now) {
   BeginResult result;
   result.created_at = row.integer(0, kCreated);
   result.expires_at = row.integer(0, kExpires);
@@ -147,20 +157,28 @@ std::optional<BeginResult> without_write(const db::Rows& row,
 
 std::string_view to_string(State state) noexcept {
   switch (state) {
-    case State::in_progress: return "in_progress";
-    case State::completed: return "completed";
-    case State::failed: return "failed";
+    case State::in_progress:
+      return "in_progress";
+    case State::completed:
+      return "completed";
+    case State::failed:
+      return "failed";
   }
   return "unknown";
 }
 
 std::string_view to_string(BeginOutcome outcome) noexcept {
   switch (outcome) {
-    case BeginOutcome::acquired: return "acquired";
-    case BeginOutcome::replay: return "replay";
-    case BeginOutcome::in_progress: return "in_progress";
-    case BeginOutcome::mismatch: return "mismatch";
-    case BeginOutcome::reacquired: return "reacquired";
+    case BeginOutcome::acquired:
+      return "acquired";
+    case BeginOutcome::replay:
+      return "replay";
+    case BeginOutcome::in_progress:
+      return "in_progress";
+    case BeginOutcome::mismatch:
+      return "mismatch";
+    case BeginOutcome::reacquired:
+      return "reacquired";
   }
   return "unknown";
 }
@@ -176,14 +194,14 @@ bool is_final_status(int status) noexcept {
 Store::Store(std::shared_ptr<db::Database> db, Settings settings)
     : db_(std::move(db)), settings_(settings) {}
 
-BeginResult Store::begin(std::string_view scope, std::string_view key,
-                         std::string_view fingerprint, UnixMillis now) {
+BeginResult Store::begin(std::string_view scope, std::string_view key, std::string_view fingerprint,
+                         UnixMillis now) {
   const auto& sql = statements(db_->engine());
   const StoredFingerprint stored(fingerprint);
   const std::string token = new_token();
   // The common case, a new key, is one autocommit INSERT: one round trip, one commit.
-  if (db_->exec(sql.insert, {scope, key, stored.param(), token, now + settings_.lease.count(),
-                             now, now + settings_.ttl.count()})
+  if (db_->exec(sql.insert, {scope, key, stored.param(), token, now + settings_.lease.count(), now,
+                             now + settings_.ttl.count()})
           .affected() == 1) {
     return acquired(scope, key, token, now, now + settings_.ttl.count());
   }
@@ -224,9 +242,8 @@ BeginResult Store::begin(db::Transaction& tx, std::string_view scope, std::strin
   return result;
 }
 
-BeginResult Store::begin_deferred(db::Transaction& tx, std::string_view scope,
-                                  std::string_view key, std::string_view fingerprint,
-                                  UnixMillis now) {
+BeginResult Store::begin_deferred(db::Transaction& tx, std::string_view scope, std::string_view key,
+                                  std::string_view fingerprint, UnixMillis now) {
   if (tx.engine() != db::Engine::sqlite) return begin(tx, scope, key, fingerprint, now);
   const StoredFingerprint stored(fingerprint);
   const db::Rows row = tx.exec(statements(tx.engine()).select, {scope, key});
@@ -242,8 +259,7 @@ BeginResult Store::begin_deferred(db::Transaction& tx, std::string_view scope,
 }
 
 bool Store::complete_begun(db::Transaction& tx, const BeginResult& begun,
-                           std::string_view fingerprint, const Response& response,
-                           UnixMillis now) {
+                           std::string_view fingerprint, const Response& response, UnixMillis now) {
   if (!begun.deferred) return complete(tx, begun.lease, response, now);
   const StoredFingerprint stored(fingerprint);
   const std::string headers = encode_headers(response);
@@ -287,9 +303,8 @@ bool Store::complete(db::Transaction& tx, const Lease& lease, const Response& re
                      UnixMillis /*now*/) {
   const std::string headers = encode_headers(response);
   const auto& sql = statements(tx.engine());
-  return tx.exec(sql.complete, {lease.scope, lease.key, lease.token,
-                                std::int64_t{response.status}, headers_param(headers),
-                                response.body})
+  return tx.exec(sql.complete, {lease.scope, lease.key, lease.token, std::int64_t{response.status},
+                                headers_param(headers), response.body})
              .affected() == 1;
 }
 
@@ -299,8 +314,8 @@ bool Store::fail(const Lease& lease, UnixMillis /*now*/) {
 }
 
 bool Store::fail(db::Transaction& tx, const Lease& lease, UnixMillis /*now*/) {
-  return tx.exec(statements(tx.engine()).fail, {lease.scope, lease.key, lease.token})
-             .affected() == 1;
+  return tx.exec(statements(tx.engine()).fail, {lease.scope, lease.key, lease.token}).affected() ==
+         1;
 }
 
 bool Store::renew(const Lease& lease, UnixMillis now) {

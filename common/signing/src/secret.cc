@@ -20,7 +20,8 @@ bool has_whitespace(std::string_view text) {
 Secret Secret::parse(std::string_view text) {
   if (text.empty()) throw Error(ErrorCode::invalid_secret, "secret is empty");
   if (has_whitespace(text)) {
-    throw Error(ErrorCode::invalid_secret, "secret contains whitespace; remove spaces and newlines");
+    throw Error(ErrorCode::invalid_secret,
+                "secret contains whitespace; remove spaces and newlines");
   }
   std::string_view encoded = text;
   if (encoded.starts_with(kPrefix)) encoded.remove_prefix(kPrefix.size());
@@ -31,8 +32,8 @@ Secret Secret::parse(std::string_view text) {
                 "secret is not valid base64 (expected 'whsec_' followed by padded base64)");
   }
   if (key->size() < kMinBytes || key->size() > kMaxBytes) {
-    throw Error(ErrorCode::invalid_secret, "secret decodes to " + std::to_string(key->size()) +
-                                               " bytes; expected 24 to 64");
+    throw Error(ErrorCode::invalid_secret,
+                "secret decodes to " + std::to_string(key->size()) + " bytes; expected 24 to 64");
   }
   return Secret(std::move(*key));
 }

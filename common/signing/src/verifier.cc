@@ -2,7 +2,6 @@
 
 #include <openssl/crypto.h>
 
-
 #include "webhooks/base64.h"
 #include "webhooks/error.h"
 #include "webhooks/wire.h"
@@ -41,12 +40,18 @@ VerifyResult failure(VerifyStatus status, std::string_view header, std::string m
 
 std::string_view to_string(VerifyStatus status) noexcept {
   switch (status) {
-    case VerifyStatus::ok: return "ok";
-    case VerifyStatus::missing_header: return "missing_header";
-    case VerifyStatus::malformed_header: return "malformed_header";
-    case VerifyStatus::no_matching_signature: return "no_matching_signature";
-    case VerifyStatus::timestamp_too_old: return "timestamp_too_old";
-    case VerifyStatus::timestamp_too_new: return "timestamp_too_new";
+    case VerifyStatus::ok:
+      return "ok";
+    case VerifyStatus::missing_header:
+      return "missing_header";
+    case VerifyStatus::malformed_header:
+      return "malformed_header";
+    case VerifyStatus::no_matching_signature:
+      return "no_matching_signature";
+    case VerifyStatus::timestamp_too_old:
+      return "timestamp_too_old";
+    case VerifyStatus::timestamp_too_new:
+      return "timestamp_too_new";
   }
   return "unknown";
 }
@@ -71,8 +76,8 @@ bool Verifier::any_signature_matches(std::string_view id, std::int64_t timestamp
     const std::string_view expected_b64 = std::string_view(expected).substr(3);
     for_each_entry(signature, [&](const Entry& entry) {
       if (entry.version == "v1" && entry.signature.size() == expected_b64.size()) {
-        matched |= CRYPTO_memcmp(expected_b64.data(), entry.signature.data(),
-                                 expected_b64.size()) == 0;
+        matched |=
+            CRYPTO_memcmp(expected_b64.data(), entry.signature.data(), expected_b64.size()) == 0;
       }
       return true;
     });

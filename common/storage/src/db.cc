@@ -27,8 +27,8 @@ std::int64_t Rows::integer(std::size_t row, std::size_t col) const {
   std::int64_t out = 0;
   const auto [ptr, ec] = std::from_chars(value->data(), value->data() + value->size(), out);
   if (ec != std::errc() || ptr != value->data() + value->size()) {
-    throw Error(ErrorCode::storage, "column " + std::to_string(col) + " is not an integer: '" +
-                                        *value + "'");
+    throw Error(ErrorCode::storage,
+                "column " + std::to_string(col) + " is not an integer: '" + *value + "'");
   }
   return out;
 }
@@ -37,7 +37,8 @@ std::unique_ptr<Database> Database::open(const std::string& target, const Option
   if (target.starts_with("postgres://") || target.starts_with("postgresql://")) {
     return detail::open_postgres(target, options);
   }
-  if (target.empty()) throw Error(ErrorCode::storage, "no database given (a SQLite path or a postgres:// URL)");
+  if (target.empty())
+    throw Error(ErrorCode::storage, "no database given (a SQLite path or a postgres:// URL)");
   return detail::open_sqlite(target, options);
 }
 

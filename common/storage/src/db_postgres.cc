@@ -75,8 +75,8 @@ constexpr Oid kByteaOid = 17;
 // A bytea cell's raw bytes; std::nullopt when libpq cannot decode it (out of memory).
 std::optional<std::string> unescape_bytea(const PGresult* res, int row, int col) {
   std::size_t size = 0;
-  unsigned char* raw = PQunescapeBytea(
-      reinterpret_cast<const unsigned char*>(PQgetvalue(res, row, col)), &size);
+  unsigned char* raw =
+      PQunescapeBytea(reinterpret_cast<const unsigned char*>(PQgetvalue(res, row, col)), &size);
   if (!raw) return std::nullopt;
   std::string bytes(reinterpret_cast<const char*>(raw), size);
   PQfreemem(raw);
@@ -144,7 +144,8 @@ class PgTransaction final : public Transaction {
       const std::string state = field ? field : "";  // copied: PQclear frees it
       PQclear(res);
       if (ends_connection(state) || PQstatus(c_.conn) != CONNECTION_OK) c_.broken = true;
-      throw Error(ErrorCode::storage, "postgres: " + message + (state.empty() ? "" : " (SQLSTATE " + state + ")") +
+      throw Error(ErrorCode::storage, "postgres: " + message +
+                                          (state.empty() ? "" : " (SQLSTATE " + state + ")") +
                                           " in: " + std::string(sql.substr(0, 120)));
     }
     const int rows = PQntuples(res), columns = PQnfields(res);
@@ -163,7 +164,8 @@ class PgTransaction final : public Transaction {
           }
           cells.emplace_back(std::move(bytes));
         } else {
-          cells.emplace_back(std::string(PQgetvalue(res, r, c), static_cast<std::size_t>(PQgetlength(res, r, c))));
+          cells.emplace_back(
+              std::string(PQgetvalue(res, r, c), static_cast<std::size_t>(PQgetlength(res, r, c))));
         }
       }
     }
@@ -180,7 +182,8 @@ class PgTransaction final : public Transaction {
 class PgDatabase final : public Database {
  public:
   PgDatabase(const std::string& url, const Options& options)
-      : url_(url), pool_size_(std::max(1, options.pool_size)),
+      : url_(url),
+        pool_size_(std::max(1, options.pool_size)),
         connect_timeout_s_(options.postgres_connect_timeout_s) {
     idle_.push_back(connect());  // fail early with a clear message
     ++open_;
@@ -266,7 +269,8 @@ class PgDatabase final : public Database {
     if (PQstatus(c->conn) != CONNECTION_OK) {
       std::string message = PQerrorMessage(c->conn);
       while (!message.empty() && message.back() == '\n') message.pop_back();
-      throw Error(ErrorCode::storage, "cannot connect to PostgreSQL at " + describe() + ": " + message);
+      throw Error(ErrorCode::storage,
+                  "cannot connect to PostgreSQL at " + describe() + ": " + message);
     }
     PQsetNoticeReceiver(c->conn, on_notice, c.get());
     return c;

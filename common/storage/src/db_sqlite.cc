@@ -59,7 +59,8 @@ struct Connection {
   // Opens `path` (creating it when `create`), with the busy timeout; throws Error(storage)
   // naming `what` and the path.
   void open(const std::string& path, bool create, int busy_timeout_ms, const std::string& what) {
-    const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
+    const int flags =
+        SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
     if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
       const std::string message = db ? sqlite3_errmsg(db) : "out of memory";
       close();
@@ -119,8 +120,8 @@ struct Connection {
         rc = sqlite3_bind_text64(stmt, index, t->data(), t->size(), SQLITE_STATIC, SQLITE_UTF8);
       } else if (const auto* b = std::get_if<Bytes>(&params[i])) {
         // A non-null pointer even for no bytes: a NULL one would bind SQL NULL.
-        rc = sqlite3_bind_blob64(stmt, index, b->data.empty() ? "" : b->data.data(),
-                                 b->data.size(), SQLITE_STATIC);
+        rc = sqlite3_bind_blob64(stmt, index, b->data.empty() ? "" : b->data.data(), b->data.size(),
+                                 SQLITE_STATIC);
       } else {
         rc = sqlite3_bind_null(stmt, index);
       }
@@ -136,15 +137,16 @@ struct Connection {
           cells.emplace_back(std::nullopt);
         } else {
           const auto* data = static_cast<const char*>(sqlite3_column_blob(stmt, c));
-          cells.emplace_back(std::string(data ? data : "", static_cast<std::size_t>(
-                                                               sqlite3_column_bytes(stmt, c))));
+          cells.emplace_back(std::string(data ? data : "",
+                                         static_cast<std::size_t>(sqlite3_column_bytes(stmt, c))));
         }
       }
     }
     if (rc != SQLITE_DONE) {
       const std::string message = sqlite3_errmsg(db);
       sqlite3_reset(stmt);
-      throw Error(ErrorCode::storage, "sqlite: " + message + " in: " + std::string(sql.substr(0, 120)));
+      throw Error(ErrorCode::storage,
+                  "sqlite: " + message + " in: " + std::string(sql.substr(0, 120)));
     }
     sqlite3_reset(stmt);
     return Rows(static_cast<std::size_t>(columns), std::move(cells),
@@ -161,10 +163,9 @@ struct Connection {
   }
 
   [[noreturn]] void fail(std::string_view sql) {
-    throw Error(ErrorCode::storage,
-                std::string("sqlite: ") + sqlite3_errmsg(db) + " in: " + std::string(sql.substr(0, 120)));
+    throw Error(ErrorCode::storage, std::string("sqlite: ") + sqlite3_errmsg(db) +
+                                        " in: " + std::string(sql.substr(0, 120)));
   }
-
 };
 
 class SqliteDatabase;
@@ -328,7 +329,7 @@ class SqliteDatabase final : public Database {
 
   std::string path_;
   int busy_timeout_ms_;
-  Connection writer_;  // under mutex_: every write, every transaction
+  Connection writer_;      // under mutex_: every write, every transaction
   Connection checkpoint_;  // Options::sqlite_background_checkpoint only
   std::thread checkpointer_;
   std::mutex checkpoint_mutex_;

@@ -1,7 +1,8 @@
+#include "webhooks/canonical_json.h"
+
 #include <catch2/catch.hpp>
 
 #include "support/test_env.h"
-#include "webhooks/canonical_json.h"
 #include "webhooks/error.h"
 
 using namespace webhooks;
@@ -47,13 +48,13 @@ TEST_CASE("numbers take the ECMAScript form; integers stay exact") {
 
 TEST_CASE("invalid documents are errors") {
   const char* bad[] = {
-      "{\"a\":1,\"a\":2}",              // duplicate names
+      "{\"a\":1,\"a\":2}",                  // duplicate names
       "{\"x\":{\"a\":1,\"b\":2,\"a\":3}}",  // nested duplicates
-      "\"\xff\"",                       // invalid UTF-8
-      "\"\xc3\"",                       // truncated UTF-8
-      "\"\\ud800\"",                    // lone surrogate
-      "{\"a\":1",                       // truncated
-      "1e400",                          // outside the double range
+      "\"\xff\"",                           // invalid UTF-8
+      "\"\xc3\"",                           // truncated UTF-8
+      "\"\\ud800\"",                        // lone surrogate
+      "{\"a\":1",                           // truncated
+      "1e400",                              // outside the double range
       "",
       "[1,]",
       "{\"a\":1} x",
@@ -73,7 +74,9 @@ TEST_CASE("invalid documents are errors") {
   CHECK(canonicalize_json("[{\"a\":1},{\"a\":2}]") == "[{\"a\":1},{\"a\":2}]");
 }
 
-TEST_CASE("a NUL byte is an error, not the end of the document (fuzz: canonical_json/regression-nul-after-value)") {
+TEST_CASE(
+    "a NUL byte is an error, not the end of the document (fuzz: "
+    "canonical_json/regression-nul-after-value)") {
   // nlohmann's lexer reads NUL as the end of input: "{}\0junk" was accepted as "{}".
   using namespace std::string_literals;
   for (const std::string& text : {"{}\0x"s, "{\"a\":1}\0{\"b\":2}"s, "1\0"s, "\0"s, "[\0]"s}) {
@@ -85,7 +88,8 @@ TEST_CASE("a NUL byte is an error, not the end of the document (fuzz: canonical_
       CHECK(e.code() == ErrorCode::invalid_json);
     }
   }
-  CHECK_THROWS_WITH(canonicalize_json("{\"a\":1}\0{\"b\":2}"s),
-                    "invalid JSON: NUL byte at byte offset 7 (write it as \\u0000 inside a string)");
+  CHECK_THROWS_WITH(
+      canonicalize_json("{\"a\":1}\0{\"b\":2}"s),
+      "invalid JSON: NUL byte at byte offset 7 (write it as \\u0000 inside a string)");
   CHECK(canonicalize_json("\"\\u0000\"") == "\"\\u0000\"");
 }

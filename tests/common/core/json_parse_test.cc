@@ -1,12 +1,13 @@
 // The bounded parser (json_parse.h), the raw-number compact writer (json_compact.h) and how
 // canonical JSON treats nesting and numbers a double cannot hold (docs/idempotency.md).
+#include "webhooks/json_parse.h"
+
 #include <catch2/catch.hpp>
 
 #include "webhooks/canonical_json.h"
 #include "webhooks/error.h"
 #include "webhooks/fingerprint.h"
 #include "webhooks/json_compact.h"
-#include "webhooks/json_parse.h"
 
 using namespace webhooks;
 
@@ -56,9 +57,8 @@ TEST_CASE("128 levels of nesting parse; 129 and 100,000 are refused naming the l
   CHECK(parse_ordered_json(nested_objects(128)).is_object());
   CHECK(canonicalize_json(nested_arrays(128)) == nested_arrays(128));
   CHECK(compact_json(nested_arrays(128)) == nested_arrays(128));
-  for (const std::string& text :
-       {nested_arrays(129), nested_objects(129), nested_arrays(100'000), nested_objects(100'000),
-        std::string(100'000, '[')}) {
+  for (const std::string& text : {nested_arrays(129), nested_objects(129), nested_arrays(100'000),
+                                  nested_objects(100'000), std::string(100'000, '[')}) {
     CHECK(refusal([&] { parse_json(text); }) == kDepthMessage);
     CHECK(refusal([&] { parse_ordered_json(text); }) == kDepthMessage);
     CHECK(parse_json_or_discarded(text).is_discarded());
@@ -165,8 +165,8 @@ TEST_CASE("canonical numbers: beyond a double's digits, values stay exact") {
 }
 
 TEST_CASE("Unicode policy: canonical JSON does not normalise (NFC and NFD differ)") {
-  const std::string nfc = "{\"reference\":\"caf\xc3\xa9\"}";    // U+00E9
-  const std::string nfd = "{\"reference\":\"cafe\xcc\x81\"}";   // e + U+0301
+  const std::string nfc = "{\"reference\":\"caf\xc3\xa9\"}";   // U+00E9
+  const std::string nfd = "{\"reference\":\"cafe\xcc\x81\"}";  // e + U+0301
   const std::string nfd_escaped = "{\"reference\":\"cafe\\u0301\"}";
   CHECK(canonicalize_json(nfc) == nfc);
   CHECK(canonicalize_json(nfd) == nfd);

@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "webhooks/rfc3339.h"
+
+#include <catch2/catch.hpp>
 
 using namespace webhooks;
 

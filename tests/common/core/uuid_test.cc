@@ -1,8 +1,8 @@
+#include "webhooks/uuid.h"
+
 #include <catch2/catch.hpp>
 #include <set>
 #include <thread>
-
-#include "webhooks/uuid.h"
 
 using namespace webhooks;
 

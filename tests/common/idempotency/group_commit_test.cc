@@ -1,12 +1,13 @@
 // GroupCommit on the engine named by WEBHOOKS_TEST_ENGINE: callers share one transaction, each in
 // its own savepoint; a failing caller's writes alone are rolled back; every caller returns after
 // the commit holding its work.
-#include <catch2/catch.hpp>
+#include "webhooks/idempotency/group_commit.h"
 
 #include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
-#include <chrono>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -15,7 +16,6 @@
 #include "detail/fiber.h"
 #include "support/test_env.h"
 #include "webhooks/error.h"
-#include "webhooks/idempotency/group_commit.h"
 #include "webhooks/idempotency/schema.h"
 
 using namespace webhooks;
@@ -47,7 +47,9 @@ bool wait_for_queue(const GroupCommit& group, std::size_t n) {
 
 }  // namespace
 
-TEST_CASE("group commit: 20 queued callers share one transaction; the one that throws loses only its writes") {
+TEST_CASE(
+    "group commit: 20 queued callers share one transaction; the one that throws loses only its "
+    "writes") {
   Fixture f;
   constexpr int kQueued = 20;
   std::atomic<bool> holder_saw_queue{false}, leading{false};
@@ -96,9 +98,9 @@ TEST_CASE("group commit: a caller alone runs without a savepoint; its failure ro
   f.group.run([&](db::Transaction& tx) { f.insert(tx, "a"); });
   CHECK(f.count() == 1);
   CHECK_THROWS_WITH(f.group.run([&](db::Transaction& tx) {
-                      f.insert(tx, "b");
-                      throw Error(ErrorCode::invalid_argument, "no");
-                    }),
+    f.insert(tx, "b");
+    throw Error(ErrorCode::invalid_argument, "no");
+  }),
                     "no");
   CHECK(f.count() == 1);
   // A statement that fails (a duplicate primary key) is thrown to its caller as Error(storage).

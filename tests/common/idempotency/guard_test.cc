@@ -1,12 +1,13 @@
 // The guard's mapping of outcomes to answers, on the engine named by WEBHOOKS_TEST_ENGINE, with a
 // fake clock. (Over real HTTP it is exercised by tests/examples/orders_api.)
+#include "webhooks/idempotency/guard.h"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "support/test_env.h"
 #include "webhooks/error.h"
-#include "webhooks/idempotency/guard.h"
 #include "webhooks/idempotency/schema.h"
 
 using namespace webhooks;
@@ -55,7 +56,9 @@ TEST_CASE("Idempotency-Key parsing") {
   CHECK(parse_idempotency_key("").status == Status::invalid);
   CHECK(parse_idempotency_key("\"\"").status == Status::invalid);
   CHECK(parse_idempotency_key(std::string(256, 'k')).status == Status::invalid);
-  CHECK(parse_idempotency_key("a\x01" "b").status == Status::invalid);
+  CHECK(parse_idempotency_key("a\x01"
+                              "b")
+            .status == Status::invalid);
   CHECK(parse_idempotency_key("a\tb").status == Status::invalid);
   CHECK(parse_idempotency_key("caf\xc3\xa9").status == Status::invalid);
   CHECK(parse_idempotency_key("\"a\\x\"").status == Status::invalid);
@@ -118,17 +121,20 @@ TEST_CASE("5xx and exceptions fail the record so the retry runs; final 4xx are r
   CHECK(header(replayed, "Idempotent-Replayed") == "true");
   CHECK(f.runs == 3);
 
-  const Response thrown = f.guard.run("m1", "kx", "POST", "/orders", "{}", [](Attempt&) -> Response {
-    throw std::runtime_error("the partner is down");
-  });
+  const Response thrown =
+      f.guard.run("m1", "kx", "POST", "/orders", "{}",
+                  [](Attempt&) -> Response { throw std::runtime_error("the partner is down"); });
   CHECK(thrown.status == 500);
   CHECK(error_code(thrown) == "internal_error");
   CHECK(f.store.find("m1", "kx")->state == State::failed);
   bool reacquired = false;
-  CHECK(f.guard.run("m1", "kx", "POST", "/orders", "{}", [&](Attempt& a) {
-    reacquired = a.reacquired() && a.attempts() == 2;
-    return Response{200, {}, "{}"};
-  }).status == 200);
+  CHECK(f.guard
+            .run("m1", "kx", "POST", "/orders", "{}",
+                 [&](Attempt& a) {
+                   reacquired = a.reacquired() && a.attempts() == 2;
+                   return Response{200, {}, "{}"};
+                 })
+            .status == 200);
   CHECK(reacquired);
 }
 

@@ -1,7 +1,8 @@
+#include "webhooks/ed25519.h"
+
 #include <catch2/catch.hpp>
 
 #include "webhooks/base64.h"
-#include "webhooks/ed25519.h"
 #include "webhooks/error.h"
 #include "webhooks/verifier.h"
 
@@ -22,7 +23,8 @@ std::vector<std::uint8_t> from_hex(std::string_view hex) {
 const auto kSeed = from_hex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60");
 const auto kPublic = from_hex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a");
 const auto kSignature = from_hex(
-    "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46b"
+    "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b4"
+    "6b"
     "d25bf5f0595bbe24655141438e7a100b");
 
 }  // namespace

@@ -1,7 +1,8 @@
+#include "webhooks/secret.h"
+
 #include <catch2/catch.hpp>
 
 #include "webhooks/error.h"
-#include "webhooks/secret.h"
 
 using namespace webhooks;
 using Catch::Matchers::Message;
@@ -22,10 +23,12 @@ TEST_CASE("bad secrets are refused with the reason") {
                        Message("secret contains whitespace; remove spaces and newlines"));
   CHECK_THROWS_MATCHES(Secret::parse(" whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"), Error,
                        Message("secret contains whitespace; remove spaces and newlines"));
-  CHECK_THROWS_MATCHES(Secret::parse("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaS!"), Error,
-                       Message("secret is not valid base64 (expected 'whsec_' followed by padded base64)"));
-  CHECK_THROWS_MATCHES(Secret::parse("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaS"), Error,
-                       Message("secret is not valid base64 (expected 'whsec_' followed by padded base64)"));
+  CHECK_THROWS_MATCHES(
+      Secret::parse("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaS!"), Error,
+      Message("secret is not valid base64 (expected 'whsec_' followed by padded base64)"));
+  CHECK_THROWS_MATCHES(
+      Secret::parse("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaS"), Error,
+      Message("secret is not valid base64 (expected 'whsec_' followed by padded base64)"));
   // 16 bytes: too short; 68 bytes: too long.
   CHECK_THROWS_MATCHES(Secret::parse("whsec_AAAAAAAAAAAAAAAAAAAAAA=="), Error,
                        Message("secret decodes to 16 bytes; expected 24 to 64"));

@@ -33,7 +33,8 @@ TEST_CASE("migrations apply once and are recorded as (component, version)") {
 TEST_CASE("parameters, NULLs, affected rows and errors") {
   auto db = test::open_database("params", {});
   db->exec("CREATE TABLE t (id BIGINT PRIMARY KEY, name TEXT, note TEXT)");
-  CHECK(db->exec("INSERT INTO t (id, name, note) VALUES ($1, $2, $3)", {std::int64_t{1}, "a'b", nullptr})
+  CHECK(db->exec("INSERT INTO t (id, name, note) VALUES ($1, $2, $3)",
+                 {std::int64_t{1}, "a'b", nullptr})
             .affected() == 1);
   CHECK(db->exec("INSERT INTO t (id, name) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING",
                  {std::int64_t{1}, "x"})
@@ -87,18 +88,21 @@ TEST_CASE("a throwing transaction rolls back") {
   CHECK_THROWS_WITH(db->transact([](db::Transaction& tx) {
     tx.exec("INSERT INTO t (id) VALUES (1)");
     throw std::runtime_error("boom");
-  }), "boom");
+  }),
+                    "boom");
   CHECK(db->exec("SELECT COUNT(*) FROM t").integer(0, 0) == 0);
 }
 
 TEST_CASE("an unreachable database is a clear error") {
   if (test::engine() == db::Engine::postgres) {
-    CHECK_THROWS_WITH(db::Database::open("postgresql://nobody:secret@127.0.0.1:1/none"),
-                      Catch::Matchers::StartsWith(
-                          "cannot connect to PostgreSQL at postgresql://nobody:***@127.0.0.1:1/none"));
+    CHECK_THROWS_WITH(
+        db::Database::open("postgresql://nobody:secret@127.0.0.1:1/none"),
+        Catch::Matchers::StartsWith(
+            "cannot connect to PostgreSQL at postgresql://nobody:***@127.0.0.1:1/none"));
   } else {
-    CHECK_THROWS_WITH(db::Database::open("/nonexistent-dir/x.db"),
-                      Catch::Matchers::StartsWith("cannot open SQLite database /nonexistent-dir/x.db"));
+    CHECK_THROWS_WITH(
+        db::Database::open("/nonexistent-dir/x.db"),
+        Catch::Matchers::StartsWith("cannot open SQLite database /nonexistent-dir/x.db"));
   }
 }
 
@@ -116,8 +120,8 @@ TEST_CASE("SQLite synchronous is NORMAL, FULL or EXTRA, never pasted unchecked i
       FAIL("accepted " << value);
     } catch (const Error& e) {
       CHECK(e.code() == ErrorCode::invalid_argument);
-      CHECK(std::string(e.what()) == "SQLite synchronous must be NORMAL, FULL or EXTRA, not '" +
-                                         std::string(value) + "'");
+      CHECK(std::string(e.what()) ==
+            "SQLite synchronous must be NORMAL, FULL or EXTRA, not '" + std::string(value) + "'");
     }
   }
 }

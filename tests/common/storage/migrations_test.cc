@@ -59,8 +59,7 @@ TEST_CASE("each component creates only its own tables, recorded as (component, v
   CHECK(db->migrate({idempotency::schema(), publisher::schema()}, 3000) == 2);
   CHECK(table_names(*db) ==
         with({"idempotency_records", "outbox", "webhooks_migrations"}, kPublisherTables));
-  CHECK(db->migrate({idempotency::schema(), outbox::schema(), publisher::schema()},
-                    4000) == 0);
+  CHECK(db->migrate({idempotency::schema(), outbox::schema(), publisher::schema()}, 4000) == 0);
   CHECK(bookkeeping(*db) == std::vector<Row>{{"idempotency", 1, "0001_records", 1000},
                                              {"idempotency", 2, "0002_compact_records", 1000},
                                              {"outbox", 1, "0001_outbox", 2000},
@@ -108,8 +107,7 @@ TEST_CASE("a database made by the old single-sequence code is adopted in place, 
   CHECK(table_names(*db) == with(legacy_tables, {"webhooks_migrations"}));
   CHECK(db->exec("SELECT COUNT(*) FROM schema_migrations").integer(0, 0) == 5);
   // Every component after it: nothing to apply either, nothing adopted twice.
-  CHECK(db->migrate({idempotency::schema(), outbox::schema(), publisher::schema()},
-                    kT0 + 2) == 0);
+  CHECK(db->migrate({idempotency::schema(), outbox::schema(), publisher::schema()}, kT0 + 2) == 0);
   CHECK(bookkeeping(*db) == adopted);
 
   const auto replay = records.begin("m1", "order-1", fp, kT0 + 3);
@@ -138,10 +136,10 @@ TEST_CASE("another program's schema_migrations is left alone and adopts nothing"
 TEST_CASE("several processes' components migrate one database at once, each migration once") {
   const std::string target = database_target("concurrent");
   const std::vector<std::vector<db::Component>> users = {
-      {idempotency::schema()},                              // a receiver
-      {idempotency::schema(), outbox::schema()},  // orders-api
-      {idempotency::schema(), publisher::schema()},         // a publisher daemon
-      {idempotency::schema(), publisher::schema()}};        // a second one
+      {idempotency::schema()},                        // a receiver
+      {idempotency::schema(), outbox::schema()},      // orders-api
+      {idempotency::schema(), publisher::schema()},   // a publisher daemon
+      {idempotency::schema(), publisher::schema()}};  // a second one
   std::vector<int> applied(users.size(), -1);
   std::vector<std::string> errors(users.size());
   std::vector<std::thread> threads;

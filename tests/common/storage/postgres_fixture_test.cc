@@ -11,7 +11,8 @@ TEST_CASE("the test PostgreSQL server answers on loopback") {
   PGconn* conn = PQconnectdb(url.c_str());
   INFO(PQerrorMessage(conn));
   REQUIRE(PQstatus(conn) == CONNECTION_OK);
-  PGresult* res = PQexec(conn, "SELECT 40 + 2, current_setting('server_version_num')::int >= 150000");
+  PGresult* res =
+      PQexec(conn, "SELECT 40 + 2, current_setting('server_version_num')::int >= 150000");
   REQUIRE(PQresultStatus(res) == PGRES_TUPLES_OK);
   CHECK(std::string(PQgetvalue(res, 0, 0)) == "42");
   CHECK(std::string(PQgetvalue(res, 0, 1)) == "t");

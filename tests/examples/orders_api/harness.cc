@@ -109,8 +109,8 @@ Answer Stack::get(const std::string& path, const std::string& token) {
 
 Answer Stack::put(const std::string& path, const std::string& body, const std::string& token,
                   std::optional<std::string> key) {
-  const auto result = client(api_port)->Put(path.c_str(), auth_headers(token, key), body,
-                                            "application/json");
+  const auto result =
+      client(api_port)->Put(path.c_str(), auth_headers(token, key), body, "application/json");
   if (!result) FAIL("PUT " << path << ": " << httplib::to_string(result.error()));
   return to_answer(result);
 }

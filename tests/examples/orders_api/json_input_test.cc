@@ -31,16 +31,17 @@ TEST_CASE("invalid UTF-8 inside a string is 400 invalid_json without Retry-After
       const Answer answer = s.post(path, "utf8-" + std::to_string(n++), body);
       CHECK(answer.status == 400);
       CHECK(answer.error_code() == "invalid_json");
-      CHECK(answer.json()["error"]["message"].get<std::string>().find(
-                "ill-formed UTF-8 byte") != std::string::npos);
+      CHECK(answer.json()["error"]["message"].get<std::string>().find("ill-formed UTF-8 byte") !=
+            std::string::npos);
       CHECK(answer.header("Retry-After") == "");
     }
   }
   // PUT /orders/{id} parses its body without the idempotency guard.
-  const Answer created = s.post("/orders", "utf8-order", R"({"amount":1,"currency":"EUR","reference":"r"})");
+  const Answer created =
+      s.post("/orders", "utf8-order", R"({"amount":1,"currency":"EUR","reference":"r"})");
   REQUIRE(created.status == 201);
-  const Answer put = s.put("/orders/" + created.json()["id"].get<std::string>(),
-                           "{\"status\":\"capt\xff\"}");
+  const Answer put =
+      s.put("/orders/" + created.json()["id"].get<std::string>(), "{\"status\":\"capt\xff\"}");
   CHECK(put.status == 400);
   CHECK(put.error_code() == "invalid_json");
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 1);
@@ -54,8 +55,9 @@ TEST_CASE("a reference or destination with a NUL character is 422, not stored cu
   s.start_api();
   for (const std::string path : {"/orders", "/payouts"}) {
     const std::string field = path == "/orders" ? "reference" : "destination";
-    const Answer answer = s.post(path, "nul" + path.substr(1),
-                                 R"({"amount":1000,"currency":"EUR",")" + field + R"(":"a\u0000b"})");
+    const Answer answer =
+        s.post(path, "nul" + path.substr(1),
+               R"({"amount":1000,"currency":"EUR",")" + field + R"(":"a\u0000b"})");
     CHECK(answer.status == 422);
     CHECK(answer.error_code() == "validation_failed");
     CHECK(answer.json()["error"]["message"] ==
@@ -68,8 +70,8 @@ TEST_CASE("a reference or destination with a NUL character is 422, not stored cu
 TEST_CASE("nesting deeper than 128 is 400 invalid_json naming the limit; the server stays up") {
   Stack s;
   s.start_api();
-  const std::string deep = "{\"amount\":1000,\"currency\":\"EUR\",\"reference\":" +
-                           nested_arrays(100'000) + "}";
+  const std::string deep =
+      "{\"amount\":1000,\"currency\":\"EUR\",\"reference\":" + nested_arrays(100'000) + "}";
   const std::string mib = nested_arrays(512 * 1024);  // 1 MiB: ~19 s of CPU before the limit
   for (const std::string* body : {&deep, &mib}) {
     for (const std::string path : {"/orders", "/payouts"}) {
@@ -83,14 +85,15 @@ TEST_CASE("nesting deeper than 128 is 400 invalid_json naming the limit; the ser
   CHECK(put.status == 400);
   CHECK(put.json()["error"]["message"] == kDepthMessage);
   // 128 levels are JSON; this one is merely not a valid reference.
-  const Answer deepest = s.post(
-      "/orders", "deep-128",
-      R"({"amount":1000,"currency":"EUR","reference":)" + nested_arrays(127) + "}");
+  const Answer deepest =
+      s.post("/orders", "deep-128",
+             R"({"amount":1000,"currency":"EUR","reference":)" + nested_arrays(127) + "}");
   CHECK(deepest.status == 422);
   CHECK(deepest.error_code() == "validation_failed");
   CHECK(s.get("/healthz").status == 200);
-  CHECK(s.post("/orders", "after-deep", R"({"amount":1,"currency":"EUR","reference":"r"})").status ==
-        201);
+  CHECK(
+      s.post("/orders", "after-deep", R"({"amount":1,"currency":"EUR","reference":"r"})").status ==
+      201);
 }
 
 TEST_CASE("an amount that is not an exact integer in range is 422, never rounded") {
@@ -137,13 +140,14 @@ TEST_CASE("Unicode is not normalised: NFC and NFD spellings under one key are 42
                             "{\"amount\":1000,\"currency\":\"EUR\",\"reference\":\"caf\xc3\xa9\"}");
   REQUIRE(nfc.status == 201);
   CHECK(nfc.json()["reference"] == "caf\xc3\xa9");
-  const Answer nfd = s.post("/orders", "unicode-1",
-                            "{\"amount\":1000,\"currency\":\"EUR\",\"reference\":\"cafe\xcc\x81\"}");
+  const Answer nfd =
+      s.post("/orders", "unicode-1",
+             "{\"amount\":1000,\"currency\":\"EUR\",\"reference\":\"cafe\xcc\x81\"}");
   CHECK(nfd.status == 422);
   CHECK(nfd.error_code() == "idempotency_key_reused");
   // The same NFC text written with an escape is the same request.
-  const Answer escaped = s.post("/orders", "unicode-1",
-                                R"({"amount":1000,"currency":"EUR","reference":"caf\u00e9"})");
+  const Answer escaped =
+      s.post("/orders", "unicode-1", R"({"amount":1000,"currency":"EUR","reference":"caf\u00e9"})");
   CHECK(escaped.status == 201);
   CHECK(escaped.header("Idempotent-Replayed") == "true");
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 1);

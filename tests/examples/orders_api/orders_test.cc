@@ -278,14 +278,17 @@ TEST_CASE("orders-api and payout-partner: bad flags exit 2 with CLI11's message 
           "--log-level: loud not in {debug,info,warn,error}");
   // Each would have reached the conversion to milliseconds: 1e300 overflowed, 1e-9 and 0.0001
   // became 0 ms.
-  const std::string seconds = "must be a number of seconds from 0.001 to 315360000 (10 years), not ";
+  const std::string seconds =
+      "must be a number of seconds from 0.001 to 315360000 (10 years), not ";
   for (const char* value : {"-1", "0", "1e-9", "0.0001", "nan", "inf", "1e300", "315360001"}) {
     refused("orders-api", {"--lease", value}, "--lease: " + seconds + value + "\n");
     refused("orders-api", {"--ttl", value}, "--ttl: " + seconds + value + "\n");
   }
-  const std::string ms = "must be a whole number of milliseconds from 1 to 315360000000 (10 years), not ";
+  const std::string ms =
+      "must be a whole number of milliseconds from 1 to 315360000000 (10 years), not ";
   for (const char* value : {"abc", "0", "0.5", "1e3", "315360000001"}) {
-    refused("orders-api", {"--partner-timeout-ms", value}, "--partner-timeout-ms: " + ms + value + "\n");
+    refused("orders-api", {"--partner-timeout-ms", value},
+            "--partner-timeout-ms: " + ms + value + "\n");
     refused("orders-api", {"--relay-poll-ms", value}, "--relay-poll-ms: " + ms + value + "\n");
     refused("orders-api", {"reconcile", "--partner-timeout-ms", value},
             "--partner-timeout-ms: " + ms + value + "\n");
@@ -308,7 +311,8 @@ TEST_CASE("orders-api and payout-partner: bad flags exit 2 with CLI11's message 
           "not -1\n");
   refused("payout-partner", {"--drop-after-commit", "1e9"},
           "--drop-after-commit: must be a whole number from 0 to 2147483647, not 1e9\n");
-  refused("payout-partner", {"--listen", ":8782"}, "--listen: :8782 has no host (expected HOST:PORT)\n");
+  refused("payout-partner", {"--listen", ":8782"},
+          "--listen: :8782 has no host (expected HOST:PORT)\n");
   for (const char* executable : {"orders-api", "payout-partner"}) {
     refused(executable, {"--listen", "127.0.0.1:0:0"},  // bound 127.0.0.1:0 and exited 1 before
             "--listen: 127.0.0.1:0:0 has more than one ':'; write an IPv6 host in brackets, e.g. "
@@ -348,7 +352,8 @@ TEST_CASE("orders-api: --partner-url and --publisher-url are checked while parsi
           "--publisher-url: ftp://127.0.0.1:8780 does not start with http:// or https://" + either);
   refused({"--publisher-url", "http://127.0.0.1:8780/"},
           "--publisher-url: http://127.0.0.1:8780/ has a path; give the scheme, host and port "
-          "only" + either);
+          "only" +
+              either);
   refused({"--publisher-url", "http://"}, "--publisher-url: http:// has no host" + either);
   refused({"--publisher-url", "http://127.0.0.1:0"},
           "--publisher-url: http://127.0.0.1:0 has a port that is not a number from 1 to 65535" +
@@ -360,12 +365,14 @@ TEST_CASE("orders-api: --partner-url and --publisher-url are checked while parsi
           "--publisher-url: http://[::1:8780 has no ']' after its IPv6 address" + either);
   refused({"--publisher-url", "http://user@127.0.0.1:8780"},
           "--publisher-url: http://user@127.0.0.1:8780 has a user name; give the scheme, host and "
-          "port only" + either);
+          "port only" +
+              either);
   refused({"--partner-url", "https://127.0.0.1:8782"},
           "--partner-url: https://127.0.0.1:8782 does not start with http://" + http);
   refused({"--partner-url", "http://partner host:8782"},
           "--partner-url: http://partner host:8782 has a host with characters other than letters, "
-          "digits, '-', '_' and '.'" + http);
+          "digits, '-', '_' and '.'" +
+              http);
   const webhooks::launcher::Finished run = webhooks::launcher::run_to_end(
       "orders-api", {"reconcile", "--db", db, "--partner-url", "localhost:8782"}, dir);
   CHECK(run.exit_code == 2);
@@ -374,7 +381,8 @@ TEST_CASE("orders-api: --partner-url and --publisher-url are checked while parsi
   CHECK_FALSE(std::filesystem::exists(db));
 }
 
-TEST_CASE("a form body over 8 KiB is 415 unsupported_media_type, not a false 413; JSON types pass") {
+TEST_CASE(
+    "a form body over 8 KiB is 415 unsupported_media_type, not a false 413; JSON types pass") {
   Stack s;
   s.start_api();
   httplib::Client client("127.0.0.1", s.api_port);
@@ -384,8 +392,9 @@ TEST_CASE("a form body over 8 KiB is 415 unsupported_media_type, not a false 413
                           "application/x-www-form-urlencoded");
   REQUIRE(form);
   CHECK(form->status == 415);
-  CHECK(form->body ==
-        R"({"error":{"code":"unsupported_media_type","message":"send the body as application/json, not application/x-www-form-urlencoded"}})");
+  CHECK(
+      form->body ==
+      R"({"error":{"code":"unsupported_media_type","message":"send the body as application/json, not application/x-www-form-urlencoded"}})");
   auto text = client.Post("/orders", headers, kOrder, "text/plain");
   REQUIRE(text);
   CHECK(text->status == 415);

@@ -1,7 +1,7 @@
 // orders-api when PostgreSQL goes away inside an order's transaction (its idempotency record
-// begun, the order not yet written, nothing committed): the database refuses every connection (ALTER DATABASE … ALLOW_CONNECTIONS false, its sessions
-// terminated), as during a failover, so the transaction holding the record and the order is lost
-// and nothing can be written. PostgreSQL only.
+// begun, the order not yet written, nothing committed): the database refuses every connection
+// (ALTER DATABASE … ALLOW_CONNECTIONS false, its sessions terminated), as during a failover, so the
+// transaction holding the record and the order is lost and nothing can be written. PostgreSQL only.
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <optional>
@@ -61,8 +61,8 @@ TEST_CASE(
   std::optional<Answer> first;
   std::thread request([&] { first = s.try_post("/orders", "gone-1", kOrder); });
   // The operation logs `operation_delay` inside its transaction, after the record's INSERT.
-  const bool claimed = eventually(
-      [&] { return s.api->err().find("\"operation_delay\"") != std::string::npos; });
+  const bool claimed =
+      eventually([&] { return s.api->err().find("\"operation_delay\"") != std::string::npos; });
   if (claimed) {
     ops->exec("ALTER DATABASE " + name + " ALLOW_CONNECTIONS false");
     terminate_sessions(*ops, name);

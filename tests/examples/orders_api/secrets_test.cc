@@ -7,8 +7,8 @@
 #include "support/secret_files.h"
 #include "support/test_env.h"
 
-using webhooks::test::Answer;
 using webhooks::launcher::Finished;
+using webhooks::test::Answer;
 using Process = webhooks::launcher::ChildProcess;
 using webhooks::test::Stack;
 using webhooks::test::write_secret_file;

@@ -75,9 +75,8 @@ TEST_CASE("data nested 100,000 levels deep is 400 invalid_json; the daemon stays
 TEST_CASE("the admin API names the JSON error: nesting limit, invalid UTF-8", "[daemon]") {
   // Found by the red team: these answered "the body must be a JSON object", hiding the reason.
   Publisher p("publisherd-admin-json");
-  const std::string deep =
-      R"({"merchant_id":"m1","url":"http://127.0.0.1:1/x","event_types":)" +
-      nested_arrays(100'000) + "}";
+  const std::string deep = R"({"merchant_id":"m1","url":"http://127.0.0.1:1/x","event_types":)" +
+                           nested_arrays(100'000) + "}";
   const auto nested = p.post("/v1/endpoints", deep);
   REQUIRE(nested);
   CHECK(nested->status == 400);
@@ -98,19 +97,20 @@ TEST_CASE("the admin API names the JSON error: nesting limit, invalid UTF-8", "[
   CHECK(body_json(array)["error"]["message"] == "the body must be a JSON object");
 }
 
-TEST_CASE("a merchant_id with a NUL character is 400 on ingest and on endpoint creation", "[daemon]") {
+TEST_CASE("a merchant_id with a NUL character is 400 on ingest and on endpoint creation",
+          "[daemon]") {
   // Found by the red team: on PostgreSQL "m1\u0000x" was stored as "m1" (text parameters end at a
   // NUL), so the event went to merchant m1's endpoints.
   Publisher p("publisherd-nul");
-  const auto event = p.post("/v1/events",
-                            R"({"merchant_id":"m1\u0000x","type":"t.x","data":{}})", "nul-1");
+  const auto event =
+      p.post("/v1/events", R"({"merchant_id":"m1\u0000x","type":"t.x","data":{}})", "nul-1");
   REQUIRE(event);
   CHECK(event->status == 400);
   CHECK(event->body ==
         R"({"error":{"code":"invalid_request","message":"merchant_id must be a non-empty string )"
         R"(without NUL characters"}})");
-  const auto endpoint = p.post(
-      "/v1/endpoints", R"({"merchant_id":"m1\u0000x","url":"http://127.0.0.1:1/x"})");
+  const auto endpoint =
+      p.post("/v1/endpoints", R"({"merchant_id":"m1\u0000x","url":"http://127.0.0.1:1/x"})");
   REQUIRE(endpoint);
   CHECK(endpoint->status == 400);
   CHECK(endpoint->body == event->body);
@@ -142,9 +142,9 @@ TEST_CASE("a data object with 85,000 members is accepted and kept byte for byte"
 TEST_CASE("event data is delivered with its number tokens byte for byte", "[daemon]") {
   Receiver receiver;
   Publisher p("publisherd-numbers");
-  REQUIRE(p.post("/v1/endpoints",
-                 nlohmann::json{{"merchant_id", "m1"}, {"url", receiver.url()}}.dump())
-              ->status == 201);
+  REQUIRE(
+      p.post("/v1/endpoints", nlohmann::json{{"merchant_id", "m1"}, {"url", receiver.url()}}.dump())
+          ->status == 201);
   const std::string data =
       R"({"big":36893488147419103233,"exp":1E3,"price":1.50,"neg":-0.0,"list":[1e-7, 2]})";
   const auto accepted = p.post("/v1/events", event(data), "big-1");
@@ -183,12 +183,13 @@ TEST_CASE("event data is delivered with its number tokens byte for byte", "[daem
                                 {{"Authorization", std::string("Bearer ") + kToken}});
   REQUIRE(shown);
   CHECK(shown->status == 200);
-  CHECK(shown->body.find(
-            R"("data":{"big":36893488147419103233,"exp":1E3,"price":1.50,"neg":-0.0,"list":[1e-7,2]})") !=
-        std::string::npos);
+  CHECK(
+      shown->body.find(
+          R"("data":{"big":36893488147419103233,"exp":1E3,"price":1.50,"neg":-0.0,"list":[1e-7,2]})") !=
+      std::string::npos);
   CHECK(body_json(shown)["tasks"].size() == 1);
-  const auto listed = p.http.Get("/v1/events?merchant_id=m1",
-                                 {{"Authorization", std::string("Bearer ") + kToken}});
+  const auto listed =
+      p.http.Get("/v1/events?merchant_id=m1", {{"Authorization", std::string("Bearer ") + kToken}});
   REQUIRE(listed);
   CHECK(listed->body.find(R"("data":{"big":36893488147419103233,)") != std::string::npos);
   CHECK(body_json(listed)["events"].size() == 1);

@@ -106,7 +106,8 @@ TEST_CASE("bad admin token files exit 2, saying why", "[daemon]") {
 }
 
 TEST_CASE("--help names --admin-token-file and WEBHOOKS_ADMIN_TOKEN", "[daemon]") {
-  const launcher::Finished run = launcher::run_to_end("webhooks-publisherd", {"--help"}, temp_dir("publisherd-help"));
+  const launcher::Finished run =
+      launcher::run_to_end("webhooks-publisherd", {"--help"}, temp_dir("publisherd-help"));
   CHECK(run.exit_code == 0);
   CHECK(run.out.find("--admin-token TEXT:TOKEN (Env:WEBHOOKS_ADMIN_TOKEN)") != std::string::npos);
   CHECK(run.out.find("--admin-token-file PATH") != std::string::npos);

@@ -1,5 +1,5 @@
-// What every server executable of the toolkit does the same way: listen through http::bind_server and print
-// `listening on HOST:PORT` (README.md, "Configuration and defaults"), stop cleanly on
+// What every server executable of the toolkit does the same way: listen through http::bind_server
+// and print `listening on HOST:PORT` (README.md, "Configuration and defaults"), stop cleanly on
 // SIGTERM/SIGINT, and answer JSON.
 #pragma once
 
@@ -56,8 +56,8 @@ void block_stop_signals();
 // Waits for SIGTERM or SIGINT on its own thread and then stops the server with
 // http::stop_server(server, port) (`port`: the bound port, as bind_and_announce returns it; open
 // keep-alive connections end at once), once the server is running: a signal that comes between
-// bind and listen_after_bind() (httplib's stop() does nothing before) still stops it. The destructor ends the waiting thread if no signal came.
-// Requires block_stop_signals() first.
+// bind and listen_after_bind() (httplib's stop() does nothing before) still stops it. The
+// destructor ends the waiting thread if no signal came. Requires block_stop_signals() first.
 class StopOnSignal {
  public:
   StopOnSignal(httplib::Server& server, int port);

@@ -10,8 +10,8 @@
 //   a value with more significant digits exactly, in the same layout (36893488147419103233 and
 //   1000.00000000000001 stay themselves).
 // - Duplicate object names, invalid UTF-8, lone surrogates, numbers outside the double range,
-//   nesting deeper than kMaxJsonDepth (128, json_parse.h) and a raw NUL byte anywhere (nlohmann/json
-//   would stop reading at it) are errors.
+//   nesting deeper than kMaxJsonDepth (128, json_parse.h) and a raw NUL byte anywhere
+//   (nlohmann/json would stop reading at it) are errors.
 #pragma once
 
 #include <string>

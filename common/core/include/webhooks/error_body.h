@@ -8,7 +8,8 @@
 namespace webhooks {
 
 // `{"error":{"code":code,"message":message}}`, compact JSON. Bytes of `code` or `message` that are
-// not UTF-8 become U+FFFD (a message may quote a client's bytes). Does not throw but std::bad_alloc.
+// not UTF-8 become U+FFFD (a message may quote a client's bytes). Does not throw but
+// std::bad_alloc.
 std::string error_body(std::string_view code, std::string_view message);
 
 }  // namespace webhooks

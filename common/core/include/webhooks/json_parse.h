@@ -29,7 +29,8 @@ struct JsonParseOptions {
 // Throws webhooks::Error(ErrorCode::invalid_json) when the text is not JSON (RFC 8259, strict
 // UTF-8), or nests deeper than options.max_depth; what() is printable ASCII, e.g.
 // "invalid JSON: nested deeper than the limit of 128 arrays and objects" or
-// "invalid JSON at byte 12: syntax error while parsing value - invalid string: ill-formed UTF-8 byte".
+// "invalid JSON at byte 12: syntax error while parsing value - invalid string: ill-formed UTF-8
+// byte".
 nlohmann::json parse_json(std::string_view text, const JsonParseOptions& options = {});
 
 // The same, into an object type that keeps the members in document order.
@@ -38,8 +39,7 @@ nlohmann::ordered_json parse_ordered_json(std::string_view text,
 
 // parse_json(), except that a refused text gives a discarded value (is_discarded() is true)
 // instead of throwing, as nlohmann::json::parse(text, nullptr, false) does.
-nlohmann::json parse_json_or_discarded(std::string_view text,
-                                       const JsonParseOptions& options = {});
+nlohmann::json parse_json_or_discarded(std::string_view text, const JsonParseOptions& options = {});
 
 // The message of a refused nesting depth: "invalid JSON: nested deeper than the limit of N arrays
 // and objects". Shared by every parser so clients see one wording.

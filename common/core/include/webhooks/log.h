@@ -14,11 +14,11 @@
 // "webhooks" logger printing those messages as bare lines on stderr.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <cstddef>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace webhooks {

@@ -10,7 +10,8 @@
 
 namespace webhooks {
 
-// Fills `out` from OpenSSL's RAND_bytes. Throws webhooks::Error(ErrorCode::crypto) if OpenSSL fails.
+// Fills `out` from OpenSSL's RAND_bytes. Throws webhooks::Error(ErrorCode::crypto) if OpenSSL
+// fails.
 void secure_random_bytes(std::span<std::uint8_t> out);
 
 // A source of uniformly distributed 64-bit values, for jitter and sampling (not for secrets).

@@ -86,7 +86,8 @@ class EventLoop;
 //     a body over the payload limit is handed over at once and answered 413 by httplib, then
 //     discarded as it arrives;
 //   - an idle keep-alive connection waits in the event loop (closed after httplib's keep-alive
-//     timeout, set_keep_alive_timeout, 5 s by default), and at most tuning.max_connections are open;
+//     timeout, set_keep_alive_timeout, 5 s by default), and at most tuning.max_connections are
+//     open;
 //   - every route reads its body as bytes (req.body), whatever its Content-Type: httplib would
 //     parse an application/x-www-form-urlencoded body into req.params (and answer 413 over
 //     8 KiB) and a multipart/form-data body into req.files. Routes registered through this class
@@ -151,8 +152,8 @@ class Server : public httplib::Server {
 // can be started.
 void run_blocking(const std::function<void()>& work);
 template <typename Work>
-auto run_blocking(Work&& work) -> std::enable_if_t<!std::is_void_v<std::invoke_result_t<Work&>>,
-                                                   std::invoke_result_t<Work&>> {
+auto run_blocking(Work&& work)
+    -> std::enable_if_t<!std::is_void_v<std::invoke_result_t<Work&>>, std::invoke_result_t<Work&>> {
   std::optional<std::invoke_result_t<Work&>> result;
   run_blocking(std::function<void()>([&] { result.emplace(work()); }));
   return std::move(*result);

@@ -60,8 +60,8 @@ class BufferedStream final : public httplib::Stream, public ServedConnection {
   // Sends what is pending, waiting for the socket up to the deadline. False once it failed.
   bool flush();
 
-  std::size_t consumed() const { return pos_; }   // bytes of Connection::in read
-  bool starved() const { return starved_; }        // a read found the buffer's end
+  std::size_t consumed() const { return pos_; }  // bytes of Connection::in read
+  bool starved() const { return starved_; }      // a read found the buffer's end
   bool abandoned() const { return abandoned_; }
   bool close_requested() const { return close_requested_; }
 

@@ -12,8 +12,8 @@ namespace webhooks::http::detail {
 // (idempotency::error_body(code, message)), Content-Length and Content-Type: application/json;
 // no body after a HEAD (`head`), the same headers. `retry_after`: a "Retry-After: 1" header.
 // Reason phrases: 408, 414, 431, 503; "Error" for any other status.
-std::string closing_answer(int status, std::string_view code, const std::string& message,
-                           bool head, bool retry_after = false);
+std::string closing_answer(int status, std::string_view code, const std::string& message, bool head,
+                           bool retry_after = false);
 
 // closing_answer(503, "server_stopping", "the server is stopping; retry", head, retry_after=true).
 std::string stopping_answer(bool head);

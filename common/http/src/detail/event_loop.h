@@ -40,7 +40,7 @@ struct Connection : RequestFraming {
   int local_port = 0, remote_port = 0;
   std::size_t served = 0;  // requests answered on this connection
 
-  bool continue_sent = false;    // the loop sent "100 Continue"
+  bool continue_sent = false;       // the loop sent "100 Continue"
   LoopClock::time_point started{};  // the request's first byte
   bool has_start = false;
 
@@ -153,7 +153,7 @@ class EventLoop : public std::enable_shared_from_this<EventLoop> {
   std::map<int, Connection*> connections_;  // by fd
   std::multimap<LoopClock::time_point, Connection*> idle_, reading_, lingering_, writing_;
   std::vector<Connection*> graveyard_;
-  std::deque<int> pending_;  // accepted, waiting for room
+  std::deque<int> pending_;     // accepted, waiting for room
   std::size_t in_workers_ = 0;  // queued or busy
   LoopClock::time_point drain_until_{}, answers_until_{};
   bool stop_begun_ = false;
@@ -167,7 +167,7 @@ class EventLoop : public std::enable_shared_from_this<EventLoop> {
   std::mutex stop_mutex_;
   std::condition_variable stop_done_;
   bool stop_requested_ = false;
-  bool stopped_ = false;   // every connection not in a handler closed
+  bool stopped_ = false;  // every connection not in a handler closed
 };
 
 }  // namespace webhooks::http::detail

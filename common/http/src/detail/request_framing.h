@@ -37,19 +37,19 @@ inline constexpr std::uint64_t kBufferedBodyMax = 64ull * 1024 * 1024;
 // What framing learned of the request at the start of the buffer so far; a later call with more
 // bytes (the same ones first) resumes from it. Value-initialized for each new request.
 struct RequestFraming {
-  std::size_t scanned = 0;       // bytes of the buffer looked at for line ends
-  std::size_t line_begin = 0;    // where the head's next line starts
-  std::size_t lines = 0;         // lines of the head seen (the request line first)
-  std::size_t head_end = 0;      // 0 until the head's blank line is received; then its end
+  std::size_t scanned = 0;         // bytes of the buffer looked at for line ends
+  std::size_t line_begin = 0;      // where the head's next line starts
+  std::size_t lines = 0;           // lines of the head seen (the request line first)
+  std::size_t head_end = 0;        // 0 until the head's blank line is received; then its end
   std::size_t length_headers = 0;  // Content-Length fields seen
-  std::string length_value;      // the last Content-Length value, trimmed
-  bool chunked = false;          // a Transfer-Encoding header
-  bool expect_continue = false;  // Expect: 100-continue
-  bool head_method = false;      // a HEAD request (its answer has no body)
-  bool body_method = false;      // POST, PUT, PATCH, DELETE, PRI: httplib reads their body
-  bool framed = false;           // `body` below is the body length httplib reads
-  bool over_limit = false;       // the body is over the limit: handed over unread (httplib: 413)
-  std::uint64_t body = 0;        // Content-Length, once framed
+  std::string length_value;        // the last Content-Length value, trimmed
+  bool chunked = false;            // a Transfer-Encoding header
+  bool expect_continue = false;    // Expect: 100-continue
+  bool head_method = false;        // a HEAD request (its answer has no body)
+  bool body_method = false;        // POST, PUT, PATCH, DELETE, PRI: httplib reads their body
+  bool framed = false;             // `body` below is the body length httplib reads
+  bool over_limit = false;         // the body is over the limit: handed over unread (httplib: 413)
+  std::uint64_t body = 0;          // Content-Length, once framed
 };
 
 // Frames the request at the start of `buffer`, resuming from `state`:

@@ -31,8 +31,8 @@ std::string_view to_string(VerifyStatus status) noexcept;
 
 struct VerifyResult {
   VerifyStatus status = VerifyStatus::ok;
-  std::string header;     // the header at fault for missing/malformed, else empty
-  std::string message;    // a sentence for humans; never contains a secret
+  std::string header;          // the header at fault for missing/malformed, else empty
+  std::string message;         // a sentence for humans; never contains a secret
   std::int64_t timestamp = 0;  // the parsed webhook-timestamp (Unix seconds) once known
   explicit operator bool() const { return status == VerifyStatus::ok; }
 };

@@ -67,8 +67,9 @@ class Transaction {
   virtual ~Transaction() = default;
   virtual Engine engine() const = 0;
   // Runs one statement; without parameters the text may hold several statements separated by
-  // ';' (then the rows are those of the last one). Throws webhooks::Error(ErrorCode::storage) with the engine's message
-  // (and SQLSTATE on PostgreSQL) on any failure, after which the transaction is rolled back.
+  // ';' (then the rows are those of the last one). Throws webhooks::Error(ErrorCode::storage) with
+  // the engine's message (and SQLSTATE on PostgreSQL) on any failure, after which the transaction
+  // is rolled back.
   virtual Rows exec(std::string_view sql, std::span<const Param> params) = 0;
   Rows exec(std::string_view sql, std::initializer_list<Param> params = {}) {
     return exec(sql, std::span<const Param>(params.begin(), params.size()));

@@ -25,14 +25,14 @@
 #include <vector>
 
 #include "webhooks/clock.h"
-#include "webhooks/random.h"
-#include "webhooks/signer.h"
-#include "webhooks/uuid.h"
 #include "webhooks/publisher/http_delivery.h"
 #include "webhooks/publisher/metrics.h"
 #include "webhooks/publisher/retry_after.h"
 #include "webhooks/publisher/retry_policy.h"
 #include "webhooks/publisher/store.h"
+#include "webhooks/random.h"
+#include "webhooks/signer.h"
+#include "webhooks/uuid.h"
 
 namespace webhooks::publisher {
 
@@ -121,7 +121,8 @@ class Dispatcher {
                            UnixMillis disable_before);
   // After a failed claim: puts back what `owner` may hold, tried up to 5 times with backoff,
   // never past the lease (then the tasks are claimable anyway) nor after stop().
-  void release_after_failed_claim(const std::string& owner, std::chrono::steady_clock::time_point lease_end);
+  void release_after_failed_claim(const std::string& owner,
+                                  std::chrono::steady_clock::time_point lease_end);
   // Waits `delay` or until stop() is called. False when stopping.
   bool pause(std::chrono::milliseconds delay);
   // The requests for `claimed`, with their attempts in `attempts` (same order); a task past its

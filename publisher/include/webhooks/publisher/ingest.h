@@ -36,17 +36,17 @@ struct Accepted {
   int tasks = 0;
 };
 
-// A validated ingest body: {"merchant_id": non-empty string without NUL, "type": 1..255 printable ASCII
-// without spaces, "data": object}. Other members are ignored.
+// A validated ingest body: {"merchant_id": non-empty string without NUL, "type": 1..255 printable
+// ASCII without spaces, "data": object}. Other members are ignored.
 struct EventInput {
   std::string merchant_id;
   std::string type;
   std::string data;  // the `data` object as compact JSON text: key order and number tokens kept
 };
 
-// Parses and validates an ingest body (parse_json's limits: nesting at most 128 deep, strict UTF-8).
-// On failure returns std::nullopt and sets `error_code` ("invalid_json" or "invalid_request") and
-// `message`.
+// Parses and validates an ingest body (parse_json's limits: nesting at most 128 deep, strict
+// UTF-8). On failure returns std::nullopt and sets `error_code` ("invalid_json" or
+// "invalid_request") and `message`.
 std::optional<EventInput> parse_event_input(std::string_view body, std::string& error_code,
                                             std::string& message);
 

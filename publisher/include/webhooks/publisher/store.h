@@ -119,7 +119,8 @@ class Store {
   // --- Dispatch (store_dispatch.cc) ---
   // Leases up to `limit` due tasks to `lease_owner` until `lease_until`: pending tasks with
   // next_attempt_at <= now, and delivering tasks whose lease lapsed, of enabled endpoints (parked
-  // tasks are not looked at), oldest due first. `lease_owner` must be unique per call (it identifies the batch).
+  // tasks are not looked at), oldest due first. `lease_owner` must be unique per call (it
+  // identifies the batch).
   std::vector<ClaimedTask> claim(const std::string& lease_owner, int limit, UnixMillis now,
                                  UnixMillis lease_until);
   // Writes the attempts and the tasks' next states in one transaction. A task whose lease moved

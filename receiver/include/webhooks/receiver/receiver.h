@@ -98,8 +98,7 @@ struct Config {
 class Headers {
  public:
   Headers() = default;
-  Headers(std::initializer_list<std::pair<std::string, std::string>> entries)
-      : entries_(entries) {}
+  Headers(std::initializer_list<std::pair<std::string, std::string>> entries) : entries_(entries) {}
   // A view of `entries`, any range of (name, value) pairs whose members convert to
   // std::string_view (httplib::Headers, std::vector<std::pair<std::string, std::string>>, ...).
   // Nothing is copied: `entries` must outlive the Headers (and its copies) and stay unchanged
@@ -154,7 +153,7 @@ struct Event {
   const nlohmann::json* payload = nullptr;  // the parsed body: a JSON object nested at most 128
                                             // deep (json_parse.h); numbers beyond 64 bits are
                                             // doubles here, exact in `body`
-  int attempt = 1;               // 1 on the first run, 2 after one failed run, ...
+  int attempt = 1;                          // 1 on the first run, 2 after one failed run, ...
 };
 
 // The handler's verdict. 2xx: handled (stored, replayed to duplicates). A 4xx other than 408,

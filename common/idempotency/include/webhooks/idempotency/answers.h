@@ -49,8 +49,9 @@ std::optional<Response> answer_for(const BeginResult& begun, UnixMillis now,
 // 409 words.in_use_code with `Retry-After: 1`: the operation ran but its lease was taken over
 // (it ran longer than the lease without a heartbeat) or, in this process, another caller holds
 // the key right now. Nothing of this attempt was stored; the holder's answer will be.
-Response in_use(const Vocabulary& words = kRequestVocabulary,
-                std::string_view message = "the idempotency lease was lost while the operation ran");
+Response in_use(
+    const Vocabulary& words = kRequestVocabulary,
+    std::string_view message = "the idempotency lease was lost while the operation ran");
 
 // 503 storage_unavailable with `Retry-After: 1`: the database failed or is unreachable, so a
 // retry soon is the right move; nothing this request asked for was committed.

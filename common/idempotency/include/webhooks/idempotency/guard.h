@@ -33,8 +33,8 @@
 #include "webhooks/idempotency/answers.h"
 #include "webhooks/idempotency/claims.h"
 #include "webhooks/idempotency/group_commit.h"
-#include "webhooks/idempotency/replay_cache.h"
 #include "webhooks/idempotency/lease_keeper.h"
+#include "webhooks/idempotency/replay_cache.h"
 #include "webhooks/idempotency/store.h"
 
 namespace httplib {
@@ -128,8 +128,8 @@ class Guard {
   // storage_unavailable, Error(conflict) 409 idempotency_key_in_use, anything else 500
   // internal_error. Throws Error(storage) when the database fails outside the operation.
   Response run_in_transaction(std::string_view scope, std::optional<std::string_view> key_header,
-                              std::string_view method, std::string_view path,
-                              std::string_view body, const TransactionalOperation& operation);
+                              std::string_view method, std::string_view path, std::string_view body,
+                              const TransactionalOperation& operation);
 
   // cpp-httplib adapters: read the header, method, path and body from `req`, write the answer
   // (status, headers, body with content-type application/json) into `res`. A database failure is

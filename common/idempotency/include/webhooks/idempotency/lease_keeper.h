@@ -26,7 +26,9 @@ class LeaseKeeper {
   // Keeps `lease` renewed while the returned object lives. Thread-safe.
   class Hold {
    public:
-    Hold(Hold&& other) noexcept : keeper_(other.keeper_), id_(other.id_) { other.keeper_ = nullptr; }
+    Hold(Hold&& other) noexcept : keeper_(other.keeper_), id_(other.id_) {
+      other.keeper_ = nullptr;
+    }
     Hold(const Hold&) = delete;
     ~Hold();
 

@@ -57,8 +57,8 @@ struct BeginResult {
   Lease lease;                       // acquired, reacquired: ours; otherwise empty
   std::optional<Response> response;  // replay: the stored response
   UnixMillis lease_expires_at = 0;   // in_progress: when the holder's lease lapses
-  int attempts = 0;                  // how many times the operation has been started, this one included
-  UnixMillis created_at = 0;         // when the record was first created (for logs: age)
+  int attempts = 0;           // how many times the operation has been started, this one included
+  UnixMillis created_at = 0;  // when the record was first created (for logs: age)
   // When the record expires (begin: once committed; peek: if it were begun now).
   UnixMillis expires_at = 0;
   // begin_deferred on SQLite: `acquired` with no record written yet (lease.scope and lease.key
