@@ -2,7 +2,9 @@
 
 #include <sys/wait.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <thread>
 
 #include "support/test_env.h"
 
@@ -99,6 +101,24 @@ Answer Stack::post(const std::string& path, std::optional<std::string> key, cons
       client(api_port)->Post(path.c_str(), auth_headers(token, key), body, "application/json");
   if (!result) FAIL("POST " << path << ": " << httplib::to_string(result.error()));
   return to_answer(result);
+}
+
+void Stack::post_at_once(const std::string& path, const std::string& key, const std::string& body,
+                         std::vector<std::optional<Answer>>& answers) {
+  const int clients_count = static_cast<int>(answers.size());
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < clients_count; ++i) {
+    clients.emplace_back([&, i] {
+      ++ready;
+      while (!go) std::this_thread::yield();
+      answers[static_cast<std::size_t>(i)] = try_post(path, key, body);
+    });
+  }
+  while (ready < clients_count) std::this_thread::yield();
+  go = true;
+  for (auto& t : clients) t.join();
 }
 
 Answer Stack::get(const std::string& path, const std::string& token) {

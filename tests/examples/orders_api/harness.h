@@ -47,6 +47,10 @@ class Stack {
   // Like post, but std::nullopt when the connection fails (e.g. the server died).
   std::optional<Answer> try_post(const std::string& path, std::optional<std::string> key,
                                  const std::string& body, const std::string& token = "key-m1");
+  // answers.size() identical POSTs of `body` with `key`, sent at once from a thread each (all
+  // started before any is sent); each try_post's result in `answers`.
+  void post_at_once(const std::string& path, const std::string& key, const std::string& body,
+                    std::vector<std::optional<Answer>>& answers);
   Answer get(const std::string& path, const std::string& token = "key-m1");
   // PUT with `Authorization: Bearer token` and, when given, `Idempotency-Key: key`.
   Answer put(const std::string& path, const std::string& body, const std::string& token = "key-m1",

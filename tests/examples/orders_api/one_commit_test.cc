@@ -50,25 +50,6 @@ Tally tally(const std::vector<std::optional<Answer>>& answers) {
   return t;
 }
 
-// Sends answers.size() identical POST /orders (key same-30) at once, from a thread each; their
-// answers in `answers`.
-void post_at_once(Stack& s, std::vector<std::optional<Answer>>& answers) {
-  const int kClients = static_cast<int>(answers.size());
-  std::atomic<int> ready{0};
-  std::atomic<bool> go{false};
-  std::vector<std::thread> clients;
-  for (int i = 0; i < kClients; ++i) {
-    clients.emplace_back([&, i] {
-      ++ready;
-      while (!go) std::this_thread::yield();
-      answers[static_cast<std::size_t>(i)] = s.try_post("/orders", "same-30", kOrder);
-    });
-  }
-  while (ready < kClients) std::this_thread::yield();
-  go = true;
-  for (auto& t : clients) t.join();
-}
-
 }  // namespace
 
 TEST_CASE(
@@ -94,7 +75,7 @@ TEST_CASE(
     } while (!finished && steady_clock::now() < deadline);
   });
   while (!watching) std::this_thread::yield();
-  post_at_once(s, answers);
+  s.post_at_once("/orders", "same-30", kOrder, answers);
   finished = true;
   watcher.join();
 

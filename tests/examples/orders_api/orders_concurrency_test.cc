@@ -102,19 +102,7 @@ TEST_CASE("50 concurrent identical requests: one order; every answer 201 with on
   s.start_api({"--operation-delay-ms", "100"});
   constexpr int kClients = 50;
   std::vector<std::optional<Answer>> answers(kClients);
-  std::atomic<int> ready{0};
-  std::atomic<bool> go{false};
-  std::vector<std::thread> clients;
-  for (int i = 0; i < kClients; ++i) {
-    clients.emplace_back([&, i] {
-      ++ready;
-      while (!go) std::this_thread::yield();
-      answers[static_cast<std::size_t>(i)] = s.try_post("/orders", "burst-1", kOrder);
-    });
-  }
-  while (ready < kClients) std::this_thread::yield();
-  go = true;
-  for (auto& t : clients) t.join();
+  s.post_at_once("/orders", "burst-1", kOrder, answers);
 
   int created = 0, fresh = 0, busy = 0;
   std::string body;

@@ -14,9 +14,10 @@ namespace webhooks::test {
 constexpr const char* kToken = "test-token";
 
 struct Client {
-  explicit Client(int port) : http("127.0.0.1", port) {
+  explicit Client(int port, std::chrono::seconds read_timeout = std::chrono::seconds(10))
+      : http("127.0.0.1", port) {
     http.set_connection_timeout(std::chrono::seconds(2));
-    http.set_read_timeout(std::chrono::seconds(10));
+    http.set_read_timeout(read_timeout);
   }
   httplib::Result post(const std::string& path, const nlohmann::json& body,
                        const std::string& key = "", const std::string& token = kToken) {

@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "daemon_client.h"
 #include "process.h"
 #include "publisher/receiver.h"
 #include "support/test_env.h"
@@ -19,8 +20,6 @@ namespace webhooks::test {
 namespace {
 
 using nlohmann::json;
-constexpr const char* kToken = "test-token";
-
 // The database name of a postgresql://…/NAME URL.
 std::string database_name(const std::string& url) { return url.substr(url.rfind('/') + 1); }
 
@@ -70,33 +69,6 @@ class Operator {
   }
   std::unique_ptr<db::Database> db_;
 };
-
-struct Client {
-  explicit Client(int port) : http("127.0.0.1", port) {
-    http.set_connection_timeout(std::chrono::seconds(2));
-    http.set_read_timeout(std::chrono::seconds(20));
-  }
-  httplib::Result post(const std::string& path, const json& body, const std::string& key = "") {
-    httplib::Headers headers{{"Authorization", std::string("Bearer ") + kToken}};
-    if (!key.empty()) headers.emplace("Idempotency-Key", key);
-    return http.Post(path.c_str(), headers, body.dump(), "application/json");
-  }
-  httplib::Result get(const std::string& path) {
-    return http.Get(path.c_str(), {{"Authorization", std::string("Bearer ") + kToken}});
-  }
-  httplib::Client http;
-};
-
-// Waits (real time, up to `limit`) until `done` holds.
-template <typename F>
-bool eventually(F done, std::chrono::seconds limit = std::chrono::seconds(30)) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return done();
-}
 
 TEST_CASE("the pool drops connections PostgreSQL terminated: the next statement succeeds",
           "[pg_faults]") {
@@ -236,7 +208,7 @@ TEST_CASE(
                  "--delivery-lease", "10m", "--batch-size", "8", "--poll-interval", "20ms",
                  "--log-level", "info"},
                 temp_dir("publisherd-pg-gone"));
-  Client client(daemon.wait_listening());
+  Client client(daemon.wait_listening(), std::chrono::seconds(20));
 
   const std::vector<std::string> events = five_events(client, receiver);
   {
