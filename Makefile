@@ -11,7 +11,7 @@ CMAKE_FLAGS ?=
 # Extra flags for build/bin/webhooks-demo, e.g. make demo DEMO_FLAGS="--orders 200 --keep-work-dir"
 DEMO_FLAGS ?=
 
-.PHONY: all deps configure build test bench demo test-sanitize fuzz check-install check-format format clean help
+.PHONY: all deps configure build test bench demo screenshots test-sanitize fuzz check-install check-format format clean help
 
 all: build
 
@@ -20,6 +20,7 @@ help:
 	@echo "make test           install, build, start a throwaway PostgreSQL, run every test"
 	@echo "make build          install dependencies and build into $(BUILD_DIR)/ (binaries in $(BUILD_DIR)/bin)"
 	@echo "make bench          build and print the benchmarks"
+	@echo "make screenshots    run the browser tests and copy their screenshots of the consoles to docs/console/"
 	@echo "make test-sanitize  the test suite built with AddressSanitizer and UBSan in $(SANITIZE_DIR)/"
 	@echo "make fuzz           the libFuzzer harnesses (clang, ASan+UBSan) in $(FUZZ_DIR)/, each run FUZZ_SECONDS=$(FUZZ_SECONDS) s"
 	@echo "make check-install  the libraries alone in $(LIB_DIR)/, installed, with a find_package consumer; $(BUILD_DIR)/'s install"
@@ -39,6 +40,15 @@ test: build
 
 bench: build
 	bash scripts/bench $(BUILD_DIR)
+
+# The browser tests (tests/browser) save a screenshot of each console page in
+# $(BUILD_DIR)/console-screenshots/; this runs them and copies the pictures to docs/console/.
+# docs/development.md, "Browser tests".
+screenshots: build
+	rm -f $(BUILD_DIR)/console-screenshots/*.png
+	ctest --test-dir $(BUILD_DIR) -R '^browser\.' --output-on-failure
+	mkdir -p docs/console
+	cp $(BUILD_DIR)/console-screenshots/*.png docs/console/
 
 test-sanitize: deps
 	cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=Debug -DWEBHOOKS_SANITIZE=ON -DWEBHOOKS_BUILD_BENCH=OFF $(CMAKE_FLAGS)

@@ -1,0 +1,66 @@
+"""Signing in to the publisher's console with the admin token (docs/console.md, "Sessions")."""
+
+import unittest
+
+from console import ConsoleCase
+from stacks import Publisher
+
+CONSOLE_PAGES = ["/console", "/console/endpoints", "/console/events", "/console/events/nope"]
+
+
+class PublisherSignIn(ConsoleCase):
+    @classmethod
+    def set_up_servers(cls, work):
+        cls.publisher = Publisher(work)
+        cls.addClassCleanup(cls.publisher.close)
+        return cls.publisher.base
+
+    def session_cookie(self):
+        return self.browser.driver.get_cookie("webhooks_console")
+
+    def test_1_every_page_without_a_session_goes_to_the_login_form(self):
+        b = self.browser
+        for page in CONSOLE_PAGES:
+            b.open(page)
+            self.assertEqual(b.path(), "/console/login", page)
+            self.assertEqual(b.find("#login-form").get_attribute("action"),
+                             b.base + "/console/login")
+            self.assertEqual(b.find("#token").get_attribute("type"), "password")
+            self.assertEqual(b.find_all("#nav-overview"), [], page)
+        b.screenshot("login")
+
+    def test_2_a_wrong_token_shows_the_error_and_no_session(self):
+        b = self.browser
+        self.assertEqual(b.sign_in(self.publisher.token + "x"), "/console/login")
+        self.assertTrue(b.find("#login-error").is_displayed())
+        self.assertIsNone(self.session_cookie())
+        b.open("/console")
+        self.assertEqual(b.path(), "/console/login")
+
+    def test_3_the_admin_token_lands_on_the_overview(self):
+        b = self.browser
+        self.assertEqual(b.sign_in(self.publisher.token), "/console")
+        self.assertEqual(b.find_all("#login-error"), [])
+        b.find("svg#chart-deliveries")
+        b.find("table#queue-depth")
+        cookie = self.session_cookie()
+        self.assertTrue(cookie["httpOnly"])
+        self.assertEqual(cookie["sameSite"], "Strict")
+        self.assertEqual(cookie["path"], "/")
+        self.assertNotEqual(b.find("meta[name=csrf-token]").get_attribute("content"), "")
+        b.find("#nav-events").click()
+        b.wait(lambda d: self.browser.path() == "/console/events", "the events page")
+        b.find("table#events")
+
+    def test_4_sign_out_ends_the_session(self):
+        b = self.browser
+        b.open("/console")
+        b.find("#sign-out").click()
+        b.wait(lambda d: self.browser.path() == "/console/login", "the login form")
+        self.assertIsNone(self.session_cookie())
+        b.open("/console/endpoints")
+        self.assertEqual(b.path(), "/console/login")
+
+
+if __name__ == "__main__":
+    unittest.main()
