@@ -10,7 +10,7 @@ import unittest
 import urllib.parse
 
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import JavascriptException, NoAlertPresentException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -116,6 +116,20 @@ class Browser:
         self.wait(lambda d: d.current_url != before or d.find_elements(By.ID, "login-error"),
                   "the answer to the login form")
         return self.path()
+
+    def act(self, action):
+        """Presses button[data-action=ACTION] and waits for the answer in #action-result, which
+        the page's script writes after the API call (and keeps across its reload); its text."""
+        self.find(f"button[data-action='{action}']").click()
+
+        def result(driver):
+            text = driver.execute_script(
+                "const e = document.getElementById('action-result'); return e && e.textContent;")
+            done = text and text.startswith(action + ": ") and not text.endswith("...")
+            return text if done else None
+        return WebDriverWait(self.driver, WAIT_S, poll_frequency=0.1,
+                             ignored_exceptions=[JavascriptException]).until(
+            result, f"the result of {action}")
 
     def set_value(self, css, value):
         """Sets an input's value as a user would (fires input and change)."""

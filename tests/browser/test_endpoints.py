@@ -56,8 +56,9 @@ class EndpointsConsole(ConsoleCase):
         b.wait(lambda d: b.path() == f"/console/endpoints/{self.down}", "the endpoint page")
         self.assertEqual(b.text("#endpoint-state"), "disabled")
         self.assertEqual(b.text("#disabled-reason"), "failing continuously")
-        b.find("button[data-action=enable]").click()
-        b.wait_reloading(lambda page: page.text("#endpoint-state") == "enabled", "enabled")
+        self.assertEqual(b.act("enable"), "enable: done (200)")
+        self.assertEqual(b.text("#endpoint-state"), "enabled")
+        self.assertEqual(b.text("#disabled-reason"), "")
         self.assertTrue(p.endpoint(self.down)["enabled"])
         p.wait_task_state(self.first, self.down, "succeeded")
 
@@ -66,13 +67,12 @@ class EndpointsConsole(ConsoleCase):
         self.assertIsNone(p.task(self.missed, self.down))
         created = p.api.expect(200, "GET", f"/v1/events/{self.missed}")["created_at"]
         b.open(f"/console/endpoints/{self.down}")
-        b.set_value("input#since", created[:16])  # 2026-12-02T13:45: the minute it came in
-        b.find("button[data-action=replay-missing]").click()
+        b.set_value("input#since", created[:19])  # 2026-12-02T13:45:12, the browser is on UTC
+        self.assertEqual(b.act("replay-missing"), "replay-missing: done (202) tasks=1")
         task = p.wait_task_state(self.missed, self.down, "succeeded")
         self.assertEqual(task["attempts"], 1)
         first = p.api.expect(200, "GET", f"/v1/events/{self.first}")["tasks"]
         self.assertEqual([t["endpoint_id"] for t in first], [self.down])  # not queued twice
-        b.wait(lambda d: b.text("#action-result") != "", "the action's result")
         b.screenshot("endpoint")
         b.open(f"/console/events/{self.missed}")
         row = f"table#tasks tr[data-task-id='{task['id']}']"
