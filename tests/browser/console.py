@@ -29,7 +29,7 @@ WAIT_S = 15
 
 
 def screenshot_dir():
-    """WEBHOOKS_SCREENSHOT_DIR (CMake sets BUILD/console-screenshots), else ./console-screenshots."""
+    """WEBHOOKS_SCREENSHOT_DIR (CMake: BUILD/console-screenshots), else ./console-screenshots."""
     path = os.environ.get("WEBHOOKS_SCREENSHOT_DIR") or os.path.join(os.getcwd(),
                                                                       "console-screenshots")
     os.makedirs(path, exist_ok=True)

@@ -40,7 +40,8 @@ class OrdersKeysConsole(ConsoleCase):
         return f"table#keys tr[data-key='{key}']"
 
     def listed_keys(self):
-        return [r.get_attribute("data-key") for r in self.browser.find_all("table#keys tr[data-key]")]
+        rows = self.browser.find_all("table#keys tr[data-key]")
+        return [r.get_attribute("data-key") for r in rows]
 
     def test_1_a_wrong_key_is_refused_and_the_merchant_key_signs_in(self):
         b = self.browser
