@@ -103,6 +103,7 @@ void AdminApi::mount(http::Server& server) {
   mount_endpoints(server);
   mount_events(server);
   mount_console(server);
+  mount_console_pages(server);
 }
 
 }  // namespace webhooks::publisher

@@ -50,14 +50,14 @@ std::string queue_table(const OverviewFigures& f, UnixMillis now) {
   return out;
 }
 
-std::string attention_list(const std::vector<Endpoint>& endpoints, UnixMillis now) {
+std::string attention_list(const std::vector<EndpointAttention>& endpoints, UnixMillis now) {
   std::string out = "<h2>Endpoints needing attention</h2>\n<ul id=\"attention\">";
-  for (const Endpoint& e : endpoints) {
-    out += "<li data-endpoint-id=\"" + escape_html(e.id) + "\">" + endpoint_link(e.id, e.id) +
-           " (" + escape_html(e.merchant_id) + "): ";
+  for (const EndpointAttention& e : endpoints) {
+    out += "<li data-endpoint-id=\"" + escape_html(e.endpoint_id) + "\">" +
+           endpoint_link(e.endpoint_id, e.endpoint_id) + " (" + escape_html(e.merchant_id) + "): ";
     out += e.enabled
                ? "failing for " + escape_html(console_age(now - e.failing_since.value_or(now)))
-               : "disabled, " + escape_html(e.disabled_reason);
+               : "disabled, " + escape_html(e.reason);
     out += "</li>";
   }
   if (endpoints.empty()) out += "<li class=\"none\">none</li>";

@@ -127,6 +127,8 @@ std::string event_body(const Event& e, const std::vector<Task>& tasks,
   out += "<dt>Type</dt><dd><span id=\"event-type\">" + escape_html(e.type) + "</span></dd>";
   out += "<dt>Merchant</dt><dd><span id=\"event-merchant\">" + escape_html(e.merchant_id) +
          "</span></dd>";
+  out += "<dt>Idempotency key</dt><dd><span id=\"event-idempotency-key\">" +
+         escape_html(e.idempotency_key) + "</span></dd>";
   out += "<dt>Created</dt><dd><span id=\"event-created\">" +
          escape_html(console_time(e.created_at)) + "</span></dd></dl>\n";
   out +=

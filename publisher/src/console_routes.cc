@@ -55,7 +55,7 @@ detail::EventFilter event_filter(const Request& req, std::string& error) {
 
 }  // namespace
 
-void AdminApi::mount_console(http::Server& server) {
+void AdminApi::mount_console_pages(http::Server& server) {
   sessions_.mount(server, kTitle);
   server.Get("/", [](const Request&, Response& res) { console::redirect(res, "/console"); });
   server.Get("/console", [this](const Request& req, Response& res) {

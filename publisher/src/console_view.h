@@ -39,7 +39,7 @@ struct OverviewFigures {
   std::vector<double> failure_percent;   // 60 minutes, oldest first
   std::map<TaskState, std::int64_t> tasks;
   std::optional<UnixMillis> oldest_pending_since;
-  std::vector<Endpoint> attention;  // disabled or failing
+  std::vector<EndpointAttention> attention;  // disabled or failing
 };
 
 inline constexpr int kEventsPerPage = 50;

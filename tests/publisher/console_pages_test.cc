@@ -185,4 +185,88 @@ TEST_CASE("console: a cookie-authenticated change needs the session's X-CSRF-Tok
   CHECK(out->get_header_value("Location") == "/console/login");
 }
 
+namespace {
+
+int count_of(const std::string& page, const std::string& text) {
+  int n = 0;
+  for (std::size_t at = page.find(text); at != std::string::npos; at = page.find(text, at + 1)) ++n;
+  return n;
+}
+
+// The href of a#next-page, unescaped (&amp; -> &), or "".
+std::string next_page(const std::string& page) {
+  const std::string start = "<a id=\"next-page\" href=\"";
+  const std::size_t at = page.find(start);
+  if (at == std::string::npos) return "";
+  std::string href =
+      page.substr(at + start.size(), page.find('"', at + start.size()) - at - start.size());
+  for (std::size_t amp = href.find("&amp;"); amp != std::string::npos; amp = href.find("&amp;")) {
+    href.replace(amp, 5, "&");
+  }
+  return href;
+}
+
+}  // namespace
+
+TEST_CASE("console: the events page filters, searches and pages with a cursor") {
+  Console c("console_paging");
+  for (int i = 0; i < 51; ++i) c.f.publish("m_1", "t.a");
+  const publisher::Accepted other = c.f.publish("m_2", "t.b");
+  c.sign_in();
+  const std::string first = c.get("/console/events");
+  CHECK(count_of(first, "<tr data-event-id=") == 50);
+  CHECK(first.find("<tr data-event-id=\"" + other.event_id + "\">") <
+        first.find("<td class=\"type\">t.a"));
+  const std::string href = next_page(first);
+  REQUIRE(href.starts_with("/console/events?cursor="));
+  const std::string second = c.get(href);
+  CHECK(count_of(second, "<tr data-event-id=") == 2);
+  CHECK(next_page(second).empty());
+  const std::string by_type = c.get("/console/events?type=t.b");
+  CHECK(count_of(by_type, "<tr data-event-id=") == 1);
+  CHECK(has(by_type, "<input name=\"type\" id=\"filter-type\" value=\"t.b\""));
+  const std::string by_id = c.get("/console/events?q=" + other.event_id);
+  CHECK(count_of(by_id, "<tr data-event-id=\"" + other.event_id + "\">") == 1);
+  CHECK(count_of(c.get("/console/events?merchant_id=m_1&type=t.a"), "<tr data-event-id=") == 50);
+  CHECK(has(c.get("/console/events?state=dead"), "<p id=\"no-events\">No events match.</p>"));
+  auto bad = c.client().Get("/console/events?state=lost", {{"Cookie", c.cookie}});
+  REQUIRE(bad);
+  CHECK(bad->status == 400);
+  CHECK(has(bad->body,
+            "<p id=\"filter-error\" class=\"error\">state must be pending, delivering, succeeded "
+            "or dead</p>"));
+  auto bad_time = c.client().Get("/console/events?since=yesterday", {{"Cookie", c.cookie}});
+  CHECK(bad_time->status == 400);
+}
+
+TEST_CASE("console: an endpoint's figures, and a disabled one on the overview") {
+  Receiver receiver;
+  Console c("console_figures");
+  const publisher::Endpoint endpoint = c.f.add_endpoint("m_1", receiver.url());
+  const publisher::Accepted accepted = c.f.publish("m_1", "order.created");
+  REQUIRE(c.f.dispatcher.run_once() == 1);
+  const auto attempt = c.f.store.attempts_of_event(accepted.event_id).at(0);
+  const publisher::Endpoint off = c.f.add_endpoint("m_2", receiver.url());
+  REQUIRE(c.f.store.set_enabled(off.id, false, "410 Gone", c.f.clock.now_ms()));
+  c.sign_in();
+  const std::string endpoints = c.get("/console/endpoints");
+  CHECK(has(endpoints, "<td class=\"success-rate\">100%</td><td class=\"p50\">" +
+                           std::to_string(attempt.latency_ms) + " ms</td><td class=\"p99\">" +
+                           std::to_string(attempt.latency_ms) +
+                           " ms</td><td class=\"last-status\">200</td>"));
+  CHECK(has(endpoints,
+            "<td class=\"state disabled\">disabled</td><td class=\"reason\">410 Gone</td>"));
+  const std::string page = c.get("/console/endpoints/" + off.id);
+  CHECK(has(page, "<span id=\"endpoint-state\">disabled</span>"));
+  CHECK(has(page, "<span id=\"disabled-reason\">410 Gone</span>"));
+  const std::string overview = c.get("/console");
+  CHECK(has(overview, "<li data-endpoint-id=\"" + off.id + "\">"));
+  CHECK_FALSE(has(overview, "<li data-endpoint-id=\"" + endpoint.id + "\">"));
+  CHECK(has(overview, "<text class=\"y-max\" x=\"44\" y=\"24\" text-anchor=\"end\">0.02/s</text>"));
+  CHECK(has(overview, "<text class=\"y-max\" x=\"44\" y=\"24\" text-anchor=\"end\">0%</text>"));
+  auto missing = c.client().Get("/console/endpoints/nope", {{"Cookie", c.cookie}});
+  CHECK(missing->status == 404);
+  CHECK(has(missing->body, "<p id=\"not-found\">No such endpoint.</p>"));
+}
+
 }  // namespace webhooks::test
