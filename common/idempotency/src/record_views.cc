@@ -13,8 +13,8 @@ namespace webhooks::idempotency {
 namespace {
 
 // The same on both engines.
-#define WEBHOOKS_VIEW_COLUMNS                                                               \
-  "idempotency_key, fingerprint, state, attempts, response_status, response_body, "         \
+#define WEBHOOKS_VIEW_COLUMNS                                                       \
+  "idempotency_key, fingerprint, state, attempts, response_status, response_body, " \
   "created_at, updated_at, expires_at, route, replays, conflicts, mismatches"
 
 enum ViewColumn {
@@ -116,8 +116,7 @@ std::optional<RecordView> Store::lookup(std::string_view scope, std::string_view
 
 ListPage Store::list(std::string_view scope, const ListQuery& query, UnixMillis now) {
   if (query.limit < 1 || query.limit > kMaxListLimit) {
-    throw Error(ErrorCode::invalid_argument,
-                "limit must be 1 to " + std::to_string(kMaxListLimit));
+    throw Error(ErrorCode::invalid_argument, "limit must be 1 to " + std::to_string(kMaxListLimit));
   }
   const Cursor cursor = parse_cursor(query.cursor);
   std::int64_t lowest = detail::kInProgress, highest = detail::kFailed;
@@ -126,10 +125,9 @@ ListPage Store::list(std::string_view scope, const ListQuery& query, UnixMillis 
                        : *query.state == State::failed  ? detail::kFailed
                                                         : detail::kInProgress;
   }
-  const db::Rows rows =
-      db_->read(kList, {scope, now, query.created_from, query.created_until, lowest, highest,
-                        cursor.created_at, std::string_view(cursor.key),
-                        std::int64_t{query.limit} + 1});
+  const db::Rows rows = db_->read(
+      kList, {scope, now, query.created_from, query.created_until, lowest, highest,
+              cursor.created_at, std::string_view(cursor.key), std::int64_t{query.limit} + 1});
   ListPage page;
   const std::size_t shown = std::min(rows.size(), static_cast<std::size_t>(query.limit));
   for (std::size_t i = 0; i < shown; ++i) page.records.push_back(view_of(rows, i));

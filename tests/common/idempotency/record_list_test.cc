@@ -108,7 +108,7 @@ TEST_CASE("counted replays, 409s and 422s reach the record only when flushed") {
   for (int i = 0; i < 3; ++i) f.store.counts().add("m1", "k1", BeginOutcome::in_progress);
   for (int i = 0; i < 2; ++i) f.store.counts().add("m1", "k1", BeginOutcome::mismatch);
   f.store.counts().add("m1", "k1", BeginOutcome::reacquired);  // not counted
-  f.store.counts().add("m1", "gone", BeginOutcome::replay);     // no record: nothing written
+  f.store.counts().add("m1", "gone", BeginOutcome::replay);    // no record: nothing written
   CHECK(f.store.counts().pending_keys() == 2);
   CHECK(f.store.lookup("m1", "k1", kT0 + 2)->replays == 0);  // not flushed yet
 
@@ -142,12 +142,18 @@ TEST_CASE("the guard counts each replay, 409 and 422 without a write, Maintenanc
   CHECK(post("k1", "{\"a\":1}").status == 201);
   for (int i = 0; i < 4; ++i) CHECK(post("k1", "{\"a\":1}").status == 201);  // replays
   for (int i = 0; i < 3; ++i) CHECK(post("k1", "{\"a\":2}").status == 422);
-  CHECK(guard.run("m1", "k2", "POST", "/payouts", "{}", [&](Attempt&) {
-               CHECK(guard.run("m1", "k2", "POST", "/payouts", "{}", [](Attempt&) {
-                        return Response{201, {}, "{}"};
-                      }).status == 409);
-               return Response{502, {}, "{}"};
-             }).status == 502);
+  CHECK(guard
+            .run("m1", "k2", "POST", "/payouts", "{}",
+                 [&](Attempt&) {
+                   CHECK(guard
+                             .run("m1", "k2", "POST", "/payouts", "{}",
+                                  [](Attempt&) {
+                                    return Response{201, {}, "{}"};
+                                  })
+                             .status == 409);
+                   return Response{502, {}, "{}"};
+                 })
+            .status == 502);
   {
     Maintenance maintenance(f.store, clock, 1h, 1h);
     CHECK(maintenance.run_once().flushed == 2);

@@ -39,7 +39,7 @@ struct RecordView {
 
 // Store::list's filter and page. Times are Unix milliseconds.
 struct ListQuery {
-  std::optional<State> state;  // only records in this state; none: every state
+  std::optional<State> state;   // only records in this state; none: every state
   UnixMillis created_from = 0;  // created_at >= created_from
   UnixMillis created_until = std::numeric_limits<UnixMillis>::max();  // created_at < this
   // ListPage::next_cursor of the previous page; empty: the newest records. Opaque.
