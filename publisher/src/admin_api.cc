@@ -91,6 +91,7 @@ void AdminApi::mount(http::Server& server) {
   });
   mount_endpoints(server);
   mount_events(server);
+  mount_console(server);
 }
 
 }  // namespace webhooks::publisher

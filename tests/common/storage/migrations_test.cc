@@ -56,7 +56,7 @@ TEST_CASE("each component creates only its own tables, recorded as (component, v
   CHECK(db->migrate({idempotency::schema(), outbox::schema()}, 2000) == 1);
   CHECK(table_names(*db) == Names{"idempotency_records", "outbox", "webhooks_migrations"});
 
-  CHECK(db->migrate({idempotency::schema(), publisher::schema()}, 3000) == 2);
+  CHECK(db->migrate({idempotency::schema(), publisher::schema()}, 3000) == 3);
   CHECK(table_names(*db) ==
         with({"idempotency_records", "outbox", "webhooks_migrations"}, kPublisherTables));
   CHECK(db->migrate({idempotency::schema(), outbox::schema(), publisher::schema()}, 4000) == 0);
@@ -65,7 +65,8 @@ TEST_CASE("each component creates only its own tables, recorded as (component, v
                                              {"idempotency", 3, "0003_record_views", 1000},
                                              {"outbox", 1, "0001_outbox", 2000},
                                              {"publisher", 1, "0001_queue", 3000},
-                                             {"publisher", 2, "0002_parked_tasks", 3000}});
+                                             {"publisher", 2, "0002_parked_tasks", 3000},
+                                             {"publisher", 3, "0003_console", 3000}});
 }
 
 TEST_CASE("a publisher's database holds no outbox; nothing but the bookkeeping for none") {
@@ -112,9 +113,12 @@ TEST_CASE("a database made by the old single-sequence code is adopted in place, 
   CHECK(bookkeeping(*db) == adopted);
   CHECK(table_names(*db) == with(legacy_tables, {"webhooks_migrations"}));
   CHECK(db->exec("SELECT COUNT(*) FROM schema_migrations").integer(0, 0) == 5);
-  // Every component after it: nothing to apply either, nothing adopted twice.
-  CHECK(db->migrate({idempotency::schema(), outbox::schema(), publisher::schema()}, kT0 + 2) == 0);
-  CHECK(bookkeeping(*db) == adopted);
+  // Every component after it: only the publisher's migrations newer than the old code's (0003),
+  // nothing adopted twice.
+  CHECK(db->migrate({idempotency::schema(), outbox::schema(), publisher::schema()}, kT0 + 2) == 1);
+  std::vector<Row> upgraded = adopted;
+  upgraded.push_back({"publisher", 3, "0003_console", kT0 + 2});
+  CHECK(bookkeeping(*db) == upgraded);
 
   idempotency::Store records(db, {std::chrono::seconds(30), std::chrono::hours(24)});
   const auto replay = records.begin("m1", "order-1", fp, kT0 + 3);

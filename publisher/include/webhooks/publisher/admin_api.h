@@ -1,5 +1,6 @@
 // The publisher's HTTP API on a cpp-httplib server (docs/operations.md, "The API in one page"):
-// endpoints, events, attempts, replay, recovery, ingest, /healthz and /metrics.
+// endpoints, events, attempts, replay, recovery, replay-missing, an endpoint's stats, the
+// overview, ingest, /healthz and /metrics.
 //
 //   AdminApi api(store, ingest, guard, metrics, clock, options);
 //   api.mount(server);   // then bind and listen
@@ -39,7 +40,8 @@ struct AdminOptions {
   SsrfOptions ssrf;         // endpoint URLs are checked at creation and on PATCH
   // How long a rotated-out secret keeps signing (so receivers can switch over). Default 24 h.
   std::chrono::milliseconds rotation_grace{std::chrono::hours(24)};
-  // Replay refuses events older than this (the receivers' dedup window). Default 7 days.
+  // Replay refuses events older than this (the receivers' dedup window), replay-missing a
+  // `since` further back. Default 7 days.
   std::chrono::milliseconds replay_max_age{std::chrono::hours(24 * 7)};
   // Largest request body accepted; larger ones answer 413. Default 1 MiB.
   std::size_t body_limit = 1 << 20;
@@ -58,6 +60,7 @@ class AdminApi {
  private:
   void mount_endpoints(http::Server& server);
   void mount_events(http::Server& server);
+  void mount_console(http::Server& server);  // replay-missing, stats, overview
 
   Store& store_;
   Ingest& ingest_;
