@@ -5,6 +5,7 @@
 #include <iostream>
 #include <map>
 
+#include "keys.h"
 #include "orders.h"
 #include "partner_client.h"
 #include "payouts.h"
@@ -57,6 +58,7 @@ class Api {
         keeper_(store_, clock),
         maintenance_(store_, clock, std::min<milliseconds>(seconds(10), store_.settings().lease)),
         guard_(store_, keeper_, clock),
+        clock_(clock),
         ids_(clock),
         partner_(partner_options(config.partner_url, config.partner_timeout_ms,
                                  config.partner_attempts)),
@@ -77,6 +79,8 @@ class Api {
                 [this](const Request& req, httplib::Response& res) { create_payout(req, res); });
     server.Get(R"(/payouts/([^/]+))",
                [this](const Request& req, httplib::Response& res) { get_payout(req, res); });
+    server.Get(R"(/v1/idempotency-keys/(.+))",
+               [this](const Request& req, httplib::Response& res) { get_key(req, res); });
     server.Get("/healthz", [this](const Request&, httplib::Response& res) { healthz(res); });
     server.set_exception_handler(answer_exception);
   }
@@ -135,6 +139,13 @@ class Api {
     }
   }
 
+  // GET /v1/idempotency-keys/KEY: the caller's own record of KEY (keys.h).
+  void get_key(const httplib::Request& req, httplib::Response& res) {
+    if (const auto merchant = authenticate(req, res)) {
+      write(lookup_key(store_, *merchant, req.matches[1].str(), clock_.now_ms()), res);
+    }
+  }
+
   // GET /healthz: 200 while the database answers.
   void healthz(httplib::Response& res) {
     db_->exec("SELECT 1");
@@ -189,6 +200,7 @@ class Api {
   idempotency::LeaseKeeper keeper_;
   idempotency::Maintenance maintenance_;
   idempotency::Guard guard_;
+  const Clock& clock_;
   UuidV7Generator ids_;
   PartnerClient partner_;
   Orders orders_;
