@@ -4,6 +4,7 @@ One browser per test class (ConsoleCase.browser); everything a test reads from a
 through the ids and attributes of the console contract (docs/console.md).
 """
 
+import base64
 import os
 import signal
 import unittest
@@ -139,13 +140,14 @@ class Browser:
             "e.dispatchEvent(new Event('change', {bubbles: true}));", self.find(css), value)
 
     def screenshot(self, name):
-        """Saves the whole page (up to 2400 px tall) as NAME.png in screenshot_dir()."""
+        """Saves the whole page, 1280 px wide and up to 2400 px tall, as NAME.png in
+        screenshot_dir() (Chromium's own capture beyond the viewport, through DevTools)."""
         height = self.driver.execute_script("return document.documentElement.scrollHeight")
-        self.driver.set_window_size(1280, max(720, min(int(height), 2400)))
-        try:
-            self.driver.save_screenshot(os.path.join(screenshot_dir(), name + ".png"))
-        finally:
-            self.driver.set_window_size(1280, 900)
+        shot = self.driver.execute_cdp_cmd("Page.captureScreenshot", {
+            "format": "png", "captureBeyondViewport": True,
+            "clip": {"x": 0, "y": 0, "width": 1280, "height": min(int(height), 2400), "scale": 1}})
+        with open(os.path.join(screenshot_dir(), name + ".png"), "wb") as f:
+            f.write(base64.b64decode(shot["data"]))
 
 
 class ConsoleCase(unittest.TestCase):

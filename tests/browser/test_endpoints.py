@@ -56,6 +56,7 @@ class EndpointsConsole(ConsoleCase):
         b.wait(lambda d: b.path() == f"/console/endpoints/{self.down}", "the endpoint page")
         self.assertEqual(b.text("#endpoint-state"), "disabled")
         self.assertEqual(b.text("#disabled-reason"), "failing continuously")
+        b.screenshot("endpoint")
         self.assertEqual(b.act("enable"), "enable: done (200)")
         self.assertEqual(b.text("#endpoint-state"), "enabled")
         self.assertEqual(b.text("#disabled-reason"), "")
@@ -73,7 +74,6 @@ class EndpointsConsole(ConsoleCase):
         self.assertEqual(task["attempts"], 1)
         first = p.api.expect(200, "GET", f"/v1/events/{self.first}")["tasks"]
         self.assertEqual([t["endpoint_id"] for t in first], [self.down])  # not queued twice
-        b.screenshot("endpoint")
         b.open(f"/console/events/{self.missed}")
         row = f"table#tasks tr[data-task-id='{task['id']}']"
         self.assertEqual(b.cell(row, "endpoint"), self.down)
