@@ -98,7 +98,8 @@ EventPage Store::list_event_page(const EventQuery& q) {
   // Only the tasks' walk repeats an event (once per task in the state), so only it passes again.
   for (int pass = 0; pass <= q.limit; ++pass) {
     Statement s(by_tasks ? sql::kPageFromTasks : sql::kPageFromEvents);
-    if (by_tasks) s.add(" AND t.state = $?", {state});
+    // A literal (one of four fixed words), so the state's partial index is taken.
+    if (by_tasks) s.add(" AND t.state = '" + state + "'", {});
     if (!q.merchant_id.empty()) s.add(" AND e.merchant_id = $?", {q.merchant_id});
     if (!q.type.empty()) s.add(" AND e.event_type = $?", {q.type});
     if (q.since) s.add(std::string(" AND ") + std::string(time) + " >= $?", {*q.since});
@@ -153,10 +154,10 @@ std::optional<int> Store::replay_missing(const std::string& endpoint_id, UnixMil
   std::optional<int> created;
   db_->transact([&](db::Transaction& tx) {
     created.reset();
-    const db::Rows endpoint = tx.exec(db_->engine() == db::Engine::postgres
-                                          ? sql::kSelectMissingEndpointLocked
-                                          : sql::kSelectMissingEndpoint,
-                                      {endpoint_id});
+    const db::Rows endpoint =
+        tx.exec(db_->engine() == db::Engine::postgres ? sql::kSelectMissingEndpointLocked
+                                                      : sql::kSelectMissingEndpoint,
+                {endpoint_id});
     if (endpoint.empty()) return;
     const std::vector<std::string> filter = parse_types(endpoint.text(0, 1));
     const std::int64_t parked = endpoint.integer(0, 2) != 0 ? 0 : 1;
@@ -166,8 +167,8 @@ std::optional<int> Store::replay_missing(const std::string& endpoint_id, UnixMil
     for (std::size_t r = 0; r < events.size(); ++r) {
       if (!filter_matches(filter, events.text(r, 1))) continue;
       *created += static_cast<int>(
-          tx.exec(sql::kInsertMissingTask, {events.text(r, 0), endpoint_id, std::int64_t{now},
-                                            events.integer(r, 2), parked})
+          tx.exec(sql::kInsertMissingTask,
+                  {events.text(r, 0), endpoint_id, std::int64_t{now}, events.integer(r, 2), parked})
               .affected());
     }
   });
