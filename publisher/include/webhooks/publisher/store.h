@@ -64,7 +64,7 @@ inline constexpr std::string_view kFailingContinuously = "failing continuously";
 
 // Which events a listing returns (GET /v1/events, the console's events page). Every filter set
 // applies (AND). Each combination reads one index range: newest first, at most `limit` + 1 rows
-// (a filter by state walks the tasks' (state, event_created_at, event_id) index instead).
+// (a filter by state walks that state's tasks by their event's created_at instead).
 struct EventQuery {
   std::string merchant_id;          // empty: every merchant
   std::string type;                 // empty: every type; else this exact type
