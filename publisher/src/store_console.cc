@@ -153,10 +153,10 @@ std::optional<int> Store::replay_missing(const std::string& endpoint_id, UnixMil
   std::optional<int> created;
   db_->transact([&](db::Transaction& tx) {
     created.reset();
-    const db::Rows endpoint = tx.exec(db_->engine() == db::Engine::postgres
-                                          ? sql::kSelectMissingEndpointLocked
-                                          : sql::kSelectMissingEndpoint,
-                                      {endpoint_id});
+    const db::Rows endpoint =
+        tx.exec(db_->engine() == db::Engine::postgres ? sql::kSelectMissingEndpointLocked
+                                                      : sql::kSelectMissingEndpoint,
+                {endpoint_id});
     if (endpoint.empty()) return;
     const std::vector<std::string> filter = parse_types(endpoint.text(0, 1));
     const std::int64_t parked = endpoint.integer(0, 2) != 0 ? 0 : 1;
@@ -166,8 +166,8 @@ std::optional<int> Store::replay_missing(const std::string& endpoint_id, UnixMil
     for (std::size_t r = 0; r < events.size(); ++r) {
       if (!filter_matches(filter, events.text(r, 1))) continue;
       *created += static_cast<int>(
-          tx.exec(sql::kInsertMissingTask, {events.text(r, 0), endpoint_id, std::int64_t{now},
-                                            events.integer(r, 2), parked})
+          tx.exec(sql::kInsertMissingTask,
+                  {events.text(r, 0), endpoint_id, std::int64_t{now}, events.integer(r, 2), parked})
               .affected());
     }
   });

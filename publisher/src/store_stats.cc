@@ -25,7 +25,8 @@ std::vector<MinuteBucket> minutes(db::Database& db, UnixMillis now) {
   const UnixMillis end = (now / kMinute + 1) * kMinute;
   const UnixMillis start = end - kMinutes * kMinute;
   std::vector<MinuteBucket> buckets(kMinutes);
-  for (int i = 0; i < kMinutes; ++i) buckets[static_cast<std::size_t>(i)].start = start + i * kMinute;
+  for (int i = 0; i < kMinutes; ++i)
+    buckets[static_cast<std::size_t>(i)].start = start + i * kMinute;
   const db::Rows rows = db.read(sql::kSelectMinutes, {std::int64_t{start}, std::int64_t{end}});
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const std::int64_t i = rows.integer(r, 0);

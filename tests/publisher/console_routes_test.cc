@@ -78,8 +78,8 @@ TEST_CASE("GET /v1/events pages by cursor, filters, searches keys; bad parameter
   CHECK(ids_of(s.call("GET", "/v1/events?since=2023-11-14T22:13:21Z&until=2023-11-14T22:13:22Z")
                    .second) == std::vector<std::string>{e2});
 
-  for (const char* bad : {"state=lost", "until=yesterday", "since=soon", "cursor=nope",
-                          "limit=0"}) {
+  for (const char* bad :
+       {"state=lost", "until=yesterday", "since=soon", "cursor=nope", "limit=0"}) {
     const auto [code, error] = s.call("GET", std::string("/v1/events?") + bad);
     CHECK(code == 400);
     CHECK(error.at("error").at("code") == "invalid_request");

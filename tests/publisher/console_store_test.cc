@@ -96,37 +96,37 @@ TEST_CASE("every filter of the events listing, alone and together", "[console]")
   CHECK(w.list([](EventQuery& q) { q.merchant_id = "m1"; }) == V{w.e3, w.e1});
   CHECK(w.list([](EventQuery& q) { q.type = "order.created"; }) == V{w.e4, w.e1});
   CHECK(w.list([](EventQuery& q) {
-          q.merchant_id = "m2";
-          q.type = "order.created";
-        }) == V{w.e4});
+    q.merchant_id = "m2";
+    q.type = "order.created";
+  }) == V{w.e4});
   CHECK(w.list([](EventQuery& q) { q.state = TaskState::dead; }) == V{w.e1});
   CHECK(w.list([](EventQuery& q) { q.state = TaskState::succeeded; }) == V{w.e3});
   CHECK(w.list([](EventQuery& q) { q.state = TaskState::pending; }) == V{w.e2});
   CHECK(w.list([](EventQuery& q) { q.state = TaskState::delivering; }).empty());
   CHECK(w.list([&](EventQuery& q) {
-          q.state = TaskState::pending;
-          q.merchant_id = "m1";
-        }).empty());
+           q.state = TaskState::pending;
+           q.merchant_id = "m1";
+         }).empty());
   CHECK(w.list([&](EventQuery& q) { q.since = w.t0 + 1000; }) == V{w.e4, w.e3, w.e2});
   CHECK(w.list([&](EventQuery& q) { q.until = w.t0 + 2000; }) == V{w.e2, w.e1});
   CHECK(w.list([&](EventQuery& q) {
-          q.since = w.t0 + 1000;
-          q.until = w.t0 + 3000;
-        }) == V{w.e3, w.e2});
+    q.since = w.t0 + 1000;
+    q.until = w.t0 + 3000;
+  }) == V{w.e3, w.e2});
   CHECK(w.list([&](EventQuery& q) {
-          q.state = TaskState::dead;
-          q.until = w.t0 + 1;
-        }) == V{w.e1});
+    q.state = TaskState::dead;
+    q.until = w.t0 + 1;
+  }) == V{w.e1});
   CHECK(w.list([&](EventQuery& q) { q.q = w.e2; }) == V{w.e2});
   CHECK(w.list([](EventQuery& q) { q.q = "k-shared"; }) == V{w.e4, w.e1});
   CHECK(w.list([](EventQuery& q) {
-          q.q = "k-shared";
-          q.state = TaskState::dead;
-        }) == V{w.e1});
+    q.q = "k-shared";
+    q.state = TaskState::dead;
+  }) == V{w.e1});
   CHECK(w.list([](EventQuery& q) {
-          q.q = "k-shared";
-          q.merchant_id = "m2";
-        }) == V{w.e4});
+    q.q = "k-shared";
+    q.merchant_id = "m2";
+  }) == V{w.e4});
   CHECK(w.list([](EventQuery& q) { q.q = "k-other"; }).empty());
 
   EventQuery m1;

@@ -69,8 +69,7 @@ void settle_all(PublisherFixture& f, const std::map<std::string, Outcome>& outco
   f.store.release("settle", now);
 }
 
-void attempt_once(PublisherFixture& f, int status, std::int64_t latency_ms,
-                  UnixMillis started_at) {
+void attempt_once(PublisherFixture& f, int status, std::int64_t latency_ms, UnixMillis started_at) {
   const UnixMillis now = f.clock.now_ms();
   const auto claimed = f.store.claim("once", 1, now, now + 60'000);
   REQUIRE(claimed.size() == 1);
