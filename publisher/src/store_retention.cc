@@ -1,0 +1,42 @@
+#include <string>
+#include <vector>
+
+#include "store_sql.h"
+#include "webhooks/publisher/store.h"
+
+namespace webhooks::publisher {
+namespace sql = detail::sql;
+namespace {
+
+// `statement` followed by "($1, …, $n)", one placeholder per id.
+std::string with_ids(std::string_view statement, std::size_t n) {
+  std::string text(statement);
+  text += '(';
+  for (std::size_t i = 1; i <= n; ++i) {
+    if (i > 1) text += ", ";
+    text += '$' + std::to_string(i);
+  }
+  return text + ')';
+}
+
+}  // namespace
+
+PurgeCounts Store::purge(UnixMillis before, int limit) {
+  PurgeCounts counts;
+  db_->transact([&](db::Transaction& tx) {
+    counts = {};
+    const db::Rows rows = tx.exec(sql::kSelectPurgeable, {std::int64_t{before}, std::int64_t{limit}});
+    if (rows.empty()) return;
+    std::vector<db::Param> ids;
+    ids.reserve(rows.size());
+    for (std::size_t r = 0; r < rows.size(); ++r) ids.emplace_back(rows.text(r, 0));
+    // Tasks first (a replay that re-queued one meanwhile keeps it), then the attempts whose task
+    // is gone, then the events left without tasks (the tasks reference them).
+    counts.tasks = tx.exec(with_ids(sql::kPurgeTasks, ids.size()), ids).affected();
+    counts.attempts = tx.exec(with_ids(sql::kPurgeAttempts, ids.size()), ids).affected();
+    counts.events = tx.exec(with_ids(sql::kPurgeEvents, ids.size()), ids).affected();
+  });
+  return counts;
+}
+
+}  // namespace webhooks::publisher
