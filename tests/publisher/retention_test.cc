@@ -82,7 +82,7 @@ TEST_CASE("retention deletes finished old events with their tasks and attempts, 
   CHECK(f.store.attempts_of_event(h.half).size() == 2);
   CHECK(f.store.find_event(h.newer));
   CHECK(f.metrics.purged() == PurgeCounts{7, 7, 7});
-  const UnixMillis before = f.clock.now_ms() - (30 * 24h).count();
+  const UnixMillis before = f.clock.now_ms() - std::chrono::milliseconds(30 * 24h).count();
   CHECK(logs.lines("retention_purged") ==
         std::vector<nlohmann::json>{{{"level", "info"},
                                      {"event", "retention_purged"},
@@ -114,10 +114,12 @@ TEST_CASE("a purged event's task finished after a replay stays until it is finis
   PublisherFixture& f = h.f;
   const auto old = f.store.list_events({"ok", "", std::nullopt, 100}).back();
   REQUIRE(f.store.replay(old.event_id, "", f.clock.now_ms()) == 1);  // pending again
-  CHECK(f.store.purge(f.clock.now_ms() - (30 * 24h).count(), 500) == PurgeCounts{6, 6, 6});
+  CHECK(f.store.purge(f.clock.now_ms() - std::chrono::milliseconds(30 * 24h).count(), 500) ==
+        PurgeCounts{6, 6, 6});
   CHECK(f.store.find_event(old.event_id));
   f.dispatcher.run_until_idle();  // delivered again: finished
-  CHECK(f.store.purge(f.clock.now_ms() - (30 * 24h).count(), 500) == PurgeCounts{1, 1, 2});
+  CHECK(f.store.purge(f.clock.now_ms() - std::chrono::milliseconds(30 * 24h).count(), 500) ==
+        PurgeCounts{1, 1, 2});
   CHECK_FALSE(f.store.find_event(old.event_id));
 }
 
