@@ -32,7 +32,7 @@ std::string payload(long i) {
          std::to_string(5000000 + i % 9973) +
          R"(","email":"customer@example.com","country":"FR"},"items":[{"sku":"SKU-1042",)"
          R"("quantity":2,"unit_amount":5000},{"sku":"SKU-2210","quantity":1,"unit_amount":2500}],)"
-         R"("captured_at":"2026-12-02T13:00:00Z","reference":"INV-2026-000123"})";
+         R"("captured_at":"2026-12-02T13:00:00Z"})";
 }
 
 constexpr std::string_view kSettle =

@@ -60,6 +60,8 @@ std::vector<std::string> ops_args(const std::string& db, const std::string& ops_
           "2s",
           "--delivery-lease",
           "3s",
+          "--batch-size",
+          "8",
           "--poll-interval",
           "20ms",
           "--disable-after",
@@ -82,7 +84,8 @@ TEST_CASE("a failing endpoint: gauge, one endpoint_failing line, signed ops even
   const std::string id = json::parse(created->body)["id"];
   REQUIRE(client
               .post("/v1/events",
-                    {{"merchant_id", "m1"}, {"type", "order.created"}, {"data", json::object()}})
+                    {{"merchant_id", "m1"}, {"type", "order.created"}, {"data", json::object()}},
+                    "key-ops")
               ->status == 202);
   const std::string gauge = "webhooks_endpoint_failing_seconds{endpoint=\"" + id + "\"} ";
   CHECK(eventually(
