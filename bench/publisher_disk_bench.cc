@@ -6,6 +6,8 @@
 //   bench_publisher_disk [EVENTS]      (default 100000)
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -73,6 +75,23 @@ void fill(db::Database& database, publisher::Store& store, long events) {
   }
 }
 
+// Purges every event as retention would, 500 per transaction; prints the batches' median and
+// slowest time (how long one batch holds the writers up).
+void time_purge(const char* engine, publisher::Store& store, long events) {
+  std::vector<double> ms;
+  const UnixMillis before = system_clock().now_ms() + 1;
+  for (;;) {
+    const auto start = std::chrono::steady_clock::now();
+    const publisher::PurgeCounts purged = store.purge(before, 500);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count());
+    if (purged.events < 500) break;
+  }
+  std::sort(ms.begin(), ms.end());
+  std::printf("%-10s purge of %ld events in %zu transactions of 500: median %.1f ms, max %.1f ms\n",
+              engine, events, ms.size(), ms[ms.size() / 2], ms.back());
+}
+
 void report(const char* engine, long events, double bytes, const char* how) {
   const double per_event = bytes / static_cast<double>(events);
   std::printf("%-10s %7ld events  %6.0f bytes/event  => %5.2f GB per 1,000,000 events  [%s]\n",
@@ -101,6 +120,7 @@ void sqlite(long events) {
   const std::uintmax_t full = file_bytes(path) + file_bytes(path + "-wal");
   report("SQLite", events, static_cast<double>(full - empty),
          "file and WAL after a checkpoint, minus the empty schema's");
+  time_purge("SQLite", store, events);
   database.reset();
   std::filesystem::remove_all(dir);
 }
@@ -128,6 +148,7 @@ void postgres(const std::string& url, long events) {
          "pg_total_relation_size of events, tasks, attempts incl. indexes and TOAST, as filled "
          "(a settled task leaves a dead row version until vacuumed)");
   report("PostgreSQL", events, static_cast<double>(live - empty), "the same after VACUUM FULL");
+  time_purge("PostgreSQL", store, events);
 }
 
 }  // namespace

@@ -123,5 +123,17 @@ TEST_CASE("a purged event's task finished after a replay stays until it is finis
   CHECK_FALSE(f.store.find_event(old.event_id));
 }
 
+// More events per transaction than one statement binds parameters (the database layer's 99).
+TEST_CASE("a batch of 500 purges 500 events; events without tasks too", "[retention]") {
+  PublisherFixture f("retention-large");
+  for (int i = 0; i < 510; ++i) REQUIRE(f.publish("nobody", "order.created").tasks == 0);
+  f.advance(31 * 24h);
+  publisher::Retention r(f.store, f.clock, f.metrics, retention(30 * 24h, 500));
+  const auto pass = r.run_once();
+  CHECK(pass.purged == PurgeCounts{510, 0, 0});
+  CHECK(pass.batches == 2);
+  CHECK(rows(f.db, "publisher_events") == 0);
+}
+
 }  // namespace
 }  // namespace webhooks::test
