@@ -238,6 +238,7 @@ int serve(const Config& config) {
     options.publisher_url = config.publisher_url;
     options.publisher_token = config.publisher_token;
     options.poll_interval = milliseconds(config.relay_poll_ms);
+    options.sent_retention = app::seconds_to_millis(config.outbox_retention_seconds);
     relay = std::make_unique<outbox::Relay>(db, clock, random, options);
   }
   http::Server server;
