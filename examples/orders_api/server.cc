@@ -5,6 +5,7 @@
 #include <iostream>
 #include <map>
 
+#include "console.h"
 #include "keys.h"
 #include "orders.h"
 #include "partner_client.h"
@@ -65,7 +66,8 @@ class Api {
         orders_(*db, clock, ids_,
                 {milliseconds(config.operation_delay_ms), config.break_transaction_once}),
         payouts_(store_, clock, ids_, partner_,
-                 {milliseconds(config.operation_delay_ms), config.crash_after_partner_commit}) {}
+                 {milliseconds(config.operation_delay_ms), config.crash_after_partner_commit}),
+        console_(keys_, store_, clock) {}
 
   void routes(http::Server& server) {
     using httplib::Request;
@@ -82,6 +84,7 @@ class Api {
     server.Get(R"(/v1/idempotency-keys/(.+))",
                [this](const Request& req, httplib::Response& res) { get_key(req, res); });
     server.Get("/healthz", [this](const Request&, httplib::Response& res) { healthz(res); });
+    console_.mount(server);
     server.set_exception_handler(answer_exception);
   }
 
@@ -205,6 +208,7 @@ class Api {
   PartnerClient partner_;
   Orders orders_;
   Payouts payouts_;
+  KeysConsole console_;
 };
 
 }  // namespace
@@ -234,6 +238,7 @@ int serve(const Config& config) {
     options.publisher_url = config.publisher_url;
     options.publisher_token = config.publisher_token;
     options.poll_interval = milliseconds(config.relay_poll_ms);
+    options.sent_retention = app::seconds_to_millis(config.outbox_retention_seconds);
     relay = std::make_unique<outbox::Relay>(db, clock, random, options);
   }
   http::Server server;

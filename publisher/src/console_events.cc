@@ -22,12 +22,7 @@ std::string filter_form(const EventFilter& f, const std::string& since, const st
   std::string out = "<form id=\"filters\" method=\"get\" action=\"/console/events\">\n";
   out += input("merchant_id", "Merchant", f.merchant_id);
   out += input("type", "Type", f.type);
-  out += "<label>State<select name=\"state\" id=\"filter-state\"><option value=\"\">any</option>";
-  for (const char* state : {"pending", "delivering", "succeeded", "dead"}) {
-    out +=
-        std::string("<option") + (f.state == state ? " selected" : "") + ">" + state + "</option>";
-  }
-  out += "</select></label>\n";
+  out += input("state", "State", f.state, "pending, delivering, succeeded, dead");
   out += input("since", "Since", since, "2026-01-31T12:00:00Z");
   out += input("until", "Until", until, "2026-01-31T13:00:00Z");
   out += input("q", "Event id or idempotency key", f.q);
@@ -83,13 +78,14 @@ namespace {
 std::string tasks_table(const std::vector<Task>& tasks) {
   std::string out =
       "<h2>Tasks</h2>\n<table id=\"tasks\"><tr><th>Task</th><th>Endpoint</th><th>State</th>"
-      "<th>Attempts</th><th>Next attempt</th><th>Last status</th><th>Last error</th></tr>\n";
+      "<th>Parked</th><th>Attempts</th><th>Next attempt</th><th>Last status</th><th>Last "
+      "error</th></tr>\n";
   for (const Task& t : tasks) {
     out += "<tr data-task-id=\"" + std::to_string(t.id) + "\"><td>" + std::to_string(t.id) +
            "</td><td class=\"endpoint\"><a href=\"/console/endpoints/" +
            escape_html(url_encode(t.endpoint_id)) + "\">" + escape_html(t.endpoint_id) +
-           "</a></td>" +
-           cell("state", std::string(to_string(t.state)) + (t.parked ? " (parked)" : "")) +
+           "</a></td>" + cell("state", std::string(to_string(t.state))) +
+           cell("parked", t.parked ? "parked (endpoint disabled)" : "") +
            cell("attempts", std::to_string(t.attempts)) +
            cell("next", t.state == TaskState::pending ? console_time(t.next_attempt_at) : "") +
            cell("last-status", t.attempts > 0 ? console_status(t.last_status) : "") +

@@ -247,6 +247,7 @@ TEST_CASE("console: an endpoint's figures, and a disabled one on the overview") 
   REQUIRE(c.f.dispatcher.run_once() == 1);
   const auto attempt = c.f.store.attempts_of_event(accepted.event_id).at(0);
   const publisher::Endpoint off = c.f.add_endpoint("m_2", receiver.url());
+  const publisher::Accepted parked = c.f.publish("m_2", "order.created");
   REQUIRE(c.f.store.set_enabled(off.id, false, "410 Gone", c.f.clock.now_ms()));
   c.sign_in();
   const std::string endpoints = c.get("/console/endpoints");
@@ -264,6 +265,9 @@ TEST_CASE("console: an endpoint's figures, and a disabled one on the overview") 
   CHECK_FALSE(has(overview, "<li data-endpoint-id=\"" + endpoint.id + "\">"));
   CHECK(has(overview, "<text class=\"y-max\" x=\"44\" y=\"24\" text-anchor=\"end\">0.02/s</text>"));
   CHECK(has(overview, "<text class=\"y-max\" x=\"44\" y=\"24\" text-anchor=\"end\">0%</text>"));
+  CHECK(has(c.get("/console/events/" + parked.event_id),
+            "<td class=\"state\">pending</td><td class=\"parked\">parked (endpoint disabled)</td>"
+            "<td class=\"attempts\">0</td>"));
   auto missing = c.client().Get("/console/endpoints/nope", {{"Cookie", c.cookie}});
   CHECK(missing->status == 404);
   CHECK(has(missing->body, "<p id=\"not-found\">No such endpoint.</p>"));

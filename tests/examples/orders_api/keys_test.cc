@@ -79,8 +79,8 @@ TEST_CASE("a completed order's key: route, status, resource, counted replays and
 TEST_CASE("a payout's key while it runs (in_progress, a 409 counted) and once it failed") {
   Stack s;
   s.start_partner();
-  s.start_api({"--operation-delay-ms", "1500", "--partner-attempts", "1", "--partner-timeout-ms",
-               "1000"});
+  s.start_api(
+      {"--operation-delay-ms", "1500", "--partner-attempts", "1", "--partner-timeout-ms", "1000"});
   s.stop_partner();  // the partner is down: the payout answers 502 and its record is failed
   std::optional<Answer> first;
   std::thread running([&] { first = s.try_post("/payouts", "payout-1", kPayout); });
