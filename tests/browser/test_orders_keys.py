@@ -9,7 +9,8 @@ the same database with --operation-delay-ms 60000, still running while the page 
 import unittest
 
 from console import ConsoleCase
-from stacks import Orders, free_port
+from harness import Http
+from stacks import Orders, eventually, free_port
 
 KEY, MERCHANT = "sk_browser_1", "m_orders"
 OTHER_KEY, OTHER_MERCHANT = "sk_browser_2", "m_other"
@@ -34,6 +35,10 @@ class OrdersKeysConsole(ConsoleCase):
         cls.addClassCleanup(cls.slow.close)
         cls.waiting = cls.slow.post_without_waiting(KEY, "/payouts", "payout-waiting", PAYOUT)
         cls.addClassCleanup(cls.waiting.close)
+        lookup = Http(cls.orders.base, KEY)
+        eventually(lambda: lookup.call("GET", "/v1/idempotency-keys/payout-waiting")[0] == 200,
+                   "the slow payout's in_progress record")
+        cls.orders.post(KEY, "/payouts", "payout-waiting", PAYOUT, 409)  # a conflict
         return cls.orders.base
 
     def row(self, key):
@@ -53,7 +58,7 @@ class OrdersKeysConsole(ConsoleCase):
 
     def test_2_the_list_shows_each_key_in_its_state_and_no_other_merchants(self):
         b = self.browser
-        b.wait_reloading(lambda page: "payout-waiting" in self.listed_keys(), "the slow payout")
+        b.open("/console")
         self.assertEqual(self.listed_keys(), ["payout-waiting", "payout-failed", "order-done"])
         for key, state in STATES.items():
             self.assertEqual(b.cell(self.row(key), "state"), state, key)
@@ -65,7 +70,13 @@ class OrdersKeysConsole(ConsoleCase):
         self.assertEqual(b.cell(done, "mismatches"), "1")
         self.assertEqual(b.cell(done, "conflicts"), "0")
         self.assertEqual(b.cell(done, "resource"), self.order["id"])
-        self.assertEqual(b.cell(self.row("payout-failed"), "status"), "502")
+        failed, waiting = self.row("payout-failed"), self.row("payout-waiting")
+        self.assertEqual(b.cell(failed, "route"), "POST /payouts")
+        self.assertEqual(b.cell(failed, "status"), "502")
+        self.assertEqual(b.cell(failed, "resource"), "")
+        self.assertEqual(b.cell(waiting, "status"), "")
+        b.wait_reloading(lambda page: page.cell(waiting, "conflicts") == "1", "the 409's count")
+        self.assertEqual(b.cell(waiting, "replays"), "0")
         b.screenshot("orders-keys")
 
     def test_3_the_state_filter(self):
@@ -86,6 +97,11 @@ class OrdersKeysConsole(ConsoleCase):
         self.assertEqual(b.text("#key-route"), "POST /orders")
         self.assertEqual(b.text("#key-status"), "201")
         self.assertEqual(b.text("#resource-id"), self.order["id"])
+        self.assertEqual(b.text("#key-attempts"), "1")
+        api = Http(self.orders.base, KEY).expect(200, "GET", "/v1/idempotency-keys/order-done")
+        for field in ["created_at", "updated_at", "expires_at", "fingerprint"]:
+            self.assertEqual(b.text("#key-" + field.removesuffix("_at")), api[field], field)
+        self.assertRegex(api["fingerprint"], "^[0-9a-f]{64}$")
         b.screenshot("orders-key")
 
 
