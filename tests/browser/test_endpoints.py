@@ -1,7 +1,8 @@
 """Endpoints on the publisher's console: one the daemon disabled after failing for --disable-after
 (its receiver is not running), re-enabled from its page; replay-missing from its page queues the
-event accepted while it was disabled."""
+event accepted while it was disabled; rotating a secret shows it once; a test event is delivered."""
 
+import base64
 import unittest
 
 from console import ConsoleCase
@@ -79,6 +80,25 @@ class EndpointsConsole(ConsoleCase):
         self.assertEqual(b.cell(row, "endpoint"), self.down)
         self.assertEqual(b.cell(row, "state"), "succeeded")
         self.assertEqual(len(b.find_all("table#tasks tr[data-task-id]")), 1)
+
+    def test_4_rotate_shows_the_new_secret_once_and_send_test_is_delivered(self):
+        p, b = self.publisher, self.browser
+        b.open(f"/console/endpoints/{self.healthy}")
+        self.assertEqual(b.act("rotate-secret"), "rotate-secret: done (200)")
+        secret = b.text("#new-secret")
+        self.assertTrue(secret.startswith("whsec_"), secret)
+        self.assertEqual(len(base64.b64decode(secret.removeprefix("whsec_"))), 32)
+        self.assertEqual(len(p.endpoint(self.healthy)["secrets"]), 2)  # the old one in its grace
+        b.open(f"/console/endpoints/{self.healthy}")
+        self.assertEqual(b.text("#new-secret"), "")
+        result = b.act("send-test")
+        prefix = "send-test: done (202) tasks=1 event_id="
+        self.assertTrue(result.startswith(prefix), result)
+        event_id = result.removeprefix(prefix)
+        p.wait_task_state(event_id, self.healthy, "succeeded")
+        b.open(f"/console/events/{event_id}")
+        self.assertEqual(b.text("#event-type"), "webhooks.test")
+        self.assertEqual(b.text("#event-merchant"), HEALTHY)
 
 
 if __name__ == "__main__":
