@@ -42,12 +42,18 @@ class Browser:
 
     def __init__(self, workdir, base):
         self.base = base
+        chromium = os.environ.get("WEBHOOKS_CHROMIUM", "/usr/bin/chromium")
+        chromedriver = os.environ.get("WEBHOOKS_CHROMEDRIVER", "/usr/bin/chromedriver")
+        for path in [chromium, chromedriver]:
+            if not os.access(path, os.X_OK):
+                raise RuntimeError(f"{path} is missing: run scripts/install-deps (Debian's "
+                                   "chromium and chromium-driver)")
         options = webdriver.ChromeOptions()
-        options.binary_location = os.environ.get("WEBHOOKS_CHROMIUM", "/usr/bin/chromium")
+        options.binary_location = chromium
         for flag in CHROMIUM_FLAGS + ["--user-data-dir=" + workdir.file("chromium-profile")]:
             options.add_argument(flag)
         self.service = Service(
-            os.environ.get("WEBHOOKS_CHROMEDRIVER", "/usr/bin/chromedriver"),
+            chromedriver,
             log_path=workdir.file("chromedriver.log"), env={**os.environ, "TZ": "UTC"},
             popen_kw={"start_new_session": True, "preexec_fn": _die_with_parent})
         self.driver = webdriver.Chrome(service=self.service, options=options)
