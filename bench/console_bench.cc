@@ -50,7 +50,8 @@ void add_endpoints(publisher::Store& store, UnixMillis now) {
 double fill(publisher::Publisher& pub, std::int64_t count, UnixMillis now) {
   const auto t0 = Steady::now();
   add_endpoints(pub.store(), now);
-  constexpr const char* kSeries = "WITH RECURSIVE n(i) AS (SELECT $1 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < $2) ";
+  constexpr const char* kSeries =
+      "WITH RECURSIVE n(i) AS (SELECT $1 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < $2) ";
   constexpr std::int64_t kChunk = 100'000;
   for (std::int64_t from = 0; from < count; from += kChunk) {
     const std::int64_t to = std::min(count, from + kChunk);
@@ -141,10 +142,11 @@ int main(int argc, char** argv) {
   httplib::Client client("127.0.0.1", port);
   const auto first = client.Get("/console/events", {{"Cookie", cookie}});
   const std::string second = first ? next_page(first->body) : "";
-  for (const std::string& path : std::vector<std::string>{"/console", "/console/endpoints", "/console/endpoints/ep_0", "/console/events", second,
-        "/console/events?state=dead", "/console/events?type=order.refunded",
-        "/console/events?merchant_id=m_b&state=pending", "/console/events?q=key-123456",
-        "/console/events/0190e1c2-7a3b-7c00-8000-000000000042"}) {
+  for (const std::string& path : std::vector<std::string>{
+           "/console", "/console/endpoints", "/console/endpoints/ep_0", "/console/events", second,
+           "/console/events?state=dead", "/console/events?type=order.refunded",
+           "/console/events?merchant_id=m_b&state=pending", "/console/events?q=key-123456",
+           "/console/events/0190e1c2-7a3b-7c00-8000-000000000042"}) {
     if (!path.empty()) measure(port, cookie, path);
   }
   http::stop_server(server, port);
