@@ -54,7 +54,7 @@ void add_partner_options(CLI::App& app, Config& config) {
       ->capture_default_str();
 }
 
-// --publisher-url, --publisher-token, --relay-poll-ms: the outbox relay.
+// --publisher-url, --publisher-token, --relay-poll-ms, --outbox-retention: the outbox relay.
 void add_relay_options(CLI::App& app, Config& config) {
   app.add_option("--publisher-url", config.publisher_url,
                  "the publisher, http://HOST:PORT: relay every outbox event to its POST /v1/events "
@@ -69,6 +69,11 @@ void add_relay_options(CLI::App& app, Config& config) {
   app.add_option("--relay-poll-ms", config.relay_poll_ms,
                  "how often the idle outbox relay looks for new events, in milliseconds")
       ->check(duration(DurationUnit::milliseconds))
+      ->capture_default_str();
+  app.add_option("--outbox-retention", config.outbox_retention_seconds,
+                 "seconds a relayed (sent) outbox row is kept before the relay deletes it; 0: "
+                 "forever")
+      ->check(duration(DurationUnit::seconds, webhooks::app::Zero::allowed))
       ->capture_default_str();
 }
 

@@ -23,6 +23,7 @@ struct Config {
   std::string publisher_url;
   std::string publisher_token;
   std::int64_t relay_poll_ms = 200;
+  double outbox_retention_seconds = 7 * 24 * 3600;  // sent outbox rows kept this long; 0: forever
   std::string log_level = "info";
   int threads = 64;  // HTTP worker threads when fiber_threads is 0
   // Handlers on fibers on this many threads (0: a pool of `threads`); the number of cores.

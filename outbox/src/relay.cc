@@ -21,6 +21,11 @@ constexpr std::string_view kReschedule =
     "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $2, last_error = $3 WHERE id = "
     "$1";
 
+// PostgreSQL has no DELETE … LIMIT: the batch is chosen by a subquery (from the outbox_sent index).
+constexpr std::string_view kPurgeSent =
+    "DELETE FROM outbox WHERE id IN (SELECT id FROM outbox WHERE sent_at IS NOT NULL "
+    "AND sent_at < $1 ORDER BY sent_at LIMIT $2)";
+
 }  // namespace
 
 struct Relay::Impl {
@@ -105,17 +110,37 @@ Relay::PassResult Relay::relay_once() {
   return result;
 }
 
+std::int64_t Relay::purge_sent() {
+  const std::chrono::milliseconds keep = impl_->options.sent_retention;
+  if (keep.count() <= 0) return 0;
+  const UnixMillis before = impl_->clock.now_ms() - keep.count();
+  const std::int64_t batch = std::max(1, impl_->options.purge_batch);
+  std::int64_t total = 0;
+  for (;;) {
+    const std::int64_t n = impl_->db->exec(kPurgeSent, {before, batch}).affected();
+    total += n;
+    if (n < batch) break;
+  }
+  if (total > 0) log_event(spdlog::level::info, {{"event", "outbox_purged"}, {"rows", total}});
+  return total;
+}
+
 void Relay::start() {
   std::lock_guard lock(mutex_);
   if (thread_.joinable()) return;
   stopping_ = false;
   thread_ = std::thread([this] {
     std::unique_lock lock(mutex_);
+    UnixMillis next_purge = impl_->clock.now_ms();
     while (!stopping_) {
       lock.unlock();
       PassResult pass;
       try {
         pass = relay_once();
+        if (impl_->clock.now_ms() >= next_purge) {
+          next_purge = impl_->clock.now_ms() + impl_->options.purge_interval.count();
+          purge_sent();
+        }
       } catch (const std::exception& e) {
         log_event(spdlog::level::err, {{"event", "outbox_relay_failed"}, {"error", e.what()}});
       }

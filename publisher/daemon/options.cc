@@ -44,6 +44,8 @@ struct Flags {
   int fiber_threads = static_cast<int>(options.server.fiber_threads);
   int max_connections = static_cast<int>(options.server.max_connections);
   std::string request_timeout = flag_text(options.server.request_timeout);
+  std::string retention = flag_text(options.retention);
+  std::string retention_pause = flag_text(options.retention_pause);
   int schedules_given = 0;  // --retry-schedule occurrences on the command line
 };
 
@@ -110,6 +112,13 @@ void to_options(Flags& f) {
   o.server.fiber_threads = static_cast<std::size_t>(f.fiber_threads);
   o.server.max_connections = static_cast<std::size_t>(f.max_connections);
   o.server.request_timeout = parse_duration(f.request_timeout);
+  o.retention = parse_duration(f.retention);
+  o.retention_pause = parse_duration(f.retention_pause);
+  if (!o.ops_url.empty() && o.ops_secret.empty()) {
+    throw CLI::ValidationError("--ops-url",
+                               "needs a signing secret: give --ops-secret, --ops-secret-file or "
+                               "WEBHOOKS_OPS_SECRET");
+  }
   const int rounds = publisher::batch_rounds(o);
   if (o.delivery_lease <= o.timeout * rounds) {
     throw CLI::ValidationError(
@@ -217,6 +226,45 @@ void add_delivery_flags(CLI::App& app, Flags& f) {
       ->check(duration_text());
 }
 
+// --ops-url: http:// or https:// then a host, no spaces (the address itself is checked when an
+// event is delivered, like any endpoint's).
+CLI::Validator ops_url() {
+  return app::accepted_by("URL", [](const std::string& text) {
+    const std::size_t scheme = text.starts_with("http://")    ? 7
+                               : text.starts_with("https://") ? 8
+                                                              : 0;
+    if (scheme == 0 || text.size() == scheme ||
+        text.find_first_of(" \t\r\n") != std::string::npos) {
+      throw Error(ErrorCode::invalid_argument,
+                  "must be an http:// or https:// URL without spaces, e.g. "
+                  "https://ops.example.com/webhooks");
+    }
+  });
+}
+
+void add_maintenance_flags(CLI::App& app, Flags& f) {
+  publisher::Options& o = f.options;
+  option(app, "--retention", f.retention, "WEBHOOKS_RETENTION",
+         "delete events older than this, with their tasks and attempts, once every task is "
+         "finished (succeeded or dead); 0s: keep forever")
+      ->check(duration_text(Zero::allowed));
+  option(app, "--retention-batch", o.retention_batch, "WEBHOOKS_RETENTION_BATCH",
+         "events deleted per transaction by retention")
+      ->check(app::count(1, 100'000));
+  option(app, "--retention-pause", f.retention_pause, "WEBHOOKS_RETENTION_PAUSE",
+         "pause between two retention transactions (lets delivery in)")
+      ->check(duration_text(Zero::allowed));
+  option(app, "--ops-url", o.ops_url, "WEBHOOKS_OPS_URL",
+         "deliver endpoint.failing and endpoint.disabled events (operations) to this URL, signed "
+         "with --ops-secret")
+      ->check(ops_url());
+  app::add_secret_option(app,
+                         {"--ops-secret", "WEBHOOKS_OPS_SECRET",
+                          "signing secret (whsec_...) of the --ops-url deliveries",
+                          app::signing_secret()},
+                         o.ops_secret);
+}
+
 void add_server_flags(CLI::App& app, Flags& f, std::string& log_level) {
   publisher::Options& o = f.options;
   option(app, "--body-limit", o.body_limit, "WEBHOOKS_BODY_LIMIT",
@@ -264,6 +312,7 @@ Parsed parse_options(int argc, char** argv) {
   add_api_flags(app, flags);
   add_delivery_flags(app, flags);
   add_server_flags(app, flags, parsed.log_level);
+  add_maintenance_flags(app, flags);
   app.callback([&flags] { to_options(flags); });
   parsed.exit_code = app::parse_command_line(app, argc, argv).value_or(-1);
   parsed.options = std::move(flags.options);

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "webhooks/error.h"
+#include "webhooks/publisher/duration.h"
 #include "webhooks/log.h"
 #include "webhooks/rfc3339.h"
 #include "webhooks/version.h"
@@ -131,20 +132,29 @@ bool Dispatcher::pause(std::chrono::milliseconds delay) {
   return !stopping_;
 }
 
+void Dispatcher::log_health(const RecordedHealth& health) const {
+  for (const FailingEndpoint& w : health.warned) {
+    log_event(spdlog::level::warn, {{"event", "endpoint_failing"},
+                                    {"endpoint_id", w.endpoint_id},
+                                    {"failing_since", format_rfc3339(w.failing_since)},
+                                    {"disable_after", format_duration(options_.disable_after)}});
+  }
+  for (const DisabledEndpoint& d : health.disabled) {
+    log_event(spdlog::level::warn,
+              {{"event", "endpoint_disabled"}, {"endpoint_id", d.endpoint_id}, {"reason", d.reason}});
+  }
+}
+
 bool Dispatcher::record_until_stored(const std::vector<Settlement>& records, UnixMillis done,
-                                     UnixMillis disable_before) {
+                                     const FailingRules& rules) {
   using Steady = std::chrono::steady_clock;
   std::chrono::milliseconds delay = options_.record_retry_first;
   std::optional<Steady::time_point> give_up_at;  // set once stop() was called
   for (int tries = 1;; ++tries) {
     try {
-      // Each endpoint this batch disabled (a 410, or failing for --disable-after), logged once
-      // the disable is committed.
-      for (const DisabledEndpoint& d : store_.record(records, done, disable_before)) {
-        log_event(
-            spdlog::level::warn,
-            {{"event", "endpoint_disabled"}, {"endpoint_id", d.endpoint_id}, {"reason", d.reason}});
-      }
+      // Each endpoint this batch warned about or disabled (a 410, or failing for
+      // --disable-after), logged once the change is committed.
+      log_health(store_.record(records, done, rules));
       if (tries > 1) {
         log_event(spdlog::level::info,
                   {{"event", "record_stored"}, {"tasks", records.size()}, {"tries", tries}});
@@ -282,9 +292,13 @@ int Dispatcher::run_once() {
     records.push_back(settle(*sending[i], std::move(attempts[i]), std::move(result)));
   }
   const UnixMillis done = clock_.now_ms();
-  const UnixMillis disable_before =
-      options_.disable_after.count() > 0 ? done - options_.disable_after.count() : 0;
-  if (!record_until_stored(records, done, disable_before)) {
+  FailingRules rules;
+  if (const std::int64_t after = options_.disable_after.count(); after > 0) {
+    rules.disable_before = done - after;
+    rules.warn_before = done - after / 2;
+  }
+  rules.ops_merchant_id = options_.ops_merchant_id;
+  if (!record_until_stored(records, done, rules)) {
     throw Error(ErrorCode::storage, "gave up recording " + std::to_string(records.size()) +
                                         " attempts while stopping: the database kept failing");
   }

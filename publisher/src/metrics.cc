@@ -1,5 +1,6 @@
 #include "webhooks/publisher/metrics.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace webhooks::publisher {
@@ -59,6 +60,56 @@ std::string Metrics::render(const std::map<TaskState, std::int64_t>& tasks,
   line("# HELP webhooks_endpoints_disabled Endpoints currently disabled.");
   line("# TYPE webhooks_endpoints_disabled gauge");
   line("webhooks_endpoints_disabled " + std::to_string(endpoints_disabled));
+  return out;
+}
+
+void Metrics::purged(const PurgeCounts& counts) {
+  purged_[0].fetch_add(counts.events, std::memory_order_relaxed);
+  purged_[1].fetch_add(counts.tasks, std::memory_order_relaxed);
+  purged_[2].fetch_add(counts.attempts, std::memory_order_relaxed);
+}
+
+PurgeCounts Metrics::purged() const {
+  return {purged_[0].load(), purged_[1].load(), purged_[2].load()};
+}
+
+namespace {
+
+// A label value as the text format writes it: backslash, double quote and newline escaped.
+std::string label_value(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Metrics::render_endpoint_health(const std::vector<FailingEndpoint>& failing,
+                                            UnixMillis now) const {
+  std::string out;
+  auto line = [&](const std::string& text) { out += text + "\n"; };
+  line("# HELP webhooks_endpoint_failing_seconds Seconds since an enabled endpoint started failing.");
+  line("# TYPE webhooks_endpoint_failing_seconds gauge");
+  char seconds[32];
+  for (const FailingEndpoint& f : failing) {
+    std::snprintf(seconds, sizeof seconds, "%.3f",
+                  static_cast<double>(std::max<UnixMillis>(0, now - f.failing_since)) / 1000.0);
+    line("webhooks_endpoint_failing_seconds{endpoint=\"" + label_value(f.endpoint_id) + "\"} " +
+         seconds);
+  }
+  line("# HELP webhooks_retention_purged_total Rows deleted by retention (--retention).");
+  line("# TYPE webhooks_retention_purged_total counter");
+  const PurgeCounts p = purged();
+  line("webhooks_retention_purged_total{table=\"events\"} " + std::to_string(p.events));
+  line("webhooks_retention_purged_total{table=\"tasks\"} " + std::to_string(p.tasks));
+  line("webhooks_retention_purged_total{table=\"attempts\"} " + std::to_string(p.attempts));
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "webhooks/error.h"
+#include "webhooks/secret.h"
 
 namespace webhooks::publisher {
 namespace {
@@ -63,6 +64,18 @@ void validate(const Options& o) {
   require_positive(o.replay_max_age, "replay_max_age");
   require_not_negative(o.rotation_grace, "rotation_grace");
   require_not_negative(o.disable_after, "disable_after");
+  require_not_negative(o.retention, "retention");
+  require_not_negative(o.retention_pause, "retention_pause");
+  require_count(o.retention_batch, 1, 100'000, "retention_batch");
+  if (!o.ops_url.empty()) {
+    require(o.ops_url.starts_with("http://") || o.ops_url.starts_with("https://"),
+            "ops_url must start with http:// or https://");
+    try {
+      (void)Secret::parse(o.ops_secret);
+    } catch (const Error& e) {
+      require(false, std::string("ops_secret (required with ops_url): ") + e.what());
+    }
+  }
   for (const int status : o.permanent_statuses) {
     require(classify_attempt(status, OutcomeRules{{status}}) == AttemptOutcome::permanent,
             "permanent_statuses: " + std::to_string(status) +

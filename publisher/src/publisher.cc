@@ -14,6 +14,8 @@
 #include "webhooks/publisher/http_transport.h"
 #include "webhooks/publisher/ingest.h"
 #include "webhooks/publisher/metrics.h"
+#include "webhooks/publisher/ops_events.h"
+#include "webhooks/publisher/retention.h"
 #include "webhooks/publisher/schema.h"
 #include "webhooks/publisher/store.h"
 
@@ -50,7 +52,17 @@ DispatcherOptions dispatcher_options(const Options& o) {
   dispatch.poll_interval = o.poll_interval;
   dispatch.disable_after = o.disable_after;
   dispatch.outcome_rules.permanent_statuses = o.permanent_statuses;
+  if (!o.ops_url.empty()) dispatch.ops_merchant_id = kOpsMerchantId;
   return dispatch;
+}
+
+RetentionOptions retention_options(const Options& o) {
+  RetentionOptions retention;
+  retention.max_age = o.retention;
+  retention.batch = o.retention_batch;
+  retention.pause = o.retention_pause;
+  retention.interval = o.maintenance_interval;
+  return retention;
 }
 
 AdminOptions admin_options(const Options& o) {
@@ -82,7 +94,12 @@ struct Publisher::Parts {
                    dispatcher_options(options)),
         ingest(store, clock, metrics, [this] { dispatcher.wake(); }),
         api(store, ingest, guard, metrics, clock, admin_options(options),
-            [this] { dispatcher.wake(); }) {}
+            [this] { dispatcher.wake(); }),
+        retention(store, clock, metrics, retention_options(options)) {
+    if (!options.ops_url.empty()) {
+      configure_ops_endpoint(store, options.ops_url, options.ops_secret, clock.now_ms());
+    }
+  }
 
   Options options;
   const Clock& clock;
@@ -98,6 +115,7 @@ struct Publisher::Parts {
   Dispatcher dispatcher;
   Ingest ingest;
   AdminApi api;
+  Retention retention;  // its thread runs while the Publisher runs
   std::unique_ptr<idempotency::Maintenance> maintenance;  // while running
 };
 
@@ -128,6 +146,7 @@ void Publisher::start() {
   parts_->maintenance = std::make_unique<idempotency::Maintenance>(
       parts_->records, parts_->clock, parts_->options.maintenance_interval);
   parts_->dispatcher.start();
+  parts_->retention.start();
   state_ = State::running;
 }
 
@@ -136,6 +155,7 @@ void Publisher::stop() noexcept {
   if (state_ == State::stopped) return;
   parts_->dispatcher.stop();  // stop claiming; in-flight batches finish and are recorded
   parts_->maintenance.reset();
+  parts_->retention.stop();
   state_ = State::stopped;
 }
 

@@ -21,8 +21,10 @@ namespace sql {
 inline constexpr std::string_view kPageFromEvents =
     "SELECT event_id, merchant_id, event_type, payload, created_at, idempotency_key, created_at "
     "FROM publisher_events e WHERE 1 = 1";
-// Newest first over the tasks of one state (publisher_tasks_state_event), each event once per
-// task it has in that state (the caller skips the repeats). CROSS JOIN keeps the tasks outermost
+// Newest first over the tasks of one state (its partial index publisher_tasks_<state>_events,
+// which the planner takes only for the state written as a literal: the caller adds
+// "AND t.state = '<state>'"), each event once per task it has in that state (the caller skips the
+// repeats). CROSS JOIN keeps the tasks outermost
 // on SQLite (PostgreSQL plans it as a join either way).
 inline constexpr std::string_view kPageFromTasks =
     "SELECT e.event_id, e.merchant_id, e.event_type, e.payload, e.created_at, e.idempotency_key, "
@@ -68,6 +70,15 @@ inline constexpr std::string_view kSelectMinutes =
     "SELECT (started_at - $1) / 60000, COUNT(*), "
     "SUM(CASE WHEN status >= 200 AND status < 300 THEN 0 ELSE 1 END) FROM publisher_attempts "
     "WHERE started_at >= $1 AND started_at < $2 GROUP BY 1";
+// Tasks by state in one statement: pending, delivering and dead each on its own partial index
+// (the `event_created_at >= 0` lets SQLite's planner take it), and all of them, which SQLite counts
+// on its smallest index; succeeded is the rest.
+inline constexpr std::string_view kCountTasksByState =
+    "SELECT (SELECT COUNT(*) FROM publisher_tasks WHERE state = 'pending' AND event_created_at >= "
+    "0), "
+    "(SELECT COUNT(*) FROM publisher_tasks WHERE state = 'delivering' AND event_created_at >= 0), "
+    "(SELECT COUNT(*) FROM publisher_tasks WHERE state = 'dead' AND event_created_at >= 0), "
+    "(SELECT COUNT(*) FROM publisher_tasks)";
 inline constexpr std::string_view kSelectOldestPending =
     "SELECT MIN(age_from) FROM publisher_tasks WHERE state = 'pending' AND parked = 0";
 inline constexpr std::string_view kSelectAttention =

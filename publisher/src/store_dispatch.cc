@@ -2,6 +2,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ops_notice.h"
 #include "store_sql.h"
 #include "webhooks/publisher/store.h"
 
@@ -65,10 +66,59 @@ std::vector<ClaimedTask> Store::claim(const std::string& lease_owner, int limit,
 
 std::vector<DisabledEndpoint> Store::record(const std::vector<Settlement>& records, UnixMillis now,
                                             UnixMillis disable_failing_before) {
-  std::vector<DisabledEndpoint> disabled_now;
-  if (records.empty()) return disabled_now;
+  FailingRules rules;
+  rules.disable_before = disable_failing_before;
+  return record(records, now, rules).disabled;
+}
+
+namespace {
+
+// The failed settlement `r` goes on its endpoint's streak: starts it, warns about it, disables
+// the endpoint (adding to `out`), with the ops events FailingRules asks for.
+void endpoint_failed(Store& store, db::Transaction& tx, const Settlement& r,
+                     const FailingRules& rules, UnixMillis now, RecordedHealth& out) {
+  const DeliveryAttempt& a = r.attempt;
+  tx.exec(sql::kEndpointFailing, {a.endpoint_id, std::int64_t{a.started_at}});
+  if (rules.warn_before > 0 &&
+      tx.exec(sql::kWarnIfFailing,
+              {a.endpoint_id, std::int64_t{now}, std::int64_t{rules.warn_before}})
+              .affected() > 0) {
+    const detail::OpsNotice notice = detail::ops_notice(tx, a.endpoint_id);
+    out.warned.push_back({a.endpoint_id, notice.failing_since});
+    std::string reason = error_text(a.error, a.error_message);
+    if (reason.empty()) reason = "HTTP " + std::to_string(a.status);
+    detail::insert_ops_event(store, tx, rules.ops_merchant_id, kOpsEndpointFailing, notice,
+                             reason, now);
+  }
+  std::int64_t disabled = 0;
+  std::string_view reason;
+  if (!r.disable_reason.empty()) {
+    reason = r.disable_reason;
+    disabled =
+        tx.exec(sql::kDisableIfEnabled, {a.endpoint_id, reason, std::int64_t{now}}).affected();
+  } else if (rules.disable_before > 0) {
+    reason = kFailingContinuously;
+    disabled = tx.exec(sql::kDisableIfFailing, {a.endpoint_id, reason, std::int64_t{now},
+                                                std::int64_t{rules.disable_before}})
+                   .affected();
+  }
+  if (disabled == 0) return;
+  // Parks this task if it was just scheduled again, and the endpoint's others, those still being
+  // delivered included (they stay parked when their attempts are recorded).
+  tx.exec(sql::kParkEndpointTasks, {a.endpoint_id});
+  out.disabled.push_back({a.endpoint_id, std::string(reason)});
+  detail::insert_ops_event(store, tx, rules.ops_merchant_id, kOpsEndpointDisabled,
+                           detail::ops_notice(tx, a.endpoint_id), reason, now);
+}
+
+}  // namespace
+
+RecordedHealth Store::record(const std::vector<Settlement>& records, UnixMillis now,
+                             const FailingRules& rules) {
+  RecordedHealth health;
+  if (records.empty()) return health;
   db_->transact([&](db::Transaction& tx) {
-    disabled_now.clear();
+    health = {};
     // Endpoints whose failing streak this transaction already cleared: another success of the
     // same endpoint needs no second UPDATE (a failure in between forgets the endpoint).
     std::unordered_set<std::string_view> healthy;
@@ -92,28 +142,19 @@ std::vector<DisabledEndpoint> Store::record(const std::vector<Settlement>& recor
         continue;
       }
       healthy.erase(a.endpoint_id);
-      tx.exec(sql::kEndpointFailing, {a.endpoint_id, std::int64_t{a.started_at}});
-      std::int64_t disabled = 0;
-      std::string_view reason;
-      if (!r.disable_reason.empty()) {
-        reason = r.disable_reason;
-        disabled =
-            tx.exec(sql::kDisableIfEnabled, {a.endpoint_id, reason, std::int64_t{now}}).affected();
-      } else if (disable_failing_before > 0) {
-        reason = kFailingContinuously;
-        disabled = tx.exec(sql::kDisableIfFailing, {a.endpoint_id, reason, std::int64_t{now},
-                                                    std::int64_t{disable_failing_before}})
-                       .affected();
-      }
-      // Parks this task if it was just scheduled again, and the endpoint's others, those still
-      // being delivered included (they stay parked when their attempts are recorded).
-      if (disabled > 0) {
-        tx.exec(sql::kParkEndpointTasks, {a.endpoint_id});
-        disabled_now.push_back({a.endpoint_id, std::string(reason)});
-      }
+      endpoint_failed(*this, tx, r, rules, now, health);
     }
   });
-  return disabled_now;
+  return health;
+}
+
+std::vector<FailingEndpoint> Store::failing_endpoints() {
+  std::vector<FailingEndpoint> failing;
+  const db::Rows rows = db_->read(sql::kSelectFailing);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    failing.push_back({rows.text(r, 0), rows.integer(r, 1)});
+  }
+  return failing;
 }
 
 int Store::release(const std::string& lease_owner, UnixMillis now) {

@@ -49,7 +49,7 @@ inline constexpr std::string_view kKillEndpointTasks =
     "WHERE endpoint_id = $1 AND state IN ('pending', 'delivering')";
 inline constexpr std::string_view kEnableEndpoint =
     "UPDATE publisher_endpoints SET enabled = 1, disabled_reason = NULL, failing_since = NULL, "
-    "updated_at = $2 WHERE id = $1";
+    "failing_warned_at = NULL, updated_at = $2 WHERE id = $1";
 inline constexpr std::string_view kDisableEndpoint =
     "UPDATE publisher_endpoints SET enabled = 0, disabled_reason = $2, updated_at = $3 "
     "WHERE id = $1";
@@ -148,8 +148,8 @@ inline constexpr std::string_view kSettleTask =
     "next_trigger = 'scheduled', lease_owner = NULL, lease_expires_at = NULL, last_status = $5, "
     "last_error = $6, updated_at = $7 WHERE id = $1 AND lease_owner = $2 AND state = 'delivering'";
 inline constexpr std::string_view kEndpointHealthy =
-    "UPDATE publisher_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT "
-    "NULL";
+    "UPDATE publisher_endpoints SET failing_since = NULL, failing_warned_at = NULL "
+    "WHERE id = $1 AND failing_since IS NOT NULL";
 inline constexpr std::string_view kEndpointFailing =
     "UPDATE publisher_endpoints SET failing_since = $2 WHERE id = $1 AND failing_since IS NULL";
 inline constexpr std::string_view kDisableIfEnabled =
@@ -158,8 +158,36 @@ inline constexpr std::string_view kDisableIfEnabled =
 inline constexpr std::string_view kDisableIfFailing =
     "UPDATE publisher_endpoints SET enabled = 0, disabled_reason = $2, updated_at = $3 "
     "WHERE id = $1 AND enabled = 1 AND failing_since IS NOT NULL AND failing_since <= $4";
+// Claims the warning of the endpoint's current streak (schema 0004_endpoint_warnings.sql): $1 id,
+// $2 now, $3 warn_before.
+inline constexpr std::string_view kWarnIfFailing =
+    "UPDATE publisher_endpoints SET failing_warned_at = $2 WHERE id = $1 AND enabled = 1 "
+    "AND failing_warned_at IS NULL AND failing_since IS NOT NULL AND failing_since <= $3";
+inline constexpr std::string_view kSelectEndpointHealth =
+    "SELECT merchant_id, url, failing_since FROM publisher_endpoints WHERE id = $1";
+inline constexpr std::string_view kSelectFailing =
+    "SELECT id, failing_since FROM publisher_endpoints "
+    "WHERE enabled = 1 AND failing_since IS NOT NULL ORDER BY id";
 inline constexpr std::string_view kRelease =
     "UPDATE publisher_tasks SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, "
     "next_attempt_at = $2, updated_at = $2 WHERE lease_owner = $1 AND state = 'delivering'";
+
+// --- retention (store_retention.cc) ---
+// $1 before, $2 limit: the oldest events with no unfinished task.
+inline constexpr std::string_view kSelectPurgeable =
+    "SELECT event_id FROM publisher_events e WHERE created_at < $1 AND NOT EXISTS "
+    "(SELECT 1 FROM publisher_tasks t WHERE t.event_id = e.event_id "
+    "AND t.state IN ('pending', 'delivering')) ORDER BY created_at, event_id LIMIT $2";
+// Each followed by the event ids as $1..$n (IN (…) is appended). The state test is evaluated
+// again on rows a concurrent replay changed (PostgreSQL re-checks a locked row), so a re-queued
+// task, its attempts and its event stay.
+inline constexpr std::string_view kPurgeTasks =
+    "DELETE FROM publisher_tasks WHERE state IN ('succeeded', 'dead') AND event_id IN ";
+inline constexpr std::string_view kPurgeAttempts =
+    "DELETE FROM publisher_attempts WHERE NOT EXISTS (SELECT 1 FROM publisher_tasks t "
+    "WHERE t.id = publisher_attempts.task_id) AND event_id IN ";
+inline constexpr std::string_view kPurgeEvents =
+    "DELETE FROM publisher_events WHERE NOT EXISTS (SELECT 1 FROM publisher_tasks t "
+    "WHERE t.event_id = publisher_events.event_id) AND event_id IN ";
 
 }  // namespace webhooks::publisher::detail::sql

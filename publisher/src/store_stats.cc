@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "store_console_sql.h"
-#include "store_sql.h"
 #include "webhooks/publisher/store.h"
 
 namespace webhooks::publisher {
@@ -83,10 +82,12 @@ Overview Store::overview(UnixMillis now) {
              {TaskState::delivering, 0},
              {TaskState::succeeded, 0},
              {TaskState::dead, 0}};
-  const db::Rows counts = db_->read(sql::kCountTasks);
-  for (std::size_t r = 0; r < counts.size(); ++r) {
-    if (auto state = parse_task_state(counts.text(r, 0))) o.tasks[*state] = counts.integer(r, 1);
-  }
+  const db::Rows counts = db_->read(sql::kCountTasksByState);
+  o.tasks[TaskState::pending] = counts.integer(0, 0);
+  o.tasks[TaskState::delivering] = counts.integer(0, 1);
+  o.tasks[TaskState::dead] = counts.integer(0, 2);
+  o.tasks[TaskState::succeeded] = std::max<std::int64_t>(
+      0, counts.integer(0, 3) - counts.integer(0, 0) - counts.integer(0, 1) - counts.integer(0, 2));
   const db::Rows oldest = db_->read(sql::kSelectOldestPending);
   if (!oldest.empty() && !oldest.is_null(0, 0)) o.oldest_pending_since = oldest.integer(0, 0);
   o.attention = attention(*db_);

@@ -153,3 +153,32 @@ TEST_CASE("an unusable URL is refused") {
   Fixture f;
   CHECK_THROWS_AS(Relay(f.db, f.clock, f.random, f.options("not a url")), Error);
 }
+
+TEST_CASE("sent rows are purged after sent_retention, in batches; unsent rows never") {
+  FakeIngest ingest;
+  Fixture f;
+  for (int i = 0; i < 7; ++i) f.enqueue("order.created", "{}");
+  RelayOptions options = f.options(ingest.url());
+  options.sent_retention = 24h;
+  options.purge_batch = 3;
+  Relay relay(f.db, f.clock, f.random, options);
+  REQUIRE(relay.relay_once().sent == 7);
+  f.clock.advance(1h);
+  f.enqueue("order.created", "{}");  // sent an hour later
+  REQUIRE(relay.relay_once().sent == 1);
+  ingest.status = 503;
+  f.enqueue("order.created", "{}");  // never sent
+  REQUIRE(relay.relay_once().failed == 1);
+  const auto count = [&] { return f.db->exec("SELECT COUNT(*) FROM outbox").integer(0, 0); };
+  f.clock.advance(23h);  // the first 7 were sent exactly 24 h ago: kept
+  CHECK(relay.purge_sent() == 0);
+  f.clock.advance(1ms);
+  CHECK(relay.purge_sent() == 7);  // batches of 3, 3, 1
+  CHECK(count() == 2);
+  f.clock.advance(10 * 24h);
+  CHECK(relay.purge_sent() == 1);
+  CHECK(f.db->exec("SELECT COUNT(*) FROM outbox WHERE sent_at IS NULL").integer(0, 0) == 1);
+  options.sent_retention = 0ms;  // 0: kept forever
+  Relay keeper(f.db, f.clock, f.random, options);
+  CHECK(keeper.purge_sent() == 0);
+}

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "fixture.h"
+#include "log_capture.h"
 #include "receiver.h"
 #include "webhooks/log.h"
 #include "webhooks/rfc3339.h"
@@ -26,35 +27,6 @@ VerifyResult verify(const Received& r, const std::string& secret, std::int64_t n
                     sig = r.header("webhook-signature");
   return verifier.verify({id, ts, sig}, r.body, now_seconds);
 }
-
-// Collects the JSON log lines (webhooks::log_event) written while it lives.
-class LogCapture {
- public:
-  LogCapture() : previous_(webhooks::logger()) {
-    auto logger = std::make_shared<spdlog::logger>(
-        "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(out_));
-    logger->set_pattern("%v");
-    logger->set_level(spdlog::level::info);
-    webhooks::set_logger(logger);
-  }
-  ~LogCapture() { webhooks::set_logger(previous_); }
-  // The lines whose "event" is `event`, without their "ts".
-  std::vector<nlohmann::json> lines(const std::string& event) const {
-    std::vector<nlohmann::json> out;
-    std::istringstream in(out_.str());
-    for (std::string line; std::getline(in, line);) {
-      nlohmann::json j = nlohmann::json::parse(line);
-      if (j.value("event", "") != event) continue;
-      j.erase("ts");
-      out.push_back(std::move(j));
-    }
-    return out;
-  }
-
- private:
-  std::ostringstream out_;
-  std::shared_ptr<spdlog::logger> previous_;
-};
 
 TEST_CASE("a delivery carries the wire format and a valid signature", "[delivery]") {
   PublisherFixture f("wire");

@@ -13,11 +13,20 @@ CREATE INDEX publisher_events_created ON publisher_events (created_at, event_id)
 CREATE INDEX publisher_events_type ON publisher_events (event_type, created_at, event_id);
 
 -- A task carries its event's created_at, so "events having a task in state S, newest first" walks
--- one index in the listing's order instead of probing every event.
+-- one index in the listing's order instead of probing every event. One partial index per state
+-- (a task is in exactly one, so together they are the size of one): an index led by `state`
+-- would be taken by the claim's `state = 'pending'` instead of publisher_tasks_due.
 ALTER TABLE publisher_tasks ADD COLUMN event_created_at BIGINT NOT NULL DEFAULT 0;
 UPDATE publisher_tasks SET event_created_at =
   (SELECT e.created_at FROM publisher_events e WHERE e.event_id = publisher_tasks.event_id);
-CREATE INDEX publisher_tasks_state_event ON publisher_tasks (state, event_created_at, event_id);
+CREATE INDEX publisher_tasks_pending_events ON publisher_tasks (event_created_at, event_id)
+WHERE state = 'pending';
+CREATE INDEX publisher_tasks_delivering_events ON publisher_tasks (event_created_at, event_id)
+WHERE state = 'delivering';
+CREATE INDEX publisher_tasks_succeeded_events ON publisher_tasks (event_created_at, event_id)
+WHERE state = 'succeeded';
+CREATE INDEX publisher_tasks_dead_events ON publisher_tasks (event_created_at, event_id)
+WHERE state = 'dead';
 -- At most one task per event and endpoint (fan-out made one; replay-missing adds the missing ones
 -- with ON CONFLICT DO NOTHING, so two at once cannot double one).
 DROP INDEX publisher_tasks_event;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -34,6 +35,12 @@ struct RelayOptions {
   // Connect and read timeouts of each post.
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(2)};
   std::chrono::milliseconds read_timeout{std::chrono::seconds(10)};
+  // Sent rows are deleted once sent longer ago than this (purge_sent); 0: kept forever. Default
+  // 7 days (the publisher keeps the events themselves, under its own --retention).
+  std::chrono::milliseconds sent_retention{std::chrono::hours(24 * 7)};
+  // Rows deleted per transaction, and how often (clock time) the background thread purges.
+  int purge_batch = 500;
+  std::chrono::milliseconds purge_interval{std::chrono::minutes(1)};
 };
 
 class Relay {
@@ -55,7 +62,12 @@ class Relay {
   // a failed post never throws (the row is rescheduled and the error recorded in last_error).
   PassResult relay_once();
 
-  // Runs relay_once in a background thread until stop() or destruction; errors are logged.
+  // Deletes rows sent before now - sent_retention, purge_batch rows per transaction until none is
+  // left; returns how many. Unsent rows are never deleted. Logs {"event":"outbox_purged",
+  // "rows":N} when it deleted some. Throws Error(storage).
+  std::int64_t purge_sent();
+
+  // Runs relay_once (and purge_sent every purge_interval) in a background thread until stop() or destruction; errors are logged.
   void start();
   void stop();
 

@@ -73,8 +73,11 @@ struct DispatcherOptions {
   std::chrono::milliseconds lease{std::chrono::minutes(2)};
   // Real time a worker waits when nothing was due (wake() cuts it short).
   std::chrono::milliseconds poll_interval{std::chrono::milliseconds(250)};
-  // An endpoint failing continuously for this long is disabled; 0 never. Default 5 days.
+  // An endpoint failing continuously for this long is disabled; 0 never. Default 5 days. At half
+  // of it the streak is warned about, once (log line endpoint_failing, FailingRules).
   std::chrono::milliseconds disable_after{std::chrono::hours(24 * 5)};
+  // Non-empty: warnings and disables also become events of this merchant (ops_events.h).
+  std::string ops_merchant_id;
   RetryAfterBounds retry_after;
   OutcomeRules outcome_rules;
   // Writing a batch's attempts back (Store::record) after they were sent is retried until it is
@@ -118,7 +121,9 @@ class Dispatcher {
   void work();
   // Store::record, retried as DispatcherOptions describes. False when it gave up.
   bool record_until_stored(const std::vector<Settlement>& records, UnixMillis done,
-                           UnixMillis disable_before);
+                           const FailingRules& rules);
+  // Logs what Store::record changed in endpoints (endpoint_failing, endpoint_disabled).
+  void log_health(const RecordedHealth& health) const;
   // After a failed claim: puts back what `owner` may hold, tried up to 5 times with backoff,
   // never past the lease (then the tasks are claimable anyway) nor after stop().
   void release_after_failed_claim(const std::string& owner,

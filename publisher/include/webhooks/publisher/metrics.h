@@ -5,6 +5,9 @@
 //   webhooks_attempt_duration_seconds         histogram of attempt latency
 //   webhooks_tasks{state}                     tasks by state (read from the store when rendered)
 //   webhooks_endpoints_disabled               disabled endpoints (likewise)
+//   webhooks_endpoint_failing_seconds{endpoint} per enabled endpoint with a failing streak, the
+//                                             seconds since it started (render_endpoint_health)
+//   webhooks_retention_purged_total{table}    rows deleted by retention: events, tasks, attempts
 // Counters are per process (Prometheus sums them across daemons); the gauges are the database's.
 // Thread-safe.
 #pragma once
@@ -17,6 +20,7 @@
 #include <string_view>
 
 #include "webhooks/publisher/model.h"
+#include "webhooks/publisher/store.h"
 
 namespace webhooks::publisher {
 
@@ -30,12 +34,20 @@ class Metrics {
   // `outcome` is to_string(AttemptOutcome); `seconds` the attempt's latency.
   void attempt(std::string_view outcome, double seconds);
 
+  // Rows a retention pass deleted.
+  void purged(const PurgeCounts& counts);
+
   std::uint64_t events_accepted() const { return events_accepted_.load(); }
+  PurgeCounts purged() const;
   std::uint64_t attempts(std::string_view outcome) const;
 
   // The Prometheus text exposition (version 0.0.4) of everything above.
   std::string render(const std::map<TaskState, std::int64_t>& tasks,
                      std::int64_t endpoints_disabled) const;
+  // webhooks_endpoint_failing_seconds for `failing` (Store::failing_endpoints) at `now`, and
+  // webhooks_retention_purged_total: appended to render()'s text.
+  std::string render_endpoint_health(const std::vector<FailingEndpoint>& failing,
+                                     UnixMillis now) const;
 
  private:
   static constexpr std::array<std::string_view, 4> kOutcomes = {"succeeded", "retryable",
@@ -44,6 +56,7 @@ class Metrics {
   std::array<std::atomic<std::uint64_t>, 4> attempts_{};
   std::array<std::atomic<std::uint64_t>, kBuckets.size() + 1> buckets_{};  // last: +Inf
   std::atomic<std::uint64_t> duration_micros_{0};
+  std::array<std::atomic<std::int64_t>, 3> purged_{};  // events, tasks, attempts
 };
 
 }  // namespace webhooks::publisher

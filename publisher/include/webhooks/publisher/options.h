@@ -124,6 +124,21 @@ struct Options {
   // (past their TTL), once start() was called. Default: 10 s.
   std::chrono::milliseconds maintenance_interval{std::chrono::seconds(10)};
 
+  // Events older than this whose tasks are all finished (succeeded or dead) are deleted with
+  // their tasks and attempts (retention.h), a pass every maintenance_interval; 0: kept forever.
+  // Default: 30 days.
+  std::chrono::milliseconds retention{std::chrono::hours(24 * 30)};
+  // Events deleted per transaction, and the real time between two of a pass. Defaults: 500,
+  // 100 ms.
+  int retention_batch = 500;
+  std::chrono::milliseconds retention_pause{std::chrono::milliseconds(100)};
+
+  // ------------------------------------------------------------------ operational webhook
+  // Non-empty: endpoint.failing and endpoint.disabled events (ops_events.h) are delivered to this
+  // URL, signed with ops_secret ("whsec_…", required with it), like any delivery. Default: empty.
+  std::string ops_url;
+  std::string ops_secret;
+
   // ------------------------------------------------------------------ serving
   // Not read by the Publisher (mount() takes the caller's server): how webhooks-publisherd binds
   // and tunes the server it mounts the Publisher on.
@@ -146,8 +161,9 @@ struct Options {
 // Throws Error(invalid_argument) naming the first field outside its domain: workers 1..256;
 // max_in_flight, batch_size 1..10000; max_endpoint_connections 1..100000; database_pool_size
 // >= 0; body_limit >= 1; connect_timeout, timeout, delivery_lease, poll_interval,
-// maintenance_interval, ingest_lease, ingest_ttl and replay_max_age > 0; rotation_grace and
-// disable_after >= 0; every permanent status one classify_attempt makes permanent; and
+// maintenance_interval, ingest_lease, ingest_ttl and replay_max_age > 0; rotation_grace,
+// disable_after, retention and retention_pause >= 0; retention_batch 1..100000; ops_secret a
+// valid secret when ops_url is set, and ops_url an http(s) URL; every permanent status one classify_attempt makes permanent; and
 // delivery_lease > timeout * batch_rounds().
 void validate(const Options& options);
 

@@ -62,9 +62,48 @@ struct DisabledEndpoint {
 // The reason of an endpoint disabled for failing longer than disable_failing_before allows.
 inline constexpr std::string_view kFailingContinuously = "failing continuously";
 
+// How Store::record treats failing streaks. Times are Unix milliseconds; 0 turns a rule off.
+struct FailingRules {
+  UnixMillis disable_before = 0;  // a streak started at or before this disables the endpoint
+  // A streak started at or before this is warned about, once per streak: the UPDATE that sets
+  // failing_warned_at (schema 0004_endpoint_warnings.sql) claims the warning, so one daemon and
+  // one worker report it, however many share the database.
+  UnixMillis warn_before = 0;
+  // Non-empty: each warning and each disable this call makes becomes an event of this merchant
+  // (ops_events.h: endpoint.failing, endpoint.disabled), inserted in the same transaction and
+  // delivered to that merchant's endpoints like any event. No event is made about the endpoints
+  // of this merchant itself.
+  std::string ops_merchant_id;
+};
+
+// An endpoint Store::record warned about: failing since `failing_since` (Unix ms).
+struct FailingEndpoint {
+  std::string endpoint_id;
+  UnixMillis failing_since = 0;
+  bool operator==(const FailingEndpoint&) const = default;
+};
+
+// What Store::record changed in endpoints: each once, in the order met.
+struct RecordedHealth {
+  std::vector<DisabledEndpoint> disabled;
+  std::vector<FailingEndpoint> warned;
+};
+
+// Rows deleted by one Store::purge call.
+struct PurgeCounts {
+  std::int64_t events = 0, tasks = 0, attempts = 0;
+  PurgeCounts& operator+=(const PurgeCounts& o) {
+    events += o.events;
+    tasks += o.tasks;
+    attempts += o.attempts;
+    return *this;
+  }
+  bool operator==(const PurgeCounts&) const = default;
+};
+
 // Which events a listing returns (GET /v1/events, the console's events page). Every filter set
 // applies (AND). Each combination reads one index range: newest first, at most `limit` + 1 rows
-// (a filter by state walks the tasks' (state, event_created_at, event_id) index instead).
+// (a filter by state walks that state's tasks by their event's created_at instead).
 struct EventQuery {
   std::string merchant_id;          // empty: every merchant
   std::string type;                 // empty: every type; else this exact type
@@ -219,6 +258,21 @@ class Store {
   // keyed by delivery_id and a settled task no longer holds the lease, so nothing is doubled.
   std::vector<DisabledEndpoint> record(const std::vector<Settlement>& records, UnixMillis now,
                                        UnixMillis disable_failing_before = 0);
+  // The same with every rule of `rules`: also warns about streaks older than rules.warn_before
+  // and writes the ops events (FailingRules).
+  RecordedHealth record(const std::vector<Settlement>& records, UnixMillis now,
+                        const FailingRules& rules);
+  // Enabled endpoints with a failing streak and when it started, by id: the gauge
+  // webhooks_endpoint_failing_seconds (metrics.h).
+  std::vector<FailingEndpoint> failing_endpoints();
+
+  // --- Retention (store_retention.cc) ---
+  // Deletes up to `limit` events created before `before` (oldest first) whose tasks are all
+  // finished (succeeded or dead; an event without tasks too), with their tasks and attempts, in
+  // one transaction. A task re-queued meanwhile (a replay committed first) keeps its event, its
+  // task and their attempts. Returns what it deleted; fewer than `limit` events means nothing
+  // older is left to purge. REQUIRES: limit >= 1.
+  PurgeCounts purge(UnixMillis before, int limit);
   // Puts tasks still leased by `lease_owner` back to pending, due at `now`. Returns how many.
   int release(const std::string& lease_owner, UnixMillis now);
 
