@@ -1,9 +1,9 @@
-// bench_console_pages: the publisher console's pages with many events stored (issue 15: "under 100 ms with 1,000,000
-// events"): a SQLite database filled with N events (default 1,000,000; `bench_console_pages N`), one
-// task each over 4 endpoints (2% dead, 14% pending, the rest succeeded) and an attempt for each
-// of the newest 10,000 (the last hour's charts, the endpoints' figures); then an in-process
-// Publisher on loopback HTTP, signed in, each page fetched 20 times: p50 and max in ms.
-// (bench_console measures the Store's reads under the pages alone.)
+// bench_console_pages: the publisher console's pages with many events stored (issue 15: "under 100
+// ms with 1,000,000 events"): a SQLite database filled with N events (default 1,000,000;
+// `bench_console_pages N`), one task each over 4 endpoints (2% dead, 14% pending, the rest
+// succeeded) and an attempt for each of the newest 10,000 (the last hour's charts, the endpoints'
+// figures); then an in-process Publisher on loopback HTTP, signed in, each page fetched 20 times:
+// p50 and max in ms. (bench_console measures the Store's reads under the pages alone.)
 #include <httplib.h>
 #include <stdlib.h>
 
