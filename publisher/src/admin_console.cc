@@ -88,6 +88,7 @@ void overview(Store& store, const Clock& clock, const httplib::Request&, httplib
          {{"now", format_rfc3339(now)},
           {"minutes", minutes},
           {"tasks", tasks},
+          {"succeeded_since", format_rfc3339(o.succeeded_since)},
           {"oldest_pending_since", optional_time(o.oldest_pending_since)},
           {"oldest_pending_age_ms",
            o.oldest_pending_since ? json(std::max<std::int64_t>(0, now - *o.oldest_pending_since))

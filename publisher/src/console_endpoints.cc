@@ -40,7 +40,10 @@ std::string queue_table(const OverviewFigures& f, UnixMillis now) {
        {TaskState::pending, TaskState::delivering, TaskState::succeeded, TaskState::dead}) {
     const auto it = f.tasks.find(state);
     const std::string name(to_string(state));
-    out += "<tr data-state=\"" + name + "\"><td>" + name + "</td>" +
+    // Succeeded: the last hour's events only (Overview::tasks), so the page never counts the
+    // whole history.
+    const std::string label = state == TaskState::succeeded ? name + " (last hour's events)" : name;
+    out += "<tr data-state=\"" + name + "\"><td>" + label + "</td>" +
            cell("count", std::to_string(it == f.tasks.end() ? 0 : it->second)) + "</tr>";
   }
   out += "</table>\n<p>Oldest pending task: <span id=\"oldest-pending\">" +

@@ -71,13 +71,19 @@ inline constexpr std::string_view kSelectMinutes =
     "SUM(CASE WHEN status >= 200 AND status < 300 THEN 0 ELSE 1 END) FROM publisher_attempts "
     "WHERE started_at >= $1 AND started_at < $2 GROUP BY 1";
 // Tasks by state in one statement: pending, delivering and dead each on its own partial index
-// (the `event_created_at >= 0` lets SQLite's planner take it), and all of them, which SQLite counts
-// on its smallest index; succeeded is the rest.
+// (the `event_created_at >= 0` lets SQLite's planner take it). kCountTasksByState counts the
+// succeeded tasks of events created at or after $1 (the overview: an hour ago), an index range
+// as long as that hour; kCountAllTasks counts every task (O(history): SQLite walks its smallest
+// index), so succeeded is the rest.
 inline constexpr std::string_view kCountTasksByState =
     "SELECT (SELECT COUNT(*) FROM publisher_tasks WHERE state = 'pending' AND event_created_at >= "
-    "0), "
-    "(SELECT COUNT(*) FROM publisher_tasks WHERE state = 'delivering' AND event_created_at >= 0), "
-    "(SELECT COUNT(*) FROM publisher_tasks WHERE state = 'dead' AND event_created_at >= 0), "
+    "0), (SELECT COUNT(*) FROM publisher_tasks WHERE state = 'delivering' AND event_created_at >= "
+    "0), (SELECT COUNT(*) FROM publisher_tasks WHERE state = 'dead' AND event_created_at >= 0), "
+    "(SELECT COUNT(*) FROM publisher_tasks WHERE state = 'succeeded' AND event_created_at >= $1)";
+inline constexpr std::string_view kCountAllTasks =
+    "SELECT (SELECT COUNT(*) FROM publisher_tasks WHERE state = 'pending' AND event_created_at >= "
+    "0), (SELECT COUNT(*) FROM publisher_tasks WHERE state = 'delivering' AND event_created_at >= "
+    "0), (SELECT COUNT(*) FROM publisher_tasks WHERE state = 'dead' AND event_created_at >= 0), "
     "(SELECT COUNT(*) FROM publisher_tasks)";
 inline constexpr std::string_view kSelectOldestPending =
     "SELECT MIN(age_from) FROM publisher_tasks WHERE state = 'pending' AND parked = 0";

@@ -116,15 +116,14 @@ int Store::recover(const std::string& endpoint_id, UnixMillis since, UnixMillis 
 }
 
 std::map<TaskState, std::int64_t> Store::count_tasks() {
-  std::map<TaskState, std::int64_t> counts{{TaskState::pending, 0},
-                                           {TaskState::delivering, 0},
-                                           {TaskState::succeeded, 0},
-                                           {TaskState::dead, 0}};
-  const db::Rows rows = db_->exec(sql::kCountTasks);
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    if (auto state = parse_task_state(rows.text(r, 0))) counts[*state] = rows.integer(r, 1);
-  }
-  return counts;
+  const db::Rows rows = db_->read(sql::kCountAllTasks);
+  const std::int64_t pending = rows.integer(0, 0), delivering = rows.integer(0, 1),
+                     dead = rows.integer(0, 2);
+  return {{TaskState::pending, pending},
+          {TaskState::delivering, delivering},
+          {TaskState::succeeded, std::max<std::int64_t>(0, rows.integer(0, 3) - pending -
+                                                               delivering - dead)},
+          {TaskState::dead, dead}};
 }
 
 }  // namespace webhooks::publisher

@@ -110,8 +110,6 @@ inline constexpr std::string_view kLockReplayEndpoints =
     "WHERE event_id = $1 AND ($2 = '' OR endpoint_id = $2)) FOR SHARE";
 inline constexpr std::string_view kLockRecoverEndpoint =
     "SELECT 1 FROM publisher_endpoints WHERE id = $1 FOR SHARE";
-inline constexpr std::string_view kCountTasks =
-    "SELECT state, COUNT(*) FROM publisher_tasks GROUP BY state";
 
 // --- dispatch ---
 // Tasks whose worker died: their lease lapsed, so they are pending again.

@@ -82,12 +82,12 @@ Overview Store::overview(UnixMillis now) {
              {TaskState::delivering, 0},
              {TaskState::succeeded, 0},
              {TaskState::dead, 0}};
-  const db::Rows counts = db_->read(sql::kCountTasksByState);
+  o.succeeded_since = o.minutes.front().start;
+  const db::Rows counts = db_->read(sql::kCountTasksByState, {std::int64_t{o.succeeded_since}});
   o.tasks[TaskState::pending] = counts.integer(0, 0);
   o.tasks[TaskState::delivering] = counts.integer(0, 1);
   o.tasks[TaskState::dead] = counts.integer(0, 2);
-  o.tasks[TaskState::succeeded] = std::max<std::int64_t>(
-      0, counts.integer(0, 3) - counts.integer(0, 0) - counts.integer(0, 1) - counts.integer(0, 2));
+  o.tasks[TaskState::succeeded] = counts.integer(0, 3);
   const db::Rows oldest = db_->read(sql::kSelectOldestPending);
   if (!oldest.empty() && !oldest.is_null(0, 0)) o.oldest_pending_since = oldest.integer(0, 0);
   o.attention = attention(*db_);

@@ -106,7 +106,8 @@ TEST_CASE("console: each page shows a delivered event, its endpoint and its atte
   CHECK(has(overview, "<svg id=\"chart-deliveries\""));
   CHECK(has(overview, "<svg id=\"chart-failures\""));
   CHECK(has(overview,
-            "<tr data-state=\"succeeded\"><td>succeeded</td><td class=\"count\">1</td></tr>"));
+            "<tr data-state=\"succeeded\"><td>succeeded (last hour's events)</td>"
+            "<td class=\"count\">1</td></tr>"));
   CHECK(
       has(overview, "<tr data-state=\"pending\"><td>pending</td><td class=\"count\">0</td></tr>"));
   CHECK(has(overview, "<span id=\"oldest-pending\">none</span>"));

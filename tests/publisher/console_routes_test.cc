@@ -147,6 +147,7 @@ TEST_CASE("GET /v1/endpoints/{id}/stats and GET /v1/overview", "[console]") {
         json{{"start", "2023-11-14T22:14:00.000Z"}, {"attempts", 0}, {"failures", 0}});
   CHECK(overview.at("tasks") ==
         json{{"pending", 1}, {"delivering", 0}, {"succeeded", 0}, {"dead", 0}});
+  CHECK(overview.at("succeeded_since") == "2023-11-14T21:15:00.000Z");
   CHECK(overview.at("oldest_pending_since") == "2023-11-14T22:13:20.000Z");
   CHECK(overview.at("oldest_pending_age_ms") == 90'000);
   CHECK(overview.at("attention") == json::array());

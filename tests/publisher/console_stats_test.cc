@@ -80,6 +80,14 @@ TEST_CASE("the overview: attempts per minute over the hour, queue, oldest waitin
   std::sort(expected.begin(), expected.end(),
             [](const auto& x, const auto& y) { return x.endpoint_id < y.endpoint_id; });
   CHECK(o.attention == expected);
+  // Succeeded counts the last hour's events only; count_tasks (the metrics) counts them all.
+  CHECK(o.succeeded_since == minute - 59 * 60'000);
+  f.advance(61min);
+  CHECK(f.store.overview(f.clock.now_ms()).tasks.at(TaskState::succeeded) == 0);
+  CHECK(f.store.count_tasks() == std::map<TaskState, std::int64_t>{{TaskState::pending, 2},
+                                                                   {TaskState::delivering, 0},
+                                                                   {TaskState::succeeded, 1},
+                                                                   {TaskState::dead, 0}});
   (void)ok;
 }
 

@@ -167,7 +167,12 @@ struct Overview {
   // The last hour in 60 minutes, oldest first: the last bucket is the minute holding `now`
   // (minutes start at whole Unix minutes), the first starts 59 minutes before it.
   std::vector<MinuteBucket> minutes;
-  std::map<TaskState, std::int64_t> tasks;  // every state present, zero when none
+  // Every state present, zero when none: pending, delivering and dead are the whole queue;
+  // succeeded counts the tasks of events created at or after `succeeded_since` (the first
+  // minute's start), so the overview reads the last hour and the queue, never the whole history
+  // (count_tasks counts every succeeded task, at a cost linear in the stored tasks).
+  std::map<TaskState, std::int64_t> tasks;
+  UnixMillis succeeded_since = 0;
   // When the oldest task waiting to be delivered (pending, not parked) was queued: its age_from
   // (creation, replay or recovery). None when nothing waits.
   std::optional<UnixMillis> oldest_pending_since;
