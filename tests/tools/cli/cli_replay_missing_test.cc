@@ -13,49 +13,51 @@
 using namespace webhooks;
 using namespace webhooks::test;
 
-TEST_CASE("replay --missing posts {since} to /v1/endpoints/ID/replay-missing and prints the answer") {
+TEST_CASE(
+    "replay --missing posts {since} to /v1/endpoints/ID/replay-missing and prints the answer") {
   httplib::Server publisher;
   std::mutex mutex;
   std::vector<std::string> seen;  // "PATH BODY AUTHORIZATION"
-  publisher.Post(R"(/v1/endpoints/([^/]+)/replay-missing)",
-                 [&](const httplib::Request& req, httplib::Response& res) {
-                   std::lock_guard lock(mutex);
-                   seen.push_back(req.path + " " + req.body + " " +
-                                  req.get_header_value("Authorization"));
-                   if (req.matches[1] == "ep_unknown") {
-                     res.status = 404;
-                     res.set_content(R"({"error":{"code":"not_found"}})", "application/json");
-                     return;
-                   }
-                   res.status = 202;
-                   res.set_content(R"({"endpoint_id":"ep_1","tasks":3})", "application/json");
-                 });
+  publisher.Post(R"(/v1/endpoints/([^/]+)/replay-missing)", [&](const httplib::Request& req,
+                                                                httplib::Response& res) {
+    std::lock_guard lock(mutex);
+    seen.push_back(req.path + " " + req.body + " " + req.get_header_value("Authorization"));
+    if (req.matches[1] == "ep_unknown") {
+      res.status = 404;
+      res.set_content(R"({"error":{"code":"not_found"}})", "application/json");
+      return;
+    }
+    res.status = 202;
+    res.set_content(R"({"endpoint_id":"ep_1","tasks":3})", "application/json");
+  });
   const int port = webhooks::http::bind_server(publisher, "127.0.0.1", 0);
   std::thread serving([&] { publisher.listen_after_bind(); });
-  const std::string url = " --admin-token tok --publisher-url http://127.0.0.1:" +
-                          std::to_string(port);
+  const std::string url =
+      " --admin-token tok --publisher-url http://127.0.0.1:" + std::to_string(port);
   Run run = cli("replay --missing --endpoint ep_1 --since 2026-01-01T00:00:00Z" + url);
   CHECK(run.code == 0);
   CHECK(nlohmann::json::parse(run.out) == nlohmann::json{{"endpoint_id", "ep_1"}, {"tasks", 3}});
   run = cli("replay --missing --endpoint ep_unknown --since 2026-01-01T00:00:00Z" + url);
   CHECK(run.code == 1);
-  CHECK(run.out ==
-        "webhooks: the publisher answered 404: {\"error\":{\"code\":\"not_found\"}}\n");
+  CHECK(run.out == "webhooks: the publisher answered 404: {\"error\":{\"code\":\"not_found\"}}\n");
   publisher.stop();
   serving.join();
-  CHECK(seen ==
-        std::vector<std::string>{
-            R"(/v1/endpoints/ep_1/replay-missing {"since":"2026-01-01T00:00:00Z"} Bearer tok)",
-            R"(/v1/endpoints/ep_unknown/replay-missing {"since":"2026-01-01T00:00:00Z"} Bearer tok)"});
+  CHECK(
+      seen ==
+      std::vector<std::string>{
+          R"(/v1/endpoints/ep_1/replay-missing {"since":"2026-01-01T00:00:00Z"} Bearer tok)",
+          R"(/v1/endpoints/ep_unknown/replay-missing {"since":"2026-01-01T00:00:00Z"} Bearer tok)"});
 }
 
 TEST_CASE("replay --missing needs --endpoint and --since, and no --event") {
   const std::string expected =
       "webhooks: --missing needs --endpoint ID --since TIME (and no --event)\n";
-  for (const char* args : {"replay --missing --endpoint ep_1", "replay --missing --since 2026-01-01T00:00:00Z",
-                           "replay --missing --event ev_1 --endpoint ep_1 --since 2026-01-01T00:00:00Z"}) {
+  for (const char* args :
+       {"replay --missing --endpoint ep_1", "replay --missing --since 2026-01-01T00:00:00Z",
+        "replay --missing --event ev_1 --endpoint ep_1 --since 2026-01-01T00:00:00Z"}) {
     INFO(args);
-    const Run run = cli(std::string(args) + " --admin-token tok --publisher-url http://127.0.0.1:1");
+    const Run run =
+        cli(std::string(args) + " --admin-token tok --publisher-url http://127.0.0.1:1");
     CHECK(run.code == 2);
     CHECK(run.out == expected);
   }
