@@ -65,3 +65,37 @@ TEST_CASE("replay --missing needs --endpoint and --since, and no --event") {
   CHECK(help.code == 0);
   CHECK(help.out.find("--missing") != std::string::npos);
 }
+
+TEST_CASE(
+    "events passes --state, --until, --q and --cursor on, and prints the next page's cursor") {
+  httplib::Server publisher;
+  std::mutex mutex;
+  std::vector<std::string> seen;
+  publisher.Get("/v1/events", [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard lock(mutex);
+    std::string query;
+    for (const char* name : {"limit", "state", "until", "q", "cursor"}) {
+      if (req.has_param(name)) query += std::string(name) + "=" + req.get_param_value(name) + ";";
+    }
+    seen.push_back(query);
+    res.set_content(
+        R"({"events":[{"event_id":"ev_2","merchant_id":"m1","type":"t","created_at":"c"}],)"
+        R"("next_cursor":"17.ev_2"})",
+        "application/json");
+  });
+  const int port = webhooks::http::bind_server(publisher, "127.0.0.1", 0);
+  std::thread serving([&] { publisher.listen_after_bind(); });
+  const Run run =
+      cli("events --limit 1 --state dead --until 2026-01-01T00:00:00Z --q key-1 --cursor 18.ev_3 "
+          "--admin-token tok --publisher-url http://127.0.0.1:" +
+          std::to_string(port));
+  publisher.stop();
+  serving.join();
+  CHECK(run.code == 0);
+  CHECK(run.out ==
+        "event_id  merchant_id  type  created_at  \n"
+        "ev_2      m1           t     c           \n"
+        "more: --cursor 17.ev_2\n");
+  CHECK(seen == std::vector<std::string>{
+                    "limit=1;state=dead;until=2026-01-01T00:00:00Z;q=key-1;cursor=18.ev_3;"});
+}
