@@ -57,7 +57,8 @@ void seed(db::Database& db, std::int64_t n) {
     tx.exec(counter(n) +
             "INSERT INTO publisher_events (event_id, merchant_id, event_type, payload, created_at, "
             "idempotency_key) SELECT " +
-            id + ", 'm' || (i % 100), 'order.' || (i / 3 % 8), '{\"order_id\":\"o_' || i || "
+            id +
+            ", 'm' || (i % 100), 'order.' || (i / 3 % 8), '{\"order_id\":\"o_' || i || "
             "'\",\"amount\":' || (i % 10000) || '}', " +
             c + ", CASE WHEN i % 2 = 0 THEN 'key-' || i END FROM n");
   });
@@ -69,8 +70,7 @@ void seed(db::Database& db, std::int64_t n) {
             "next_attempt_at, age_from, last_status, created_at, updated_at, event_created_at) "
             "SELECT i + 1, " +
             id + ", 'ep' || (i % 100), " + state + ", 1, " + c + " + 60000, " + c +
-            ", CASE WHEN i % 97 = 0 THEN 500 ELSE 200 END, " + c + ", " + c + ", " + c +
-            " FROM n");
+            ", CASE WHEN i % 97 = 0 THEN 500 ELSE 200 END, " + c + ", " + c + ", " + c + " FROM n");
   });
   db.transact([&](db::Transaction& tx) {
     tx.exec(counter(n - 2000) +
@@ -146,9 +146,10 @@ int main(int argc, char** argv) {
   db->migrate({idempotency::schema(), publisher::schema()}, kNow);
   const auto start = Steady::now();
   seed(*db, n);
-  std::printf("bench_console: the console's reads on SQLite, %lld events with their tasks and "
-              "attempts (seeded in %.1f s)\n",
-              static_cast<long long>(n), ms_since(start) / 1000);
+  std::printf(
+      "bench_console: the console's reads on SQLite, %lld events with their tasks and "
+      "attempts (seeded in %.1f s)\n",
+      static_cast<long long>(n), ms_since(start) / 1000);
   publisher::Store store(db);
   run(store, n);
   if (!std::getenv("WEBHOOKS_BENCH_KEEP")) std::filesystem::remove_all(dir);

@@ -1,6 +1,7 @@
 // The console's events listing (paged by a cursor) and replay-missing.
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -80,6 +81,28 @@ std::vector<std::string> parse_types(const std::string& text) {
   return types;
 }
 
+// Each event's tasks counted by state.
+std::map<std::string, std::map<TaskState, int>> count_task_states(
+    db::Database& db, const std::vector<Event>& events) {
+  Statement counts("SELECT event_id, state, COUNT(*) FROM publisher_tasks WHERE event_id IN (");
+  // As many placeholders as the next power of two (the last id repeated), so a few statement
+  // texts serve every page size (PostgreSQL prepares each text once per connection).
+  std::size_t slots = 1;
+  while (slots < events.size()) slots *= 2;
+  for (std::size_t i = 0; i < slots; ++i) {
+    counts.add(i == 0 ? "$?" : ", $?", {events[std::min(i, events.size() - 1)].event_id});
+  }
+  counts.add(") GROUP BY event_id, state", {});
+  const db::Rows rows = db.read(counts.text(), counts.params());
+  std::map<std::string, std::map<TaskState, int>> out;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    if (auto s = parse_task_state(rows.text(r, 1))) {
+      out[rows.text(r, 0)][*s] = static_cast<int>(rows.integer(r, 2));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 EventPage Store::list_event_page(const EventQuery& q) {
@@ -130,22 +153,7 @@ EventPage Store::list_event_page(const EventQuery& q) {
     const Event& last = page.events.back();
     page.next_cursor = format_cursor(last.created_at, last.event_id);
   }
-  if (page.events.empty()) return page;
-  Statement counts("SELECT event_id, state, COUNT(*) FROM publisher_tasks WHERE event_id IN (");
-  // As many placeholders as the next power of two (the last id repeated), so a few statement
-  // texts serve every page size (PostgreSQL prepares each text once per connection).
-  std::size_t slots = 1;
-  while (slots < page.events.size()) slots *= 2;
-  for (std::size_t i = 0; i < slots; ++i) {
-    counts.add(i == 0 ? "$?" : ", $?", {page.events[std::min(i, page.events.size() - 1)].event_id});
-  }
-  counts.add(") GROUP BY event_id, state", {});
-  const db::Rows rows = db_->read(counts.text(), counts.params());
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    if (auto s = parse_task_state(rows.text(r, 1))) {
-      page.task_states[rows.text(r, 0)][*s] = static_cast<int>(rows.integer(r, 2));
-    }
-  }
+  if (!page.events.empty()) page.task_states = count_task_states(*db_, page.events);
   return page;
 }
 

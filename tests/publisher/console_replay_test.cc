@@ -1,6 +1,7 @@
 // Store::replay_missing: tasks for the events an endpoint never had one for, on SQLite and
 // PostgreSQL.
 #include <catch2/catch.hpp>
+#include <thread>
 
 #include "console_support.h"
 
@@ -78,6 +79,22 @@ TEST_CASE("replay missing for a disabled endpoint parks what it creates", "[cons
   CHECK(f.store.claim("c", 10, t0, t0 + 60'000).empty());
   REQUIRE(f.store.set_enabled(y.id, true, "", t0));  // unparks it
   CHECK(f.store.claim("c2", 10, t0, t0 + 60'000).size() == 1);
+}
+
+TEST_CASE("replay missing run twice at once creates each task once", "[console]") {
+  PublisherFixture f("console_replay_race");
+  const UnixMillis t0 = f.clock.now_ms();
+  std::vector<std::string> events;
+  for (int i = 0; i < 50; ++i) events.push_back(f.publish("m1", "order.created").event_id);
+  const auto z = f.add_endpoint("m1", "http://127.0.0.1:9/z");
+  std::optional<int> first, second;
+  std::thread racer([&] { first = f.store.replay_missing(z.id, t0, t0); });
+  second = f.store.replay_missing(z.id, t0, t0);
+  racer.join();
+  REQUIRE(first);
+  REQUIRE(second);
+  CHECK(*first + *second == 50);
+  for (const auto& id : events) CHECK(tasks_for(f, id, z.id).size() == 1);
 }
 
 }  // namespace

@@ -135,10 +135,13 @@ int replay_event(const Publisher& p, const std::string& event, const std::string
   return kOk;
 }
 
-// Recovers an endpoint's dead tasks since an RFC 3339 time.
-int recover_endpoint(const Publisher& p, const std::string& endpoint, const std::string& since) {
-  const auto res = call(p, "POST", "/v1/endpoints/" + endpoint + "/recover",
-                        nlohmann::json{{"since", since}}.dump());
+// Recovers an endpoint's dead tasks since an RFC 3339 time, or (`missing`) creates the tasks it
+// never had for its merchant's events since then.
+int recover_endpoint(const Publisher& p, const std::string& endpoint, const std::string& since,
+                     bool missing) {
+  const auto res =
+      call(p, "POST", "/v1/endpoints/" + endpoint + (missing ? "/replay-missing" : "/recover"),
+           nlohmann::json{{"since", since}}.dump());
   if (!res) return kFailed;
   std::cout << res->dump(2) << "\n";
   return kOk;
@@ -147,6 +150,7 @@ int recover_endpoint(const Publisher& p, const std::string& endpoint, const std:
 struct ReplayArgs {
   Publisher publisher;
   std::string event, endpoint, since, capture, url, secret;
+  bool missing = false;
 };
 
 int run_replay(const ReplayArgs& a) {
@@ -157,14 +161,16 @@ int run_replay(const ReplayArgs& a) {
     std::cout << ok << " of " << total << " deliveries accepted\n";
     return ok == total ? kOk : kFailed;
   }
+  if (a.missing && (!a.event.empty() || a.endpoint.empty() || a.since.empty())) {
+    throw UsageError("--missing needs --endpoint ID --since TIME (and no --event)");
+  }
   if (!a.event.empty()) return replay_event(a.publisher, a.event, a.endpoint);
   if (!a.endpoint.empty() && !a.since.empty()) {
-    return recover_endpoint(a.publisher, a.endpoint, a.since);
+    return recover_endpoint(a.publisher, a.endpoint, a.since, a.missing);
   }
   throw UsageError(
-      "replay needs --event ID [--endpoint ID], --endpoint ID --since TIME, or --capture FILE "
-      "--url "
-      "U --secret S");
+      "replay needs --event ID [--endpoint ID], --endpoint ID --since TIME [--missing], or "
+      "--capture FILE --url U --secret S");
 }
 
 // Each subcommand has its own Publisher, so its own --admin-token (--admin-token-file,
@@ -173,12 +179,17 @@ void add_replay(CLI::App& app, Action& action) {
   auto a = std::make_shared<ReplayArgs>();
   CLI::App* replay = app.add_subcommand(
       "replay",
-      "Replay an event, recover an endpoint's dead tasks, or re-send captured deliveries");
+      "Replay an event, recover an endpoint's dead tasks, replay the events it missed, or "
+      "re-send captured deliveries");
   add_publisher_options(replay, a->publisher);
   replay->add_option("--event", a->event, "event id to replay");
   replay->add_option("--endpoint", a->endpoint, "endpoint id (with --event: only that endpoint)");
   replay->add_option("--since", a->since,
                      "with --endpoint: recover dead tasks since this RFC 3339 time");
+  replay->add_flag("--missing", a->missing,
+                   "with --endpoint and --since: create the tasks the endpoint never had for "
+                   "its merchant's events since then that its filter selects (accepted while it "
+                   "was disabled or before it existed)");
   replay->add_option("--capture", a->capture,
                      "JSON-lines file written by `webhooks listen --capture`; exit 0 when every "
                      "delivery was accepted, 1 when one was not, 2 (FILE:LINE: the problem, "
@@ -193,7 +204,7 @@ void add_replay(CLI::App& app, Action& action) {
 
 struct EventsArgs {
   Publisher publisher;
-  std::string merchant, type, since;
+  std::string merchant, type, state, since, until, q, cursor;
   int limit = 50;
   bool json = false;
 };
@@ -203,10 +214,21 @@ int run_events(const EventsArgs& a) {
   if (!a.merchant.empty())
     path += "&merchant_id=" + httplib::detail::encode_query_param(a.merchant);
   if (!a.type.empty()) path += "&type=" + httplib::detail::encode_query_param(a.type);
-  if (!a.since.empty()) path += "&since=" + httplib::detail::encode_query_param(a.since);
+  for (const auto& [name, value] : {std::pair<const char*, const std::string&>{"state", a.state},
+                                    {"since", a.since},
+                                    {"until", a.until},
+                                    {"q", a.q},
+                                    {"cursor", a.cursor}}) {
+    if (!value.empty())
+      path += "&" + std::string(name) + "=" + httplib::detail::encode_query_param(value);
+  }
   const auto res = call(a.publisher, "GET", path);
   if (!res) return kFailed;
   print_list(*res, "events", {"event_id", "merchant_id", "type", "created_at"}, a.json);
+  const auto next = res->find("next_cursor");
+  if (!a.json && next != res->end() && next->is_string()) {
+    std::cout << "more: --cursor " << next->get<std::string>() << "\n";
+  }
   return kOk;
 }
 
@@ -216,7 +238,16 @@ void add_events(CLI::App& app, Action& action) {
   add_publisher_options(events, a->publisher);
   events->add_option("--merchant", a->merchant, "only this merchant_id");
   events->add_option("--type", a->type, "only this event type");
+  events->add_option("--state", a->state,
+                     "only events with a task in this state (pending, delivering, succeeded, "
+                     "dead)");
   events->add_option("--since", a->since, "only events created since this RFC 3339 time");
+  events->add_option("--until", a->until, "only events created before this RFC 3339 time");
+  events->add_option("--q", a->q,
+                     "only the event with this id, or ingested with this "
+                     "Idempotency-Key (exact)");
+  events->add_option("--cursor", a->cursor,
+                     "the page after the one that printed this cursor (same filters)");
   events->add_option("--limit", a->limit, "at most this many (the API's limit: 1 to 1000)")
       ->check(app::count(1, 1000))
       ->capture_default_str();
