@@ -214,7 +214,6 @@ TEST_CASE("migrating an existing database parks the tasks of endpoints already d
           {event_id, i % 2 ? "ep_off" : "ep_on", i < 4 ? "pending" : "succeeded"});
     }
   });
-
   // The old 0001-0003 are adopted; publisher's 0002 (the old 0004) and 0003, and idempotency's
   // 0002 (the old 0005) and 0003 run.
   REQUIRE(db->migrate({idempotency::schema(), publisher::schema()}, 1000) == 4);
