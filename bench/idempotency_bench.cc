@@ -236,7 +236,7 @@ std::pair<long, double> fill(const std::shared_ptr<db::Database>& database, int 
           for (long seq = first; seq < std::min(first + kFillBatch, kFillPairs); ++seq) {
             const std::string key = make_key(shape, seq, random);
             const UnixMillis now = system_clock().now_ms();
-            const auto begun = store.begin(tx, "m1", key, sha256_hex(key), now);
+            const auto begun = store.begin(tx, "m1", key, sha256_hex(key), now, "POST /orders");
             store.complete(tx, begun.lease, response, now);
           }
         });

@@ -41,12 +41,10 @@ KeysConsole::KeysConsole(Keys api_keys, idempotency::Store& store, const Clock& 
 
 void KeysConsole::mount(http::Server& server) {
   sessions_.mount(server, kConsoleTitle);
-  server.Get("/console", [this](const httplib::Request& req, httplib::Response& res) {
-    list_page(req, res);
-  });
-  server.Get(R"(/console/keys/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
-    key_page(req, res);
-  });
+  server.Get("/console",
+             [this](const httplib::Request& req, httplib::Response& res) { list_page(req, res); });
+  server.Get(R"(/console/keys/(.+))",
+             [this](const httplib::Request& req, httplib::Response& res) { key_page(req, res); });
 }
 
 void KeysConsole::list_page(const httplib::Request& req, httplib::Response& res) {
@@ -62,8 +60,8 @@ void KeysConsole::list_page(const httplib::Request& req, httplib::Response& res)
     error = "That page link is not valid any more: start again from the first page.";
   }
   console::send_html(res, error.empty() ? 200 : 400,
-                     console::render_page(keys_page(session->csrf_token, session->principal,
-                                                    filter, page, error)));
+                     console::render_page(
+                         keys_page(session->csrf_token, session->principal, filter, page, error)));
 }
 
 void KeysConsole::key_page(const httplib::Request& req, httplib::Response& res) {

@@ -23,8 +23,8 @@ namespace webhooks::orders {
 class KeysConsole {
  public:
   // `api_keys`: API key -> merchant id (as --api-key). `store` and `clock` must outlive it.
-  KeysConsole(std::map<std::string, std::string, std::less<>> api_keys,
-              idempotency::Store& store, const Clock& clock);
+  KeysConsole(std::map<std::string, std::string, std::less<>> api_keys, idempotency::Store& store,
+              const Clock& clock);
 
   // Registers the routes above on `server`.
   void mount(http::Server& server);

@@ -36,8 +36,9 @@ std::string filter_form(const KeysFilter& filter) {
   }
   out += "</select></label>\n";
   for (const auto& [name, value] : {std::pair{"since", &filter.since}, {"until", &filter.until}}) {
-    out += "<label>" + std::string(name) + " (UTC) <input type=\"datetime-local\" step=\"1\" name=\"" +
-           name + "\" value=\"" + escape_html(*value) + "\"></label>\n";
+    out += "<label>" + std::string(name) +
+           " (UTC) <input type=\"datetime-local\" step=\"1\" name=\"" + name + "\" value=\"" +
+           escape_html(*value) + "\"></label>\n";
   }
   return out + "<button type=\"submit\" id=\"apply-filters\">Filter</button>\n</form>\n";
 }
@@ -94,7 +95,8 @@ console::Page keys_page(const std::string& csrf_token, const std::string& mercha
                         const std::string& error) {
   std::string body = "<h1>Idempotency keys of " + escape_html(merchant) + "</h1>\n";
   body += filter_form(filter);
-  if (!error.empty()) body += "<p id=\"filter-error\" class=\"error\">" + escape_html(error) + "</p>\n";
+  if (!error.empty())
+    body += "<p id=\"filter-error\" class=\"error\">" + escape_html(error) + "</p>\n";
   body +=
       "<table id=\"keys\">\n<thead><tr><th>Key</th><th>State</th><th>Route</th><th>Status</th>"
       "<th>Replays</th><th>409s</th><th>422s</th><th>Created (UTC)</th><th>Resource</th></tr>"
@@ -110,8 +112,9 @@ console::Page key_detail_page(const std::string& csrf_token, const std::string& 
                               const std::optional<RecordView>& view) {
   std::string body = "<h1>Key " + escape_html(key) + "</h1>\n";
   if (!view) {
-    body += "<p id=\"key-missing\">No such key for this merchant (unknown, expired, or another "
-            "merchant's).</p>\n";
+    body +=
+        "<p id=\"key-missing\">No such key for this merchant (unknown, expired, or another "
+        "merchant's).</p>\n";
     return {kConsoleTitle, "Key " + key, nav(), "nav-keys", csrf_token, std::move(body)};
   }
   const auto fact = [](const char* id, const char* label, const std::string& value) {

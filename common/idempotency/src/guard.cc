@@ -258,8 +258,9 @@ Response Guard::run_in_transaction(std::string_view scope,
     replays_.remember(scope, request.key, request.fingerprint, ran ? response : *begun.response,
                       begun.created_at, begun.expires_at);
   }
-  if (begun.outcome != BeginOutcome::acquired)
+  if (begun.outcome != BeginOutcome::acquired) {
     note(scope, request.key, path, begun.outcome, age_ms);
+  }
   return response;
 }
 

@@ -18,8 +18,9 @@ struct Browser {
   explicit Browser(int port) : client("127.0.0.1", port) {}
   // Signs in with `token`; the status of the answer. Keeps the cookie of a 303.
   int sign_in(const std::string& token) {
-    const auto answer = client.Post("/console/login", "token=" + webhooks::console::url_encode(token),
-                                    "application/x-www-form-urlencoded");
+    const auto answer =
+        client.Post("/console/login", "token=" + webhooks::console::url_encode(token),
+                    "application/x-www-form-urlencoded");
     REQUIRE(answer);
     const std::string set = answer->get_header_value("Set-Cookie");
     if (answer->status == 303) cookie = set.substr(0, set.find(';'));
@@ -129,8 +130,8 @@ TEST_CASE("console: sign-out needs the page's CSRF token") {
   REQUIRE(b.sign_in("key-m1") == 303);
   const std::string csrf = csrf_of(b.get("/console")->body);
   httplib::Headers with_cookie = {{"Cookie", b.cookie}};
-  const auto refused =
-      b.client.Post("/console/logout", with_cookie, "csrf=wrong", "application/x-www-form-urlencoded");
+  const auto refused = b.client.Post("/console/logout", with_cookie, "csrf=wrong",
+                                     "application/x-www-form-urlencoded");
   REQUIRE(refused);
   CHECK(refused->status == 403);
   CHECK(b.get("/console")->status == 200);  // still signed in

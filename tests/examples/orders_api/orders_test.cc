@@ -29,7 +29,7 @@ TEST_CASE(
                                  "webhooks_migrations"});
   CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'publisher'") == 0);
   CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'outbox'") == 2);
-  CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'idempotency'") == 2);
+  CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'idempotency'") == 3);
 }
 
 TEST_CASE("same key and body twice: the second gets the first's status and body, replayed") {
