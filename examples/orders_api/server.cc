@@ -5,6 +5,8 @@
 #include <iostream>
 #include <map>
 
+#include "console.h"
+#include "keys.h"
 #include "orders.h"
 #include "partner_client.h"
 #include "payouts.h"
@@ -57,13 +59,15 @@ class Api {
         keeper_(store_, clock),
         maintenance_(store_, clock, std::min<milliseconds>(seconds(10), store_.settings().lease)),
         guard_(store_, keeper_, clock),
+        clock_(clock),
         ids_(clock),
         partner_(partner_options(config.partner_url, config.partner_timeout_ms,
                                  config.partner_attempts)),
         orders_(*db, clock, ids_,
                 {milliseconds(config.operation_delay_ms), config.break_transaction_once}),
         payouts_(store_, clock, ids_, partner_,
-                 {milliseconds(config.operation_delay_ms), config.crash_after_partner_commit}) {}
+                 {milliseconds(config.operation_delay_ms), config.crash_after_partner_commit}),
+        console_(keys_, store_, clock) {}
 
   void routes(http::Server& server) {
     using httplib::Request;
@@ -77,7 +81,10 @@ class Api {
                 [this](const Request& req, httplib::Response& res) { create_payout(req, res); });
     server.Get(R"(/payouts/([^/]+))",
                [this](const Request& req, httplib::Response& res) { get_payout(req, res); });
+    server.Get(R"(/v1/idempotency-keys/(.+))",
+               [this](const Request& req, httplib::Response& res) { get_key(req, res); });
     server.Get("/healthz", [this](const Request&, httplib::Response& res) { healthz(res); });
+    console_.mount(server);
     server.set_exception_handler(answer_exception);
   }
 
@@ -135,6 +142,13 @@ class Api {
     }
   }
 
+  // GET /v1/idempotency-keys/KEY: the caller's own record of KEY (keys.h).
+  void get_key(const httplib::Request& req, httplib::Response& res) {
+    if (const auto merchant = authenticate(req, res)) {
+      write(lookup_key(store_, *merchant, req.matches[1].str(), clock_.now_ms()), res);
+    }
+  }
+
   // GET /healthz: 200 while the database answers.
   void healthz(httplib::Response& res) {
     db_->exec("SELECT 1");
@@ -189,10 +203,12 @@ class Api {
   idempotency::LeaseKeeper keeper_;
   idempotency::Maintenance maintenance_;
   idempotency::Guard guard_;
+  const Clock& clock_;
   UuidV7Generator ids_;
   PartnerClient partner_;
   Orders orders_;
   Payouts payouts_;
+  KeysConsole console_;
 };
 
 }  // namespace

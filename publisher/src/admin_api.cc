@@ -22,12 +22,11 @@ std::string_view bearer(const httplib::Request& req) {
   return value.substr(kPrefix.size());
 }
 
-// Constant-time comparison, so the token cannot be guessed byte by byte from timings.
-bool same_token(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
+// Routes that answer without the admin token: the probes, and the console's pages (each checks
+// its session itself, redirecting to the sign-in page) and its sign-in routes and assets.
+bool open_route(const std::string& path) {
+  return path == "/healthz" || path == "/metrics" || path == "/" || path == "/console" ||
+         path.starts_with("/console/");
 }
 
 }  // namespace
@@ -40,23 +39,35 @@ AdminApi::AdminApi(Store& store, Ingest& ingest, idempotency::Guard& guard, Metr
       metrics_(metrics),
       clock_(clock),
       options_(std::move(options)),
-      wake_(std::move(wake)) {}
+      wake_(std::move(wake)),
+      sessions_(console::Sessions::single_token(options_.admin_token, clock_)) {}
 
 void AdminApi::mount(http::Server& server) {
   http::limit_request_bodies(
       server, options_.body_limit,
       [this](const httplib::Request& req, httplib::Response& res) {
-        if (req.path == "/healthz" || req.path == "/metrics") {
-          return httplib::Server::HandlerResponse::Unhandled;
+        using Outcome = httplib::Server::HandlerResponse;
+        if (open_route(req.path)) return Outcome::Unhandled;
+        if (!options_.admin_token.empty() &&
+            console::same_secret(bearer(req), options_.admin_token)) {
+          return Outcome::Unhandled;
         }
-        if (options_.admin_token.empty() || !same_token(bearer(req), options_.admin_token)) {
-          detail::fail(res, 401, "unauthorized",
-                       options_.admin_token.empty()
-                           ? "the daemon was started without an admin token"
-                           : "a valid Authorization: Bearer <admin token> header is required");
-          return httplib::Server::HandlerResponse::Handled;
+        switch (sessions_.authorize_api(req)) {
+          case console::ApiSession::ok:
+            return Outcome::Unhandled;
+          case console::ApiSession::csrf_failed:
+            detail::fail(res, 403, "csrf_failed",
+                         "a request signed in with the console's cookie must carry the page's "
+                         "X-CSRF-Token header");
+            return Outcome::Handled;
+          case console::ApiSession::none:
+            break;
         }
-        return httplib::Server::HandlerResponse::Unhandled;
+        detail::fail(res, 401, "unauthorized",
+                     options_.admin_token.empty()
+                         ? "the daemon was started without an admin token"
+                         : "a valid Authorization: Bearer <admin token> header is required");
+        return Outcome::Handled;
       },
       http::Bodies::json);
   server.set_exception_handler(
@@ -93,6 +104,8 @@ void AdminApi::mount(http::Server& server) {
   });
   mount_endpoints(server);
   mount_events(server);
+  mount_console(server);
+  mount_console_pages(server);
 }
 
 }  // namespace webhooks::publisher

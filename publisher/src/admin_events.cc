@@ -2,6 +2,7 @@
 #include <httplib.h>
 
 #include "admin_json.h"
+#include "webhooks/error.h"
 #include "webhooks/http_server.h"
 #include "webhooks/log.h"
 #include "webhooks/publisher/admin_api.h"
@@ -29,17 +30,35 @@ void ingest_event(Ingest& ingest, idempotency::Guard& guard, const httplib::Requ
   http::set_json_body(res, std::move(out.body));
 }
 
-// The query of GET /v1/events (merchant_id, type, since, limit); std::nullopt after answering 400.
+// The query parameter `name` as an RFC 3339 time into `out` (kept when absent); false after
+// answering 400.
+bool read_time(const httplib::Request& req, const char* name, std::optional<UnixMillis>& out,
+               httplib::Response& res) {
+  if (!req.has_param(name)) return true;
+  out = parse_rfc3339(req.get_param_value(name));
+  if (out) return true;
+  fail(res, 400, "invalid_request", std::string(name) + " must be an RFC 3339 time");
+  return false;
+}
+
+// The query of GET /v1/events (merchant_id, type, state, since, until, q, cursor, limit);
+// std::nullopt after answering 400.
 std::optional<EventQuery> read_query(const httplib::Request& req, httplib::Response& res) {
   EventQuery query;
   query.merchant_id = req.get_param_value("merchant_id");
   query.type = req.get_param_value("type");
-  if (req.has_param("since")) {
-    query.since = parse_rfc3339(req.get_param_value("since"));
-    if (!query.since) {
-      fail(res, 400, "invalid_request", "since must be an RFC 3339 time");
+  query.q = req.get_param_value("q");
+  query.cursor = req.get_param_value("cursor");
+  if (req.has_param("state")) {
+    query.state = parse_task_state(req.get_param_value("state"));
+    if (!query.state) {
+      fail(res, 400, "invalid_request",
+           "state must be one of pending, delivering, succeeded, dead");
       return std::nullopt;
     }
+  }
+  if (!read_time(req, "since", query.since, res) || !read_time(req, "until", query.until, res)) {
+    return std::nullopt;
   }
   if (req.has_param("limit")) {
     // The whole value, decimal digits only: "1e3", "2abc", "+5", " 5" and a second limit= are
@@ -57,14 +76,34 @@ std::optional<EventQuery> read_query(const httplib::Request& req, httplib::Respo
   return query;
 }
 
-// GET /v1/events: the events the query selects, their data byte for byte.
+// GET /v1/events: a page of the events the query selects, their data byte for byte, each with
+// its tasks counted by state, and the cursor of the next page (null on the last).
 void list_events(Store& store, const httplib::Request& req, httplib::Response& res) {
   const std::optional<EventQuery> query = read_query(req, res);
   if (!query) return;
+  EventPage page;
+  try {
+    page = store.list_event_page(*query);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::invalid_argument) throw;
+    return fail(res, 400, "invalid_request", e.what());
+  }
   json list = json::array();
   detail::RawJson raw;
-  for (const Event& e : store.list_events(*query)) list.push_back(detail::event_json(e, raw));
-  answer(res, 200, {{"events", list}}, &raw);
+  for (const Event& e : page.events) {
+    json item = detail::event_json(e, raw);
+    json states = json::object();
+    const auto counts = page.task_states.find(e.event_id);
+    if (counts != page.task_states.end()) {
+      for (const auto& [state, n] : counts->second) states[std::string(to_string(state))] = n;
+    }
+    item["task_states"] = states;
+    list.push_back(std::move(item));
+  }
+  answer(res, 200,
+         {{"events", list},
+          {"next_cursor", page.next_cursor.empty() ? json() : json(page.next_cursor)}},
+         &raw);
 }
 
 // GET /v1/events/{id}: the event with its tasks.

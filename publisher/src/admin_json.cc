@@ -73,6 +73,8 @@ nlohmann::json event_json(const Event& e, RawJson& raw) {
           {"merchant_id", e.merchant_id},
           {"type", e.type},
           {"created_at", format_rfc3339(e.created_at)},
+          {"idempotency_key",
+           e.idempotency_key.empty() ? nlohmann::json() : nlohmann::json(e.idempotency_key)},
           {"data", raw.hold(e.payload.empty() ? std::string("{}") : e.payload)}};
 }
 

@@ -30,7 +30,8 @@ class RawJson {
   std::vector<std::string> texts_;
 };
 
-// {"event_id","merchant_id","type","created_at","data"}; data held in `raw`.
+// {"event_id","merchant_id","type","created_at","idempotency_key" (null when none),"data"}; data
+// held in `raw`.
 nlohmann::json event_json(const Event& event, RawJson& raw);
 nlohmann::json task_json(const Task& task);
 nlohmann::json attempt_json(const DeliveryAttempt& attempt);

@@ -64,7 +64,7 @@ std::optional<EventInput> parse_event_input(std::string_view body, std::string& 
   // The strings are moved out of the tree (read above without copies), not copied.
   return EventInput{std::move(merchant->get_ref<std::string&>()),
                     std::move(type->get_ref<std::string&>()),
-                    data_text ? std::move(*data_text) : std::string("{}")};
+                    data_text ? std::move(*data_text) : std::string("{}"), std::string()};
 }
 
 Ingest::Ingest(Store& store, const Clock& clock, Metrics& metrics,
@@ -90,7 +90,7 @@ Accepted Ingest::publish(std::string_view merchant_id, std::string_view type,
         "an event needs a merchant_id without NUL characters, a type without spaces and a JSON "
         "object as data");
   }
-  const EventInput input{std::string(merchant_id), std::string(type), std::move(data)};
+  const EventInput input{std::string(merchant_id), std::string(type), std::move(data), {}};
   Accepted accepted;
   store_.database().transact([&](db::Transaction& tx) { accepted = publish(tx, input); });
   metrics_.event_accepted();
@@ -100,7 +100,8 @@ Accepted Ingest::publish(std::string_view merchant_id, std::string_view type,
 
 Accepted Ingest::publish(db::Transaction& tx, const EventInput& input) {
   const UnixMillis now = clock_.now_ms();
-  const Event event{ids_.next(), input.merchant_id, input.type, input.data, now};
+  const Event event{ids_.next(), input.merchant_id,    input.type, input.data,
+                    now,         input.idempotency_key};
   return Accepted{event.event_id, store_.insert_event(tx, event, now)};
 }
 
@@ -112,8 +113,11 @@ idempotency::Response Ingest::handle(idempotency::Guard& guard,
                                      std::optional<std::string_view> idempotency_key,
                                      std::string_view body) {
   std::string code, message;
-  const std::optional<EventInput> input = parse_event_input(body, code, message);
+  std::optional<EventInput> input = parse_event_input(body, code, message);
   if (!input) return idempotency::error_response(400, code, message);
+  // Kept with the event; the guard reads the header the same way and answers a bad one 400.
+  idempotency::KeyCheck key = idempotency::parse_idempotency_key(idempotency_key);
+  if (key.status == idempotency::KeyCheck::Status::ok) input->idempotency_key = std::move(key.key);
   bool made = false;
   idempotency::Response answer = guard.run_in_transaction(
       input->merchant_id, idempotency_key, "POST", "/v1/events", body,

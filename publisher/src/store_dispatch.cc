@@ -54,8 +54,8 @@ std::vector<ClaimedTask> Store::claim(const std::string& lease_owner, int limit,
       c.task.age_from = rows.integer(r, 6);
       c.task.created_at = rows.integer(r, 7);
       c.url = rows.text(r, 8);
-      c.event = Event{c.task.event_id, rows.text(r, 9), rows.text(r, 10), rows.text(r, 11),
-                      rows.integer(r, 12)};
+      c.event = Event{c.task.event_id,  rows.text(r, 9),     rows.text(r, 10),
+                      rows.text(r, 11), rows.integer(r, 12), {}};
       c.secrets = by_endpoint[c.task.endpoint_id];
       c.lease_owner = lease_owner;
       claimed.push_back(std::move(c));

@@ -1,5 +1,6 @@
 #include <nlohmann/json.hpp>
 
+#include "store_console_sql.h"
 #include "store_sql.h"
 #include "webhooks/json_parse.h"
 #include "webhooks/publisher/store.h"
@@ -7,11 +8,6 @@
 namespace webhooks::publisher {
 namespace sql = detail::sql;
 namespace {
-
-Event event_from(const db::Rows& rows, std::size_t r) {
-  return Event{rows.text(r, 0), rows.text(r, 1), rows.text(r, 2), rows.text(r, 3),
-               rows.integer(r, 4)};
-}
 
 std::vector<std::string> parse_types(const std::string& text) {
   std::vector<std::string> types;
@@ -26,8 +22,10 @@ std::vector<std::string> parse_types(const std::string& text) {
 }  // namespace
 
 int Store::insert_event(db::Transaction& tx, const Event& event, UnixMillis now) {
+  const db::Param key =
+      event.idempotency_key.empty() ? db::Param(nullptr) : db::Param(event.idempotency_key);
   tx.exec(sql::kInsertEvent, {event.event_id, event.merchant_id, event.type, event.payload,
-                              std::int64_t{event.created_at}});
+                              std::int64_t{event.created_at}, key});
   const db::Rows endpoints = tx.exec(sql::kSelectFanOut, {event.merchant_id});
   int tasks = 0;
   for (std::size_t r = 0; r < endpoints.size(); ++r) {
@@ -42,16 +40,11 @@ int Store::insert_event(db::Transaction& tx, const Event& event, UnixMillis now)
 std::optional<Event> Store::find_event(const std::string& event_id) {
   const db::Rows rows = db_->exec(sql::kSelectEvent, {event_id});
   if (rows.empty()) return std::nullopt;
-  return event_from(rows, 0);
+  return detail::event_from(rows, 0);
 }
 
-std::vector<Event> Store::list_events(const EventQuery& q) {
-  const db::Rows rows =
-      db_->exec(sql::kSelectEvents,
-                {q.merchant_id, q.type, std::int64_t{q.since.value_or(0)}, std::int64_t{q.limit}});
-  std::vector<Event> events;
-  for (std::size_t r = 0; r < rows.size(); ++r) events.push_back(event_from(rows, r));
-  return events;
+std::vector<Event> Store::list_events(const EventQuery& query) {
+  return list_event_page(query).events;
 }
 
 std::vector<Task> Store::tasks_of_event(const std::string& event_id) {

@@ -73,21 +73,18 @@ inline constexpr std::string_view kCountDisabled =
 
 // --- events ---
 inline constexpr std::string_view kInsertEvent =
-    "INSERT INTO publisher_events (event_id, merchant_id, event_type, payload, created_at) "
-    "VALUES ($1, $2, $3, $4, $5)";
+    "INSERT INTO publisher_events (event_id, merchant_id, event_type, payload, created_at, "
+    "idempotency_key) VALUES ($1, $2, $3, $4, $5, $6)";
 inline constexpr std::string_view kSelectFanOut =
     "SELECT id, event_types FROM publisher_endpoints WHERE merchant_id = $1 AND enabled = 1";
 inline constexpr std::string_view kInsertTask =
     "INSERT INTO publisher_tasks (event_id, endpoint_id, state, attempts, next_attempt_at, "
-    "next_trigger, age_from, created_at, updated_at) "
-    "VALUES ($1, $2, 'pending', 0, $3, 'scheduled', $4, $3, $3)";
+    "next_trigger, age_from, created_at, updated_at, event_created_at) "
+    "VALUES ($1, $2, 'pending', 0, $3, 'scheduled', $4, $3, $3, $4)";
+#define WEBHOOKS_EVENT_COLUMNS \
+  "event_id, merchant_id, event_type, payload, created_at, idempotency_key"
 inline constexpr std::string_view kSelectEvent =
-    "SELECT event_id, merchant_id, event_type, payload, created_at FROM publisher_events "
-    "WHERE event_id = $1";
-inline constexpr std::string_view kSelectEvents =
-    "SELECT event_id, merchant_id, event_type, payload, created_at FROM publisher_events "
-    "WHERE ($1 = '' OR merchant_id = $1) AND ($2 = '' OR event_type = $2) AND created_at >= $3 "
-    "ORDER BY created_at DESC, event_id DESC LIMIT $4";
+    "SELECT " WEBHOOKS_EVENT_COLUMNS " FROM publisher_events WHERE event_id = $1";
 inline constexpr std::string_view kSelectEventTasks =
     "SELECT " WEBHOOKS_TASK_COLUMNS " FROM publisher_tasks WHERE event_id = $1 ORDER BY id";
 inline constexpr std::string_view kSelectEventAttempts =

@@ -286,6 +286,17 @@ bool refuse_unless_json(const httplib::Request& req, httplib::Response& res) {
   return true;
 }
 
+// An HTML form of a console (webhooks::console: sign-in, sign-out) posted to a path under
+// /console/: the one kind of non-JSON body a JSON server takes.
+static bool is_console_form(const httplib::Request& req) {
+  if (req.method != "POST" || !req.path.starts_with(kConsoleFormPrefix)) return false;
+  const std::string* value = header_value(req, kContentType);
+  if (value == nullptr) return false;
+  const std::size_t begin = value->find_first_not_of(" \t");
+  return begin != std::string::npos &&
+         std::string_view(*value).substr(begin).starts_with("application/x-www-form-urlencoded");
+}
+
 void limit_request_bodies(httplib::Server& server, std::size_t limit,
                           httplib::Server::HandlerWithResponse then, Bodies bodies) {
   server.set_payload_max_length(limit);
@@ -314,7 +325,7 @@ void limit_request_bodies(httplib::Server& server, std::size_t limit,
     }
     if (bodies == Bodies::json &&
         (req.method == "POST" || req.method == "PUT" || req.method == "PATCH") &&
-        refuse_unless_json(req, res)) {
+        !is_console_form(req) && refuse_unless_json(req, res)) {
       return has_unread_body(req) ? close_after(req, res) : HandlerResponse::Handled;
     }
     return HandlerResponse::Unhandled;

@@ -63,6 +63,15 @@ Response failed_operation(const std::exception& e, std::string_view scope, std::
   return error_response(500, "internal_error", "the operation failed; retry with the same key");
 }
 
+// The route a record is begun on: "METHOD /path".
+std::string route_of(std::string_view method, std::string_view path) {
+  std::string route;
+  route.reserve(method.size() + 1 + path.size());
+  route.append(method).push_back(' ');
+  route.append(path);
+  return route;
+}
+
 }  // namespace
 
 void log_outcome(std::string_view scope, std::string_view key, std::string_view path,
@@ -151,10 +160,11 @@ Response Guard::run(std::string_view scope, std::optional<std::string_view> key_
   const std::string& key = request.key;
 
   if (has_unreleased_.load()) release_unreleased();
-  const BeginResult begun = store_.begin(scope, key, request.fingerprint, clock_.now_ms());
+  const BeginResult begun =
+      store_.begin(scope, key, request.fingerprint, clock_.now_ms(), route_of(method, path));
   const UnixMillis now = clock_.now_ms();
   if (begun.outcome != BeginOutcome::acquired) {
-    log_outcome(scope, key, path, begun.outcome, now - begun.created_at);
+    note(scope, key, path, begun.outcome, now - begun.created_at);
   }
   if (std::optional<Response> answer = answer_for(begun, now)) return std::move(*answer);
 
@@ -164,8 +174,9 @@ Response Guard::run(std::string_view scope, std::optional<std::string_view> key_
   try {
     response = operation(attempt);
   } catch (const std::exception& e) {
+    Response answer = failed_operation(e, scope, key, path);
     try {
-      store_.fail(begun.lease, clock_.now_ms());
+      store_.fail(begun.lease, clock_.now_ms(), answer.status);
     } catch (const std::exception& fail_error) {
       log_event(spdlog::level::err, {{"event", "idempotency_fail_failed"},
                                      {"scope", scope},
@@ -176,13 +187,13 @@ Response Guard::run(std::string_view scope, std::optional<std::string_view> key_
       unreleased_.push_back(begun.lease);
       has_unreleased_ = true;
     }
-    return failed_operation(e, scope, key, path);
+    return answer;
   }
   if (!attempt.settled()) {
     if (is_final_status(response.status)) {
       if (!store_.complete(begun.lease, response, clock_.now_ms())) return in_use();
     } else {
-      store_.fail(begun.lease, clock_.now_ms());
+      store_.fail(begun.lease, clock_.now_ms(), response.status);
     }
   }
   return response;
@@ -201,12 +212,12 @@ Response Guard::run_in_transaction(std::string_view scope,
     }
     const UnixMillis now = clock_.now_ms();
     if (const auto cached = replays_.find(scope, request.key, request.fingerprint, now)) {
-      log_outcome(scope, request.key, path, cached->outcome, now - cached->created_at);
+      note(scope, request.key, path, cached->outcome, now - cached->created_at);
       return *answer_for(*cached, now);
     }
     claim = claims_.try_claim(scope, request.key);
     if (!claim) {
-      log_outcome(scope, request.key, path, BeginOutcome::in_progress, 0);
+      note(scope, request.key, path, BeginOutcome::in_progress, 0);
       return in_use(kRequestVocabulary, kRequestVocabulary.in_use_message);
     }
   }
@@ -218,7 +229,8 @@ Response Guard::run_in_transaction(std::string_view scope,
     group_.run([&](db::Transaction& tx) {
       if (guarded) {
         const UnixMillis now = clock_.now_ms();
-        begun = store_.begin_deferred(tx, scope, request.key, request.fingerprint, now);
+        begun = store_.begin_deferred(tx, scope, request.key, request.fingerprint, now,
+                                      route_of(method, path));
         age_ms = now - begun.created_at;
         if (std::optional<Response> answer = answer_for(begun, now)) {
           response = std::move(*answer);
@@ -246,10 +258,15 @@ Response Guard::run_in_transaction(std::string_view scope,
     replays_.remember(scope, request.key, request.fingerprint, ran ? response : *begun.response,
                       begun.created_at, begun.expires_at);
   }
-  if (begun.outcome != BeginOutcome::acquired) {
-    log_outcome(scope, request.key, path, begun.outcome, age_ms);
-  }
+  if (begun.outcome != BeginOutcome::acquired)
+    note(scope, request.key, path, begun.outcome, age_ms);
   return response;
+}
+
+void Guard::note(std::string_view scope, std::string_view key, std::string_view path,
+                 BeginOutcome outcome, UnixMillis age_ms) {
+  log_outcome(scope, key, path, outcome, age_ms);
+  store_.counts().add(scope, key, outcome);
 }
 
 void Guard::release_unreleased() {

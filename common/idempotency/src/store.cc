@@ -12,7 +12,9 @@
 namespace webhooks::idempotency {
 namespace {
 
+using detail::parse_state;
 using detail::statements;
+using detail::to_hex;
 
 // Column order of the record SELECTs.
 enum Column {
@@ -65,29 +67,10 @@ class StoredFingerprint {
   std::array<char, kFingerprintBytes> bytes_{};
 };
 
-// Stored bytes as lowercase hex, as request_fingerprint writes them.
-std::string to_hex(std::string_view bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (const char c : bytes) {
-    const auto b = static_cast<unsigned char>(c);
-    out.push_back(kHex[b >> 4]);
-    out.push_back(kHex[b & 0xF]);
-  }
-  return out;
-}
-
 std::string new_token() {
   std::uint8_t bytes[16];
   secure_random_bytes(bytes);
   return base64_encode(bytes);
-}
-
-State parse_state(std::int64_t code) {
-  if (code == detail::kCompleted) return State::completed;
-  if (code == detail::kFailed) return State::failed;
-  return State::in_progress;
 }
 
 // The stored headers: a JSON array of [name, value] pairs, or "" (stored as NULL) for none.
@@ -96,6 +79,18 @@ std::string encode_headers(const Response& response) {
   nlohmann::json headers = nlohmann::json::array();
   for (const auto& [name, value] : response.headers) headers.push_back({name, value});
   return headers.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// A failed record's status column: NULL for none (0).
+db::Param status_param(int status) {
+  if (status <= 0) return nullptr;
+  return std::int64_t{status};
+}
+
+// The route column: NULL when the caller gave none.
+db::Param route_param(std::string_view route) {
+  if (route.empty()) return nullptr;
+  return route;
 }
 
 db::Param headers_param(const std::string& encoded) {
@@ -117,13 +112,12 @@ Response decode_response(const db::Rows& rows) {
 
 BeginResult acquired(std::string_view scope, std::string_view key, std::string token,
                      UnixMillis now, UnixMillis expires_at) {
-  return {BeginOutcome::acquired,
-          Lease{std::string(scope), std::string(key), std::move(token)},
-          {},
-          0,
-          1,
-          now,
-          expires_at};
+  BeginResult result;
+  result.lease = Lease{std::string(scope), std::string(key), std::move(token)};
+  result.attempts = 1;
+  result.created_at = now;
+  result.expires_at = expires_at;
+  return result;
 }
 
 // The outcomes of begin that need no write, from an unexpired record (`row`, in the record
@@ -192,32 +186,34 @@ bool is_final_status(int status) noexcept {
 }
 
 Store::Store(std::shared_ptr<db::Database> db, Settings settings)
-    : db_(std::move(db)), settings_(settings) {}
+    : db_(std::move(db)), settings_(settings), counts_(std::make_shared<OutcomeCounts>()) {}
 
 BeginResult Store::begin(std::string_view scope, std::string_view key, std::string_view fingerprint,
-                         UnixMillis now) {
+                         UnixMillis now, std::string_view route) {
   const auto& sql = statements(db_->engine());
   const StoredFingerprint stored(fingerprint);
   const std::string token = new_token();
   // The common case, a new key, is one autocommit INSERT: one round trip, one commit.
   if (db_->exec(sql.insert, {scope, key, stored.param(), token, now + settings_.lease.count(), now,
-                             now + settings_.ttl.count()})
+                             now + settings_.ttl.count(), route_param(route)})
           .affected() == 1) {
     return acquired(scope, key, token, now, now + settings_.ttl.count());
   }
   BeginResult result;
-  db_->transact([&](db::Transaction& tx) { result = begin(tx, scope, key, fingerprint, now); });
+  db_->transact(
+      [&](db::Transaction& tx) { result = begin(tx, scope, key, fingerprint, now, route); });
   return result;
 }
 
 BeginResult Store::begin(db::Transaction& tx, std::string_view scope, std::string_view key,
-                         std::string_view fingerprint, UnixMillis now) {
+                         std::string_view fingerprint, UnixMillis now, std::string_view route) {
   const auto& sql = statements(tx.engine());
   const StoredFingerprint stored(fingerprint);
   std::string token = new_token();
   const std::int64_t lease_until = now + settings_.lease.count();
   const std::int64_t expires = now + settings_.ttl.count();
-  if (tx.exec(sql.insert, {scope, key, stored.param(), token, lease_until, now, expires})
+  if (tx.exec(sql.insert,
+              {scope, key, stored.param(), token, lease_until, now, expires, route_param(route)})
           .affected() == 1) {
     return acquired(scope, key, std::move(token), now, expires);
   }
@@ -226,13 +222,14 @@ BeginResult Store::begin(db::Transaction& tx, std::string_view scope, std::strin
     throw Error(ErrorCode::conflict, "idempotency record vanished during begin; retry");
   }
   if (row.integer(0, kExpires) <= now) {
-    tx.exec(sql.restart, {scope, key, stored.param(), token, lease_until, now, expires});
+    tx.exec(sql.restart,
+            {scope, key, stored.param(), token, lease_until, now, expires, route_param(route)});
     return acquired(scope, key, std::move(token), now, expires);
   }
   if (std::optional<BeginResult> settled = without_write(row, stored, now)) {
     return std::move(*settled);
   }
-  tx.exec(sql.reacquire, {scope, key, token, lease_until});
+  tx.exec(sql.reacquire, {scope, key, token, lease_until, now});
   BeginResult result;
   result.outcome = BeginOutcome::reacquired;
   result.lease = Lease{std::string(scope), std::string(key), std::move(token)};
@@ -243,19 +240,21 @@ BeginResult Store::begin(db::Transaction& tx, std::string_view scope, std::strin
 }
 
 BeginResult Store::begin_deferred(db::Transaction& tx, std::string_view scope, std::string_view key,
-                                  std::string_view fingerprint, UnixMillis now) {
-  if (tx.engine() != db::Engine::sqlite) return begin(tx, scope, key, fingerprint, now);
+                                  std::string_view fingerprint, UnixMillis now,
+                                  std::string_view route) {
+  if (tx.engine() != db::Engine::sqlite) return begin(tx, scope, key, fingerprint, now, route);
   const StoredFingerprint stored(fingerprint);
   const db::Rows row = tx.exec(statements(tx.engine()).select, {scope, key});
   if (row.empty() || row.integer(0, kExpires) <= now) {
     BeginResult result = acquired(scope, key, std::string(), now, now + settings_.ttl.count());
     result.deferred = true;
+    result.route = route;
     return result;
   }
   if (std::optional<BeginResult> settled = without_write(row, stored, now)) {
     return std::move(*settled);
   }
-  return begin(tx, scope, key, fingerprint, now);  // failed, or a lapsed lease: reacquired
+  return begin(tx, scope, key, fingerprint, now, route);  // failed, or a lapsed lease: reacquired
 }
 
 bool Store::complete_begun(db::Transaction& tx, const BeginResult& begun,
@@ -266,7 +265,7 @@ bool Store::complete_begun(db::Transaction& tx, const BeginResult& begun,
   tx.exec(statements(tx.engine()).insert_completed,
           {begun.lease.scope, begun.lease.key, stored.param(), std::int64_t{response.status},
            headers_param(headers), response.body, std::int64_t{begun.created_at},
-           std::int64_t{begun.expires_at}});
+           std::int64_t{begun.expires_at}, route_param(begun.route), now});
   return true;
 }
 
@@ -289,33 +288,34 @@ BeginResult Store::peek(std::string_view scope, std::string_view key, std::strin
   return result;
 }
 
-// complete and fail store no time (a record keeps no updated_at): `now` is not written.
-bool Store::complete(const Lease& lease, const Response& response, UnixMillis /*now*/) {
+bool Store::complete(const Lease& lease, const Response& response, UnixMillis now) {
   const std::string headers = encode_headers(response);
   // One autocommit UPDATE: one round trip, one commit.
   return db_->exec(statements(db_->engine()).complete,
                    {lease.scope, lease.key, lease.token, std::int64_t{response.status},
-                    headers_param(headers), response.body})
+                    headers_param(headers), response.body, now})
              .affected() == 1;
 }
 
 bool Store::complete(db::Transaction& tx, const Lease& lease, const Response& response,
-                     UnixMillis /*now*/) {
+                     UnixMillis now) {
   const std::string headers = encode_headers(response);
   const auto& sql = statements(tx.engine());
   return tx.exec(sql.complete, {lease.scope, lease.key, lease.token, std::int64_t{response.status},
-                                headers_param(headers), response.body})
+                                headers_param(headers), response.body, now})
              .affected() == 1;
 }
 
-bool Store::fail(const Lease& lease, UnixMillis /*now*/) {
-  return db_->exec(statements(db_->engine()).fail, {lease.scope, lease.key, lease.token})
+bool Store::fail(const Lease& lease, UnixMillis now, int status) {
+  return db_->exec(statements(db_->engine()).fail,
+                   {lease.scope, lease.key, lease.token, now, status_param(status)})
              .affected() == 1;
 }
 
-bool Store::fail(db::Transaction& tx, const Lease& lease, UnixMillis /*now*/) {
-  return tx.exec(statements(tx.engine()).fail, {lease.scope, lease.key, lease.token}).affected() ==
-         1;
+bool Store::fail(db::Transaction& tx, const Lease& lease, UnixMillis now, int status) {
+  return tx.exec(statements(tx.engine()).fail,
+                 {lease.scope, lease.key, lease.token, now, status_param(status)})
+             .affected() == 1;
 }
 
 bool Store::renew(const Lease& lease, UnixMillis now) {
@@ -344,7 +344,7 @@ std::optional<Record> Store::find(std::string_view scope, std::string_view key) 
   if (!row.is_null(0, kLeaseOwner)) r.lease_owner = row.text(0, kLeaseOwner);
   r.lease_expires_at = row.integer(0, kLeaseExpires);
   r.attempts = static_cast<int>(row.integer(0, kAttempts));
-  if (!row.is_null(0, kStatus)) r.response = decode_response(row);
+  if (r.state == State::completed) r.response = decode_response(row);
   r.created_at = row.integer(0, kCreated);
   r.expires_at = row.integer(0, kExpires);
   return r;

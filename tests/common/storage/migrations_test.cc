@@ -72,10 +72,10 @@ Names with(Names names, const Names& more) {
 
 TEST_CASE("each component creates only its own tables, recorded as (component, version)") {
   auto db = db::Database::open(database_target("components"));
-  CHECK(db->migrate({idempotency::schema()}, 1000) == 2);
+  const db::Engine engine = db->engine();
+  CHECK(db->migrate({idempotency::schema()}, 1000) == count_of(idempotency::schema(), engine));
   CHECK(table_names(*db) == Names{"idempotency_records", "webhooks_migrations"});
 
-  const db::Engine engine = db->engine();
   CHECK(db->migrate({idempotency::schema(), outbox::schema()}, 2000) ==
         count_of(outbox::schema(), engine));
   CHECK(table_names(*db) == Names{"idempotency_records", "outbox", "webhooks_migrations"});
@@ -85,8 +85,7 @@ TEST_CASE("each component creates only its own tables, recorded as (component, v
   CHECK(table_names(*db) ==
         with({"idempotency_records", "outbox", "webhooks_migrations"}, kPublisherTables));
   CHECK(db->migrate({idempotency::schema(), outbox::schema(), publisher::schema()}, 4000) == 0);
-  CHECK(bookkeeping(*db) == concat({{{"idempotency", 1, "0001_records", 1000},
-                                     {"idempotency", 2, "0002_compact_records", 1000}},
+  CHECK(bookkeeping(*db) == concat({rows_of(idempotency::schema(), engine, 1000),
                                     rows_of(outbox::schema(), engine, 2000),
                                     rows_of(publisher::schema(), engine, 3000)}));
   CHECK(std::get<2>(rows_of(outbox::schema(), engine, 0).at(0)) == "0001_outbox");
@@ -96,7 +95,8 @@ TEST_CASE("each component creates only its own tables, recorded as (component, v
 TEST_CASE("a publisher's database holds no outbox; nothing but the bookkeeping for none") {
   auto db = db::Database::open(database_target("publisher_only"));
   CHECK(db->migrate({idempotency::schema(), publisher::schema()}, 1000) ==
-        2 + count_of(publisher::schema(), db->engine()));
+        count_of(idempotency::schema(), db->engine()) +
+            count_of(publisher::schema(), db->engine()));
   CHECK(table_names(*db) == with({"idempotency_records", "webhooks_migrations"}, kPublisherTables));
   auto bare = db::Database::open(database_target("no_components"));
   CHECK(bare->migrate({}, 1000) == 0);
@@ -106,12 +106,15 @@ TEST_CASE("a publisher's database holds no outbox; nothing but the bookkeeping f
 TEST_CASE("a database made by the old single-sequence code is adopted in place, rows kept") {
   auto db = std::shared_ptr<db::Database>(db::Database::open(database_target("legacy")));
   migrate_as_before_components(*db, 5, kT0);
-  // One row in each component's tables, as the old code's stores wrote them.
-  idempotency::Store records(db, {std::chrono::seconds(30), std::chrono::hours(24)});
+  // One row in each component's tables, as the old code's stores wrote them (a completed order's
+  // record in the layout of the old 0005: fingerprint 32 bytes, state 1).
   const std::string fp(64, 'a');
-  const auto begun = records.begin("m1", "order-1", fp, kT0);
-  REQUIRE(begun.outcome == idempotency::BeginOutcome::acquired);
-  REQUIRE(records.complete(begun.lease, {201, {}, "{\"id\":\"o1\"}"}, kT0));
+  const std::string fp_bytes(32, '\xaa');
+  db->exec(
+      "INSERT INTO idempotency_records (scope, idempotency_key, fingerprint, state, attempts, "
+      "response_status, response_body, created_at, expires_at) "
+      "VALUES ('m1', 'order-1', $1, 1, 1, 201, '{\"id\":\"o1\"}', $2, $3)",
+      {db::Bytes{fp_bytes}, kT0, kT0 + 24 * 3600 * 1000});
   db->exec(
       "INSERT INTO outbox (id, merchant_id, event_type, payload, created_at, next_attempt_at) "
       "VALUES ('ob1', 'm1', 'order.created', '{}', 1, 1)");
@@ -122,27 +125,31 @@ TEST_CASE("a database made by the old single-sequence code is adopted in place, 
       with({"idempotency_records", "outbox", "schema_migrations"}, kPublisherTables);
   REQUIRE(table_names(*db) == legacy_tables);
 
-  // A receiver opens it first: nothing to apply; every old version is recorded as the component
-  // version it was, with its old applied_at; no table is dropped or changed.
-  CHECK(db->migrate({idempotency::schema()}, kT0 + 1) == 0);
-  const std::vector<Row> adopted = {{"idempotency", 1, "0001_records", kT0},
-                                    {"idempotency", 2, "0002_compact_records", kT0},
-                                    {"outbox", 1, "0001_outbox", kT0},
-                                    {"publisher", 1, "0001_queue", kT0},
-                                    {"publisher", 2, "0002_parked_tasks", kT0}};
-  CHECK(bookkeeping(*db) == adopted);
+  // A receiver opens it first: only idempotency's 0003 (newer than the old sequence) to apply;
+  // every old version is recorded as the component version it was, with its old applied_at; no
+  // table is dropped.
+  const db::Engine engine = db->engine();
+  CHECK(db->migrate({idempotency::schema()}, kT0 + 1) ==
+        count_of(idempotency::schema(), engine, 3));
+  const std::vector<Row> old_idempotency = {{"idempotency", 1, "0001_records", kT0},
+                                            {"idempotency", 2, "0002_compact_records", kT0}};
+  const std::vector<Row> new_idempotency = rows_of(idempotency::schema(), engine, kT0 + 1, 3);
+  const std::vector<Row> old_outbox = {{"outbox", 1, "0001_outbox", kT0}};
+  const std::vector<Row> old_publisher = {{"publisher", 1, "0001_queue", kT0},
+                                          {"publisher", 2, "0002_parked_tasks", kT0}};
+  CHECK(bookkeeping(*db) == concat({old_idempotency, new_idempotency, old_outbox, old_publisher}));
   CHECK(table_names(*db) == with(legacy_tables, {"webhooks_migrations"}));
   CHECK(db->exec("SELECT COUNT(*) FROM schema_migrations").integer(0, 0) == 5);
   // Every component after it: only the migrations newer than the old sequence apply, nothing is
   // adopted twice.
-  const db::Engine engine = db->engine();
   CHECK(db->migrate({idempotency::schema(), outbox::schema(), publisher::schema()}, kT0 + 2) ==
         count_of(outbox::schema(), engine, 2) + count_of(publisher::schema(), engine, 3));
-  CHECK(bookkeeping(*db) == concat({{adopted.begin(), adopted.begin() + 3},
-                                    rows_of(outbox::schema(), engine, kT0 + 2, 2),
-                                    {adopted.begin() + 3, adopted.end()},
-                                    rows_of(publisher::schema(), engine, kT0 + 2, 3)}));
+  CHECK(bookkeeping(*db) ==
+        concat({old_idempotency, new_idempotency, old_outbox,
+                rows_of(outbox::schema(), engine, kT0 + 2, 2), old_publisher,
+                rows_of(publisher::schema(), engine, kT0 + 2, 3)}));
 
+  idempotency::Store records(db, {std::chrono::seconds(30), std::chrono::hours(24)});
   const auto replay = records.begin("m1", "order-1", fp, kT0 + 3);
   CHECK(replay.outcome == idempotency::BeginOutcome::replay);
   REQUIRE(replay.response);
@@ -159,11 +166,11 @@ TEST_CASE("another program's schema_migrations is left alone and adopts nothing"
   auto db = db::Database::open(database_target("foreign"));
   db->exec("CREATE TABLE schema_migrations (version TEXT PRIMARY KEY)");  // e.g. a web framework's
   db->exec("INSERT INTO schema_migrations (version) VALUES ('1')");
-  CHECK(db->migrate({idempotency::schema()}, 1000) == 2);
+  CHECK(db->migrate({idempotency::schema()}, 1000) == 3);
   CHECK(table_names(*db) ==
         Names{"idempotency_records", "schema_migrations", "webhooks_migrations"});
   CHECK(db->exec("SELECT version FROM schema_migrations").text(0, 0) == "1");
-  CHECK(bookkeeping(*db).size() == 2);
+  CHECK(bookkeeping(*db).size() == 3);
 }
 
 TEST_CASE("several processes' components migrate one database at once, each migration once") {
@@ -188,8 +195,9 @@ TEST_CASE("several processes' components migrate one database at once, each migr
   for (std::thread& t : threads) t.join();
   for (const std::string& error : errors) CHECK(error.empty());
   auto db = db::Database::open(target);
-  const int all =
-      2 + count_of(outbox::schema(), db->engine()) + count_of(publisher::schema(), db->engine());
+  const int all = count_of(idempotency::schema(), db->engine()) +
+                  count_of(outbox::schema(), db->engine()) +
+                  count_of(publisher::schema(), db->engine());
   CHECK(applied[0] + applied[1] + applied[2] + applied[3] == all);
   CHECK(bookkeeping(*db).size() == static_cast<std::size_t>(all));
   CHECK(table_names(*db) ==

@@ -206,7 +206,10 @@ int bind_server(httplib::Server& server, const std::string& host, int port,
 // above). A request without Content-Type is read as JSON. And a request whose path or query
 // parameters, percent-decoded, are not UTF-8 or hold a NUL byte (GET /orders/%ff) is answered
 // 400 invalid_request before any handler: PostgreSQL cannot take such text as a parameter.
+// One exception: a POST to a path under kConsoleFormPrefix may be application/x-www-form-urlencoded
+// (an HTML console's sign-in and sign-out forms, webhooks::console); its bytes are in req.body.
 enum class Bodies { any, json };
+inline constexpr std::string_view kConsoleFormPrefix = "/console/";
 void limit_request_bodies(httplib::Server& server, std::size_t limit,
                           httplib::Server::HandlerWithResponse then = nullptr,
                           Bodies bodies = Bodies::any);

@@ -1,16 +1,22 @@
 // The publisher's HTTP API on a cpp-httplib server (docs/operations.md, "The API in one page"):
-// endpoints, events, attempts, replay, recovery, ingest, /healthz and /metrics.
+// endpoints, events, attempts, replay, recovery, replay-missing, an endpoint's stats, the
+// overview, ingest, /healthz and /metrics.
 //
 //   AdminApi api(store, ingest, guard, metrics, clock, options);
 //   api.mount(server);   // then bind and listen
 //
-// Every route but /healthz and /metrics needs `Authorization: Bearer <admin_token>` (401
-// `unauthorized` otherwise; with an empty admin_token every such route answers 401). Bodies over
+// Every route but /healthz, /metrics and the console needs `Authorization: Bearer <admin_token>`
+// or the console's session cookie (401 `unauthorized` otherwise; with an empty admin_token every
+// such route answers 401); with the cookie, a POST, PUT, PATCH or DELETE also needs the session's
+// `X-CSRF-Token` (403 `csrf_failed` otherwise). The console (docs/console.md) is served at
+// /console: its pages redirect to /console/login without a session, signed in with the admin
+// token; GET / redirects to it. Bodies over
 // `body_limit` answer 413 `payload_too_large`. Errors are {"error":{"code","message"}} with stable
-// codes: unauthorized, not_found, invalid_json, invalid_request, invalid_secret, url_not_allowed,
-// replay_too_old, payload_too_large, unsupported_media_type (a POST or PATCH whose Content-Type is
-// present and not JSON: 415), internal_error, and the idempotency guard's. Times in answers
-// are RFC 3339; secrets appear only in the answers that create them (create, rotate-secret).
+// codes: unauthorized, csrf_failed, not_found, invalid_json, invalid_request, invalid_secret,
+// url_not_allowed, replay_too_old, payload_too_large, unsupported_media_type (a POST or PATCH whose
+// Content-Type is present and not JSON: 415), internal_error, and the idempotency guard's. Times in
+// answers are RFC 3339; secrets appear only in the answers that create them (create,
+// rotate-secret).
 #pragma once
 
 #include <chrono>
@@ -20,6 +26,7 @@
 #include <string>
 
 #include "webhooks/clock.h"
+#include "webhooks/console/session.h"
 #include "webhooks/http_server.h"
 #include "webhooks/idempotency/guard.h"
 #include "webhooks/publisher/ingest.h"
@@ -39,7 +46,8 @@ struct AdminOptions {
   SsrfOptions ssrf;         // endpoint URLs are checked at creation and on PATCH
   // How long a rotated-out secret keeps signing (so receivers can switch over). Default 24 h.
   std::chrono::milliseconds rotation_grace{std::chrono::hours(24)};
-  // Replay refuses events older than this (the receivers' dedup window). Default 7 days.
+  // Replay refuses events older than this (the receivers' dedup window), replay-missing a
+  // `since` further back. Default 7 days.
   std::chrono::milliseconds replay_max_age{std::chrono::hours(24 * 7)};
   // Largest request body accepted; larger ones answer 413. Default 1 MiB.
   std::size_t body_limit = 1 << 20;
@@ -58,6 +66,9 @@ class AdminApi {
  private:
   void mount_endpoints(http::Server& server);
   void mount_events(http::Server& server);
+  void mount_console(http::Server& server);        // replay-missing, stats, overview
+  void mount_console_pages(http::Server& server);  // console_routes.cc: the HTML pages
+  void mount_console_events(http::Server& server);
 
   Store& store_;
   Ingest& ingest_;
@@ -66,6 +77,7 @@ class AdminApi {
   const Clock& clock_;
   AdminOptions options_;
   std::function<void()> wake_;
+  console::Sessions sessions_;  // signed with admin_token
 };
 
 }  // namespace webhooks::publisher

@@ -42,6 +42,7 @@ struct EventInput {
   std::string merchant_id;
   std::string type;
   std::string data;  // the `data` object as compact JSON text: key order and number tokens kept
+  std::string idempotency_key;  // kept with the event (Event::idempotency_key); may be empty
 };
 
 // Parses and validates an ingest body (parse_json's limits: nesting at most 128 deep, strict

@@ -48,6 +48,9 @@ struct Event {
   std::string type;
   std::string payload;  // the `data` object as JSON text
   UnixMillis created_at = 0;
+  // The Idempotency-Key it was ingested with over HTTP (unquoted); empty when published
+  // in-process (Ingest::publish) or ingested before keys were kept.
+  std::string idempotency_key;
 };
 
 enum class TaskState { pending, delivering, succeeded, dead };

@@ -1,6 +1,6 @@
 // The publisher's durable queue on SQLite or PostgreSQL: endpoints and their secrets, events,
-// delivery tasks and attempts (model.h; schema/<engine>/0003_publisher.sql and
-// 0004_parked_tasks.sql).
+// delivery tasks and attempts (model.h; schema/publisher/<engine>/: 0001_queue.sql,
+// 0002_parked_tasks.sql, 0003_console.sql), and the console's reads.
 //
 //   Store store(db);                                    // db already migrated
 //   db->transact([&](db::Transaction& tx) { store.insert_event(tx, event, now); });
@@ -101,11 +101,77 @@ struct PurgeCounts {
   bool operator==(const PurgeCounts&) const = default;
 };
 
+// Which events a listing returns (GET /v1/events, the console's events page). Every filter set
+// applies (AND). Each combination reads one index range: newest first, at most `limit` + 1 rows
+// (a filter by state walks that state's tasks by their event's created_at instead).
 struct EventQuery {
   std::string merchant_id;          // empty: every merchant
-  std::string type;                 // empty: every type
+  std::string type;                 // empty: every type; else this exact type
+  std::optional<TaskState> state;   // only events having at least one task in this state
   std::optional<UnixMillis> since;  // created at or after
-  int limit = 100;
+  std::optional<UnixMillis> until;  // created before (exclusive)
+  // Non-empty: only the event with this id, and the events ingested with this Idempotency-Key
+  // (exact, unquoted; one per merchant that used the key).
+  std::string q;
+  // Where the page starts: EventPage::next_cursor of the previous page (opaque; empty: the
+  // newest). It is a position, not an offset, so events arriving meanwhile shift nothing.
+  std::string cursor;
+  int limit = 100;  // events per page, 1..1000
+};
+
+// One page of a listing.
+struct EventPage {
+  // Newest first: by created_at, then event_id, both descending.
+  std::vector<Event> events;
+  // Each listed event's tasks counted by state (states without a task are absent).
+  std::map<std::string, std::map<TaskState, int>> task_states;
+  // Pass as EventQuery::cursor (with the same filters) for the next page; empty on the last.
+  std::string next_cursor;
+};
+
+// The window of Store::endpoint_stats: an endpoint's last 100 attempts.
+inline constexpr int kStatsWindow = 100;
+
+// How an endpoint fared over its last kStatsWindow attempts (all zero when it has none).
+struct EndpointStats {
+  std::string endpoint_id;
+  int attempts = 0;         // in the window: 0..kStatsWindow
+  int succeeded = 0;        // of those, answered 2xx
+  double success_rate = 0;  // succeeded / attempts (0..1); 0 when attempts is 0
+  std::int64_t p50_ms = 0;  // median latency (nearest rank), ms; attempts without a response
+  std::int64_t p99_ms = 0;  // count with the time they took until they failed
+  int last_status = 0;      // the newest attempt's HTTP status, 0 when no response arrived
+  std::optional<UnixMillis> last_attempt_at;  // the newest attempt's start; none without one
+};
+
+// Attempts started in one minute [start, start + 60 s).
+struct MinuteBucket {
+  UnixMillis start = 0;
+  std::int64_t attempts = 0;  // every HTTP try (deliveries)
+  std::int64_t failures = 0;  // those not answered 2xx (no response included)
+  bool operator==(const MinuteBucket&) const = default;
+};
+
+// An endpoint that needs an operator's eye: disabled, or failing (a run of failures going on).
+struct EndpointAttention {
+  std::string endpoint_id;
+  std::string merchant_id;
+  bool enabled = true;
+  std::string reason;                       // why it was disabled; empty while enabled
+  std::optional<UnixMillis> failing_since;  // first failure of the current run
+  bool operator==(const EndpointAttention&) const = default;
+};
+
+// The state of the whole publisher at a glance (the console's overview, GET /v1/overview).
+struct Overview {
+  // The last hour in 60 minutes, oldest first: the last bucket is the minute holding `now`
+  // (minutes start at whole Unix minutes), the first starts 59 minutes before it.
+  std::vector<MinuteBucket> minutes;
+  std::map<TaskState, std::int64_t> tasks;  // every state present, zero when none
+  // When the oldest task waiting to be delivered (pending, not parked) was queued: its age_from
+  // (creation, replay or recovery). None when nothing waits.
+  std::optional<UnixMillis> oldest_pending_since;
+  std::vector<EndpointAttention> attention;  // disabled or failing endpoints, by id
 };
 
 class Store {
@@ -140,7 +206,7 @@ class Store {
   // of tasks.
   int insert_event(db::Transaction& tx, const Event& event, UnixMillis now);
   std::optional<Event> find_event(const std::string& event_id);
-  // Newest first.
+  // The events of list_event_page's page.
   std::vector<Event> list_events(const EventQuery& query);
   std::vector<Task> tasks_of_event(const std::string& event_id);
   // Oldest first.
@@ -154,6 +220,27 @@ class Store {
   int recover(const std::string& endpoint_id, UnixMillis since, UnixMillis now);
   // Tasks by state (every state present, zero when none).
   std::map<TaskState, std::int64_t> count_tasks();
+
+  // --- The console's reads and replay-missing (store_console.cc, store_stats.cc) ---
+  // Reads run on the database's read connections (Database::read): on SQLite they never wait
+  // for, or hold up, a delivery's write.
+  // One page of events matching `query`. Throws Error(invalid_argument) for a cursor that is not
+  // one a page returned, or a limit outside 1..1000.
+  EventPage list_event_page(const EventQuery& query);
+  // Creates the tasks the endpoint is missing: for each event of its merchant created at or
+  // after `since` whose type its filter selects and that has no task for this endpoint (accepted
+  // while it was disabled, or before it was created), a pending task due at `now` with a manual
+  // trigger and a new round (age counted from now); parked when the endpoint is disabled. Never
+  // two tasks for one event and endpoint, even when called twice at once (the second adds none).
+  // Returns how many it created; std::nullopt when there is no such endpoint. The caller bounds
+  // `since` (the receivers' dedup window: --replay-max-age).
+  std::optional<int> replay_missing(const std::string& endpoint_id, UnixMillis since,
+                                    UnixMillis now);
+  // The endpoint's last kStatsWindow attempts summed up (zeros for an unknown endpoint).
+  EndpointStats endpoint_stats(const std::string& endpoint_id);
+  // Attempts per minute over the hour up to `now`, tasks by state, the oldest waiting task, and
+  // the endpoints disabled or failing.
+  Overview overview(UnixMillis now);
 
   // --- Dispatch (store_dispatch.cc) ---
   // Leases up to `limit` due tasks to `lease_owner` until `lease_until`: pending tasks with

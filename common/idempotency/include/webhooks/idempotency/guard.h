@@ -18,7 +18,9 @@
 // a full disk, refuses that write too), the guard keeps the lease and writes the failure before
 // its next begin, so once the database takes writes again the retry runs at once instead of
 // getting 409 until the lease lapses.
-// Every outcome but `acquired` is logged as one JSON line (scope, key, path, outcome, age_ms).
+// Every outcome but `acquired` is logged as one JSON line (scope, key, path, outcome, age_ms), and
+// each replay, 409 and 422 is counted in the store's OutcomeCounts (no database write). A record
+// is begun with its route, "METHOD /path" (Store::lookup shows it).
 #pragma once
 
 #include <atomic>
@@ -148,6 +150,9 @@ class Guard {
   GroupCommit& group() { return group_; }
 
  private:
+  // Logs an outcome of a key and counts it (replay, in_progress, mismatch) in store_.counts().
+  void note(std::string_view scope, std::string_view key, std::string_view path,
+            BeginOutcome outcome, UnixMillis age_ms);
   // Fails the records of unreleased_ that can be written now; keeps the others.
   void release_unreleased();
 

@@ -1,6 +1,7 @@
 // Background jobs that run inside every server that uses the idempotency core: the sweeper
-// (in_progress records whose lease lapsed become failed) and the purge (records past expires_at
-// are deleted). Each run's counts are logged through spdlog as one JSON line.
+// (in_progress records whose lease lapsed become failed), the purge (records past expires_at
+// are deleted) and the flush of the counted replays, 409s and 422s (Store::flush_counts). Each
+// run's sweep and purge counts are logged through spdlog as one JSON line.
 #pragma once
 
 #include <chrono>
@@ -15,19 +16,22 @@ namespace webhooks::idempotency {
 
 class Maintenance {
  public:
-  // Runs sweep and purge every `interval` of real time (default 10 s), with `now` from `clock`.
-  // Database errors are logged and retried at the next interval, never thrown.
+  // Runs sweep and purge every `interval` of real time (default 10 s), with `now` from `clock`,
+  // and flushes the store's counts every `counts_interval` (default 1 s: how long a counter may
+  // lag). Database errors are logged and retried at the next interval, never thrown.
   Maintenance(Store& store, const Clock& clock,
-              std::chrono::milliseconds interval = std::chrono::seconds(10));
-  ~Maintenance();  // stops the thread
+              std::chrono::milliseconds interval = std::chrono::seconds(10),
+              std::chrono::milliseconds counts_interval = std::chrono::seconds(1));
+  ~Maintenance();  // stops the thread, then flushes the counts once more
   Maintenance(const Maintenance&) = delete;
   Maintenance& operator=(const Maintenance&) = delete;
 
   struct Counts {
-    int swept = 0;   // leases lapsed: in_progress -> failed
-    int purged = 0;  // expired records deleted
+    int swept = 0;    // leases lapsed: in_progress -> failed
+    int purged = 0;   // expired records deleted
+    int flushed = 0;  // keys whose counts were written
   };
-  // One run, now (what the thread does each interval).
+  // One run, now: sweep, purge and flush (what the thread does each interval).
   Counts run_once();
 
  private:
@@ -36,6 +40,7 @@ class Maintenance {
   Store& store_;
   const Clock& clock_;
   std::chrono::milliseconds interval_;
+  std::chrono::milliseconds counts_interval_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;

@@ -21,6 +21,8 @@
 
 #include "webhooks/clock.h"
 #include "webhooks/db.h"
+#include "webhooks/idempotency/outcome_counts.h"
+#include "webhooks/idempotency/record_view.h"
 
 namespace webhooks::idempotency {
 
@@ -64,6 +66,7 @@ struct BeginResult {
   // begin_deferred on SQLite: `acquired` with no record written yet (lease.scope and lease.key
   // set, no token); complete_begun inserts it completed.
   bool deferred = false;
+  std::string route;  // deferred: the route complete_begun stores
 };
 
 // A whole record, for inspection (tests, debugging, admin tools).
@@ -101,8 +104,10 @@ class Store {
   // (webhooks::request_fingerprint: 64 hex digits, stored as its 32 bytes); `now` is Unix ms. A
   // record past its expires_at counts as absent. Throws Error(invalid_argument) for a fingerprint
   // that is not 64 hex digits (nothing is written), Error(storage) when the database fails.
+  // `route` ("POST /orders") is stored with a new record for lookup() (empty: NULL); it costs the
+  // INSERT its bytes and nothing else.
   BeginResult begin(std::string_view scope, std::string_view key, std::string_view fingerprint,
-                    UnixMillis now);
+                    UnixMillis now, std::string_view route = {});
   // The same inside the caller's transaction `tx` (on this store's database), which the caller
   // commits: the outcome holds only once it has committed, and a rollback undoes the acquisition.
   // Lets a caller group several records' writes into one transaction. Returns the outcome as
@@ -111,7 +116,7 @@ class Store {
   // by the failed INSERT is gone by the SELECT (a concurrent purge); in both cases the caller
   // must roll `tx` back (let the exception leave Database::transact) and may retry.
   BeginResult begin(db::Transaction& tx, std::string_view scope, std::string_view key,
-                    std::string_view fingerprint, UnixMillis now);
+                    std::string_view fingerprint, UnixMillis now, std::string_view route = {});
 
   // begin + complete in one write, for an operation whose own writes commit in `tx` with its
   // record (a GroupCommit caller's work). begin_deferred gives the outcome begin(tx) would give.
@@ -124,7 +129,8 @@ class Store {
   // `tx`; it returns false when the lease was lost (nothing written). Both throw as begin(tx) and
   // complete(tx).
   BeginResult begin_deferred(db::Transaction& tx, std::string_view scope, std::string_view key,
-                             std::string_view fingerprint, UnixMillis now);
+                             std::string_view fingerprint, UnixMillis now,
+                             std::string_view route = {});
   bool complete_begun(db::Transaction& tx, const BeginResult& begun, std::string_view fingerprint,
                       const Response& response, UnixMillis now);
 
@@ -142,17 +148,18 @@ class Store {
   // the lease was lost (swept or taken over): nothing was written. The second form writes inside
   // the caller's transaction, so the caller's own writes and the record commit together; the
   // caller must abort the transaction (throw) when it returns false. Both throw Error(storage)
-  // when the database fails. `now` is not stored, here and in fail(): a record keeps no update
-  // time (docs/idempotency.md, record layout).
+  // when the database fails. `now` (Unix ms) is stored as the record's updated_at, here and in
+  // fail().
   bool complete(const Lease& lease, const Response& response, UnixMillis now);
   bool complete(db::Transaction& tx, const Lease& lease, const Response& response, UnixMillis now);
 
   // Marks the record failed (a retry with the same fingerprint will be `reacquired`), only if
-  // `lease` still holds it. Returns false when the lease was lost: nothing was written. The
-  // second form writes inside the caller's transaction (committed by the caller). Both throw
-  // Error(storage) when the database fails.
-  bool fail(const Lease& lease, UnixMillis now);
-  bool fail(db::Transaction& tx, const Lease& lease, UnixMillis now);
+  // `lease` still holds it. `status` (> 0) is the HTTP status the caller answered, stored for
+  // lookup() (never replayed); 0 stores none. Returns false when the lease was lost: nothing was
+  // written. The second form writes inside the caller's transaction (committed by the caller).
+  // Both throw Error(storage) when the database fails.
+  bool fail(const Lease& lease, UnixMillis now, int status = 0);
+  bool fail(db::Transaction& tx, const Lease& lease, UnixMillis now, int status = 0);
 
   // Extends the lease to now + settings().lease. Returns false when the lease was lost.
   bool renew(const Lease& lease, UnixMillis now);
@@ -166,9 +173,29 @@ class Store {
   // The record, or std::nullopt. For inspection; not part of the request path.
   std::optional<Record> find(std::string_view scope, std::string_view key);
 
+  // The read behind "did my request with key K go through?" (a merchant's page or API): the
+  // record of (scope, key) as a RecordView, or std::nullopt when there is none or it expired
+  // (expires_at <= now, Unix ms): a key of another scope is absent. One read, no lock, no write.
+  // The counters are those flushed so far (see counts()). Throws Error(storage).
+  std::optional<RecordView> lookup(std::string_view scope, std::string_view key, UnixMillis now);
+  // The scope's unexpired records newest first, filtered by `query` (state, created time range),
+  // one page of at most query.limit. Throws Error(invalid_argument) for a limit outside 1 to
+  // kMaxListLimit or a cursor this method did not make, Error(storage) when the database fails.
+  ListPage list(std::string_view scope, const ListQuery& query, UnixMillis now);
+
+  // The duplicates answered from records (replay, in_progress, mismatch) that the Guard counts in
+  // memory, shared by every copy of this Store. Thread-safe; no I/O.
+  OutcomeCounts& counts() const { return *counts_; }
+  // Adds the pending counts to their records: one UPDATE per key, up to `limit` keys, in one
+  // transaction (the Maintenance thread calls it every second). A record that is gone (purged)
+  // takes nothing. Returns the number of keys written. Throws Error(storage) when the database
+  // fails; the increments are kept for the next flush.
+  int flush_counts(std::size_t limit = 10'000);
+
  private:
   std::shared_ptr<db::Database> db_;
   Settings settings_;
+  std::shared_ptr<OutcomeCounts> counts_;
 };
 
 }  // namespace webhooks::idempotency

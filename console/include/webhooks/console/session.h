@@ -1,0 +1,106 @@
+// Stateless console sessions (docs/console.md, "Sessions and CSRF"): nothing is stored on the
+// server, so every daemon that shares the secret accepts a session, and changing the secret signs
+// everyone out.
+//
+//   Sessions sessions = Sessions::single_token(admin_token, clock);   // the publisher
+//   Sessions sessions(secret_of_merchant, sign_in_with_api_key, clock); // orders-api
+//   sessions.mount(server, "Publisher console");  // GET/POST /console/login, POST /console/logout
+//   server.Get("/console", [&](const auto& req, auto& res) {
+//     const auto session = sessions.require(req, res);  // else 303 to /console/login
+//     if (!session) return;
+//     ... render_page({..., .csrf_token = session->csrf_token, ...}) ...
+//   });
+//
+// The cookie `webhooks_console` (HttpOnly, SameSite=Strict, Path=/) holds
+//   <expires, Unix s>.<nonce, 32 hex>.<HMAC-SHA256 hex>                   (principal "")
+//   <expires, Unix s>.<nonce, 32 hex>.<principal, hex>.<HMAC-SHA256 hex>  (otherwise)
+// The HMAC covers everything before its dot, keyed by HMAC-SHA256(secret, "webhooks-console-v1")
+// where `secret` is the principal's (the admin token; a merchant's API key). The CSRF token of a
+// session is hex HMAC(key, "csrf:" + cookie value). Comparisons are constant-time.
+//
+// Immutable after construction; thread-safe (the callbacks must be too).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "webhooks/clock.h"
+#include "webhooks/http_server.h"
+
+namespace webhooks::console {
+
+inline constexpr std::string_view kCookieName = "webhooks_console";
+// A session's lifetime: 12 hours from sign-in.
+inline constexpr std::chrono::seconds kSessionLifetime = std::chrono::hours(12);
+
+// A verified session.
+struct Session {
+  std::string principal;    // who signed in ("" for the publisher's admin)
+  std::string value;        // the cookie value
+  std::int64_t expires_at;  // Unix seconds
+  std::string csrf_token;   // what state-changing requests must carry (X-CSRF-Token, or `csrf`)
+};
+
+// How the admin API treats a request's session cookie (Sessions::authorize_api).
+enum class ApiSession {
+  none,         // no valid session cookie: authenticate otherwise (Bearer) or 401
+  ok,           // a valid session, and for POST/PUT/PATCH/DELETE a matching X-CSRF-Token
+  csrf_failed,  // a valid session on a state-changing request without the right X-CSRF-Token
+};
+
+class Sessions {
+ public:
+  // The secret that signs `principal`'s sessions, or std::nullopt when there is none (the
+  // principal was removed: its sessions are invalid).
+  using SecretOf = std::function<std::optional<std::string>(std::string_view principal)>;
+  // The principal a sign-in token (the form's `token`) belongs to, or std::nullopt when it is
+  // wrong. Compare tokens in constant time.
+  using SignIn = std::function<std::optional<std::string>(std::string_view token)>;
+
+  Sessions(SecretOf secret_of, SignIn sign_in, const Clock& clock,
+           std::chrono::seconds lifetime = kSessionLifetime);
+  // One secret, one principal "": signing in takes exactly `token` (none when it is empty).
+  static Sessions single_token(std::string token, const Clock& clock,
+                               std::chrono::seconds lifetime = kSessionLifetime);
+
+  // The principal of a right token, or std::nullopt.
+  std::optional<std::string> sign_in(std::string_view token) const;
+  // A new cookie value for `principal`, valid for the lifetime from clock.now. Throws
+  // Error(invalid_argument) when `principal` has no secret, Error(crypto) if OpenSSL fails.
+  std::string issue(std::string_view principal) const;
+  // The session of a cookie value: std::nullopt when malformed, expired (expires <= now), signed
+  // with another key or for a principal without a secret.
+  std::optional<Session> verify(std::string_view value) const;
+  // Whether `token` is the session's CSRF token (constant-time).
+  static bool csrf_matches(const Session& session, std::string_view token);
+
+  // The session of the request's `webhooks_console` cookie, verified.
+  std::optional<Session> of_request(const httplib::Request& req) const;
+  // For a page: the session, or std::nullopt after answering 303 to /console/login.
+  std::optional<Session> require(const httplib::Request& req, httplib::Response& res) const;
+  // For the JSON API that accepts the cookie instead of its Bearer token.
+  ApiSession authorize_api(const httplib::Request& req) const;
+
+  // Registers GET /console/login (the form), POST /console/login (303 to /console with the
+  // cookie, or 401 with the form and #login-error), POST /console/logout (with the form field
+  // `csrf` or X-CSRF-Token: clears the cookie, 303 to /console/login; 403 with a wrong token) and
+  // the assets (assets.h). `title` names the console on the sign-in page.
+  void mount(http::Server& server, std::string title) const;
+
+ private:
+  std::optional<std::string> key_of(std::string_view principal) const;
+
+  SecretOf secret_of_;
+  SignIn sign_in_;
+  const Clock& clock_;
+  std::chrono::seconds lifetime_;
+};
+
+// Constant-time equality of two strings (their lengths may leak, not their content).
+bool same_secret(std::string_view a, std::string_view b);
+
+}  // namespace webhooks::console

@@ -1,0 +1,94 @@
+// Sessions on HTTP: the cookie, the page guard, the API check, and the sign-in routes.
+#include <httplib.h>
+
+#include "webhooks/console/assets.h"
+#include "webhooks/console/html.h"
+#include "webhooks/console/page.h"
+#include "webhooks/console/session.h"
+
+namespace webhooks::console {
+namespace {
+
+// The value of cookie `name` in the request's Cookie header(s), or "".
+std::string_view cookie_value(const httplib::Request& req, std::string_view name) {
+  const auto range = req.headers.equal_range("Cookie");
+  for (auto it = range.first; it != range.second; ++it) {
+    std::string_view rest = it->second;
+    while (!rest.empty()) {
+      const std::size_t semi = rest.find(';');
+      std::string_view pair = rest.substr(0, semi);
+      rest = semi == std::string_view::npos ? std::string_view() : rest.substr(semi + 1);
+      while (!pair.empty() && (pair.front() == ' ' || pair.front() == '\t')) pair.remove_prefix(1);
+      if (pair.size() > name.size() && pair.starts_with(name) && pair[name.size()] == '=') {
+        return pair.substr(name.size() + 1);
+      }
+    }
+  }
+  return {};
+}
+
+std::string session_cookie(std::string_view value, std::int64_t max_age) {
+  return std::string(kCookieName) + "=" + std::string(value) +
+         "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" + std::to_string(max_age);
+}
+
+bool changes_state(const std::string& method) {
+  return method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE";
+}
+
+}  // namespace
+
+std::optional<Session> Sessions::of_request(const httplib::Request& req) const {
+  const std::string_view value = cookie_value(req, kCookieName);
+  if (value.empty()) return std::nullopt;
+  return verify(value);
+}
+
+std::optional<Session> Sessions::require(const httplib::Request& req,
+                                         httplib::Response& res) const {
+  std::optional<Session> session = of_request(req);
+  if (!session) redirect(res, "/console/login");
+  return session;
+}
+
+ApiSession Sessions::authorize_api(const httplib::Request& req) const {
+  const std::optional<Session> session = of_request(req);
+  if (!session) return ApiSession::none;
+  if (!changes_state(req.method)) return ApiSession::ok;
+  return csrf_matches(*session, req.get_header_value("X-CSRF-Token")) ? ApiSession::ok
+                                                                      : ApiSession::csrf_failed;
+}
+
+void Sessions::mount(http::Server& server, std::string title) const {
+  server.Get("/console/login", [this, title](const httplib::Request& req, httplib::Response& res) {
+    if (of_request(req)) return redirect(res, "/console");
+    send_html(res, 200, render_login(title, ""));
+  });
+  server.Post("/console/login", [this, title](const httplib::Request& req, httplib::Response& res) {
+    const auto fields = parse_form(req.body);
+    const auto token = fields.find("token");
+    const std::optional<std::string> principal =
+        token == fields.end() ? std::nullopt : sign_in(token->second);
+    if (!principal) {
+      return send_html(res, 401, render_login(title, "That token is not right."));
+    }
+    res.set_header("Set-Cookie", session_cookie(issue(*principal), lifetime_.count()));
+    redirect(res, "/console");
+  });
+  server.Post("/console/logout", [this](const httplib::Request& req, httplib::Response& res) {
+    if (const std::optional<Session> session = of_request(req)) {
+      const auto fields = parse_form(req.body);
+      const auto field = fields.find("csrf");
+      const std::string token =
+          field != fields.end() ? field->second : req.get_header_value("X-CSRF-Token");
+      if (!csrf_matches(*session, token)) {
+        return send_html(res, 403, "<!DOCTYPE html><title>Forbidden</title><p>csrf_failed</p>");
+      }
+    }
+    res.set_header("Set-Cookie", session_cookie("", 0));
+    redirect(res, "/console/login");
+  });
+  mount_assets(server);
+}
+
+}  // namespace webhooks::console

@@ -1,0 +1,49 @@
+// What the console's pages read, through the Store's read calls only (store_console.cc: on the
+// database's read connections): a page never writes and never holds a lock a delivery waits for.
+#include "console_view.h"
+#include "webhooks/error.h"
+
+namespace webhooks::publisher::detail {
+
+EventRows console_events(Store& store, const EventFilter& filter) {
+  EventQuery query;
+  if (!filter.state.empty()) {
+    query.state = parse_task_state(filter.state);
+    if (!query.state) {
+      throw Error(ErrorCode::invalid_argument,
+                  "state must be pending, delivering, succeeded or dead");
+    }
+  }
+  query.merchant_id = filter.merchant_id;
+  query.type = filter.type;
+  query.since = filter.since;
+  query.until = filter.until;
+  query.q = filter.q;
+  query.cursor = filter.cursor;
+  query.limit = kEventsPerPage;
+  EventPage page = store.list_event_page(query);
+  return {std::move(page.events), std::move(page.task_states), std::move(page.next_cursor)};
+}
+
+EndpointFigures console_endpoint_figures(Store& store, const std::string& endpoint_id) {
+  const EndpointStats stats = store.endpoint_stats(endpoint_id);
+  return {stats.attempts, stats.success_rate, stats.p50_ms, stats.p99_ms, stats.last_status};
+}
+
+OverviewFigures console_overview(Store& store, UnixMillis now) {
+  Overview overview = store.overview(now);
+  OverviewFigures figures;
+  for (const MinuteBucket& minute : overview.minutes) {
+    figures.deliveries_per_s.push_back(static_cast<double>(minute.attempts) / 60.0);
+    figures.failure_percent.push_back(minute.attempts == 0
+                                          ? 0.0
+                                          : 100.0 * static_cast<double>(minute.failures) /
+                                                static_cast<double>(minute.attempts));
+  }
+  figures.tasks = std::move(overview.tasks);
+  figures.oldest_pending_since = overview.oldest_pending_since;
+  figures.attention = std::move(overview.attention);
+  return figures;
+}
+
+}  // namespace webhooks::publisher::detail

@@ -1,0 +1,141 @@
+// The console's events and event pages.
+#include "console_view.h"
+#include "webhooks/console/html.h"
+
+namespace webhooks::publisher::detail {
+namespace {
+
+using console::escape_html;
+using console::url_encode;
+
+std::string cell(const char* cls, const std::string& text) {
+  return std::string("<td class=\"") + cls + "\">" + escape_html(text) + "</td>";
+}
+
+std::string input(const char* name, const char* label, const std::string& value,
+                  const char* placeholder = "") {
+  return std::string("<label>") + label + "<input name=\"" + name + "\" id=\"filter-" + name +
+         "\" value=\"" + escape_html(value) + "\" placeholder=\"" + placeholder + "\"></label>\n";
+}
+
+std::string filter_form(const EventFilter& f, const std::string& since, const std::string& until) {
+  std::string out = "<form id=\"filters\" method=\"get\" action=\"/console/events\">\n";
+  out += input("merchant_id", "Merchant", f.merchant_id);
+  out += input("type", "Type", f.type);
+  out += input("state", "State", f.state, "pending, delivering, succeeded, dead");
+  out += input("since", "Since", since, "2026-01-31T12:00:00Z");
+  out += input("until", "Until", until, "2026-01-31T13:00:00Z");
+  out += input("q", "Event id or idempotency key", f.q);
+  return out + "<button id=\"apply-filters\" type=\"submit\">Filter</button>\n</form>\n";
+}
+
+std::string next_link(const EventFilter& f, const std::string& since, const std::string& until,
+                      const std::string& cursor) {
+  std::string query;
+  const std::pair<const char*, const std::string*> params[] = {{"merchant_id", &f.merchant_id},
+                                                               {"type", &f.type},
+                                                               {"state", &f.state},
+                                                               {"since", &since},
+                                                               {"until", &until},
+                                                               {"q", &f.q}};
+  for (const auto& [name, value] : params) {
+    if (!value->empty()) query += std::string(name) + "=" + url_encode(*value) + "&";
+  }
+  query += "cursor=" + url_encode(cursor);
+  return "<p><a id=\"next-page\" href=\"/console/events?" + escape_html(query) +
+         "\">Older events</a></p>\n";
+}
+
+}  // namespace
+
+std::string events_body(const EventFilter& f, const EventRows& rows, const std::string& error) {
+  const std::string since = f.since ? console_time(*f.since) : "";
+  const std::string until = f.until ? console_time(*f.until) : "";
+  std::string out = filter_form(f, since, until);
+  if (!error.empty())
+    out += "<p id=\"filter-error\" class=\"error\">" + escape_html(error) + "</p>\n";
+  out +=
+      "<table id=\"events\"><tr><th>Event</th><th>Type</th><th>Merchant</th><th>Created</th>"
+      "<th>Tasks</th></tr>\n";
+  for (const Event& e : rows.events) {
+    const auto states = rows.states.find(e.event_id);
+    out += "<tr data-event-id=\"" + escape_html(e.event_id) +
+           "\"><td class=\"id\"><a href=\"/console/events/" + escape_html(url_encode(e.event_id)) +
+           "\">" + escape_html(e.event_id) + "</a></td>" + cell("type", e.type) +
+           cell("merchant", e.merchant_id) + cell("created", console_time(e.created_at)) +
+           cell("states", console_states(states == rows.states.end() ? std::map<TaskState, int>{}
+                                                                     : states->second)) +
+           "</tr>\n";
+  }
+  out += "</table>\n";
+  if (rows.events.empty()) out += "<p id=\"no-events\">No events match.</p>\n";
+  if (!rows.next_cursor.empty()) out += next_link(f, since, until, rows.next_cursor);
+  return out;
+}
+
+namespace {
+
+std::string tasks_table(const std::vector<Task>& tasks) {
+  std::string out =
+      "<h2>Tasks</h2>\n<table id=\"tasks\"><tr><th>Task</th><th>Endpoint</th><th>State</th>"
+      "<th>Parked</th><th>Attempts</th><th>Next attempt</th><th>Last status</th><th>Last "
+      "error</th></tr>\n";
+  for (const Task& t : tasks) {
+    out += "<tr data-task-id=\"" + std::to_string(t.id) + "\"><td>" + std::to_string(t.id) +
+           "</td><td class=\"endpoint\"><a href=\"/console/endpoints/" +
+           escape_html(url_encode(t.endpoint_id)) + "\">" + escape_html(t.endpoint_id) +
+           "</a></td>" + cell("state", std::string(to_string(t.state))) +
+           cell("parked", t.parked ? "parked (endpoint disabled)" : "") +
+           cell("attempts", std::to_string(t.attempts)) +
+           cell("next", t.state == TaskState::pending ? console_time(t.next_attempt_at) : "") +
+           cell("last-status", t.attempts > 0 ? console_status(t.last_status) : "") +
+           cell("last-error", t.last_error) + "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+std::string attempts_table(const std::vector<DeliveryAttempt>& attempts) {
+  std::string out =
+      "<h2>Attempts</h2>\n<table id=\"attempts\"><tr><th>Delivery id</th><th>Endpoint</th>"
+      "<th>#</th><th>Trigger</th><th>Started</th><th>Status</th><th>Latency</th><th>Error</th>"
+      "<th>Response</th></tr>\n";
+  for (const DeliveryAttempt& a : attempts) {
+    out += "<tr data-delivery-id=\"" + escape_html(a.delivery_id) + "\">" +
+           cell("delivery-id", a.delivery_id) + cell("endpoint", a.endpoint_id) +
+           cell("number", std::to_string(a.attempt_number)) +
+           cell("trigger", std::string(to_string(a.trigger))) +
+           cell("started", console_time(a.started_at)) + cell("status", console_status(a.status)) +
+           cell("latency", std::to_string(a.latency_ms) + " ms") +
+           cell("error", a.error == TransportError::none ? a.error_message
+                                                         : error_text(a.error, a.error_message)) +
+           cell("response", a.response_snippet) + "</tr>\n";
+  }
+  if (attempts.empty()) out += "<tr class=\"none\"><td colspan=\"9\">no attempt yet</td></tr>\n";
+  return out + "</table>\n";
+}
+
+}  // namespace
+
+std::string event_body(const Event& e, const std::vector<Task>& tasks,
+                       const std::vector<DeliveryAttempt>& attempts) {
+  std::string out = "<dl class=\"facts\">";
+  out += "<dt>Id</dt><dd><code id=\"event-id\">" + escape_html(e.event_id) + "</code></dd>";
+  out += "<dt>Type</dt><dd><span id=\"event-type\">" + escape_html(e.type) + "</span></dd>";
+  out += "<dt>Merchant</dt><dd><span id=\"event-merchant\">" + escape_html(e.merchant_id) +
+         "</span></dd>";
+  out += "<dt>Idempotency key</dt><dd><span id=\"event-idempotency-key\">" +
+         escape_html(e.idempotency_key) + "</span></dd>";
+  out += "<dt>Created</dt><dd><span id=\"event-created\">" +
+         escape_html(console_time(e.created_at)) + "</span></dd></dl>\n";
+  out +=
+      "<div class=\"actions\">\n<button type=\"button\" data-action=\"replay\" "
+      "data-url=\"/v1/events/" +
+      escape_html(url_encode(e.event_id)) +
+      "/replay\" data-body=\"{}\">Replay to every endpoint</button>\n</div>\n"
+      "<p id=\"action-result\" role=\"status\"></p>\n";
+  out += "<h2>Payload</h2>\n<pre id=\"payload\">" + escape_html(console_pretty_json(e.payload)) +
+         "</pre>\n";
+  return out + tasks_table(tasks) + attempts_table(attempts);
+}
+
+}  // namespace webhooks::publisher::detail

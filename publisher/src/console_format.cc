@@ -1,0 +1,51 @@
+#include <nlohmann/json.hpp>
+
+#include "console_view.h"
+#include "webhooks/console/chart.h"
+#include "webhooks/rfc3339.h"
+
+namespace webhooks::publisher::detail {
+
+std::string console_time(UnixMillis ms) { return ms == 0 ? std::string() : format_rfc3339(ms); }
+
+std::string console_age(std::int64_t ms) {
+  const std::int64_t s = ms < 0 ? 0 : ms / 1000;
+  if (s >= 86400) return std::to_string(s / 86400) + "d " + std::to_string(s % 86400 / 3600) + "h";
+  if (s >= 3600) return std::to_string(s / 3600) + "h " + std::to_string(s % 3600 / 60) + "m";
+  if (s >= 60) return std::to_string(s / 60) + "m " + std::to_string(s % 60) + "s";
+  return std::to_string(s) + "s";
+}
+
+std::string console_status(int status) { return status == 0 ? "none" : std::to_string(status); }
+
+std::string console_states(const std::map<TaskState, int>& states) {
+  std::string out;
+  for (const auto& [state, count] : states) {
+    if (count == 0) continue;
+    if (!out.empty()) out += ", ";
+    out += std::string(to_string(state)) + ": " + std::to_string(count);
+  }
+  return out.empty() ? "no tasks" : out;
+}
+
+std::string console_filters(const std::vector<std::string>& event_types) {
+  if (event_types.empty()) return "*";
+  std::string out;
+  for (const std::string& type : event_types) out += (out.empty() ? "" : ", ") + type;
+  return out;
+}
+
+std::string console_pretty_json(const std::string& payload) {
+  const nlohmann::json parsed = nlohmann::json::parse(payload, nullptr, false);
+  if (parsed.is_discarded()) return payload;
+  return parsed.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::optional<UnixMillis> console_parse_time(const std::string& text) {
+  if (std::optional<UnixMillis> ms = parse_rfc3339(text)) return ms;
+  if (text.size() == 16) return parse_rfc3339(text + ":00Z");  // datetime-local, minutes
+  if (text.size() == 19) return parse_rfc3339(text + "Z");
+  return std::nullopt;
+}
+
+}  // namespace webhooks::publisher::detail

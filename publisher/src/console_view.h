@@ -1,0 +1,72 @@
+// The publisher console's pages (docs/console.md): what each page reads from the Store
+// (console_data.cc, reads only) and how it is rendered to HTML (console_*.cc; every value
+// escaped). The ids and classes are the console contract the browser tests rely on.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "webhooks/clock.h"
+#include "webhooks/publisher/model.h"
+#include "webhooks/publisher/store.h"
+
+namespace webhooks::publisher::detail {
+
+// The events page's filters, as given in its query string (times already parsed).
+struct EventFilter {
+  std::string merchant_id, type, state, q, cursor;
+  std::optional<UnixMillis> since, until;
+};
+
+struct EventRows {
+  std::vector<Event> events;                               // newest first
+  std::map<std::string, std::map<TaskState, int>> states;  // event id -> tasks by state
+  std::string next_cursor;                                 // empty on the last page
+};
+
+struct EndpointFigures {
+  int attempts = 0;  // of the last 100
+  double success_rate = 0;
+  std::int64_t p50_ms = 0, p99_ms = 0;
+  int last_status = 0;
+};
+
+struct OverviewFigures {
+  std::vector<double> deliveries_per_s;  // 60 minutes, oldest first
+  std::vector<double> failure_percent;   // 60 minutes, oldest first
+  std::map<TaskState, std::int64_t> tasks;
+  std::optional<UnixMillis> oldest_pending_since;
+  std::vector<EndpointAttention> attention;  // disabled or failing
+};
+
+inline constexpr int kEventsPerPage = 50;
+
+// --- Reads (console_data.cc). Throw Error(invalid_argument) for a bad cursor or state. ---
+EventRows console_events(Store& store, const EventFilter& filter);
+EndpointFigures console_endpoint_figures(Store& store, const std::string& endpoint_id);
+OverviewFigures console_overview(Store& store, UnixMillis now);
+
+// --- Page bodies (HTML inside <main>) ---
+std::string overview_body(const OverviewFigures& figures, UnixMillis now);
+std::string endpoints_body(const std::vector<Endpoint>& endpoints,
+                           const std::map<std::string, EndpointFigures>& figures);
+std::string endpoint_body(const Endpoint& endpoint, const EndpointFigures& figures);
+std::string events_body(const EventFilter& filter, const EventRows& rows, const std::string& error);
+std::string event_body(const Event& event, const std::vector<Task>& tasks,
+                       const std::vector<DeliveryAttempt>& attempts);
+
+// --- Shared formatting (console_format.cc) ---
+std::string console_time(UnixMillis ms);                                   // RFC 3339, or "" for 0
+std::string console_age(std::int64_t ms);                                  // "2h 3m", "4m 5s", "6s"
+std::string console_status(int status);                                    // "200", or "none" for 0
+std::string console_states(const std::map<TaskState, int>& states);        // "pending: 1, dead: 2"
+std::string console_filters(const std::vector<std::string>& event_types);  // "*" when empty
+// `payload` (JSON text) indented by 2, or as it is when it does not parse; not yet escaped.
+std::string console_pretty_json(const std::string& payload);
+// A time filter: RFC 3339, or "YYYY-MM-DDTHH:MM[:SS]" read as UTC. std::nullopt when neither.
+std::optional<UnixMillis> console_parse_time(const std::string& text);
+
+}  // namespace webhooks::publisher::detail

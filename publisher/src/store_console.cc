@@ -1,0 +1,178 @@
+// The console's events listing (paged by a cursor) and replay-missing.
+#include <algorithm>
+#include <charconv>
+#include <string>
+#include <vector>
+
+#include "store_console_sql.h"
+#include "webhooks/error.h"
+#include "webhooks/json_parse.h"
+#include "webhooks/publisher/store.h"
+
+namespace webhooks::publisher {
+namespace sql = detail::sql;
+
+Event detail::event_from(const db::Rows& rows, std::size_t r, std::size_t first) {
+  return Event{rows.text(r, first),     rows.text(r, first + 1),    rows.text(r, first + 2),
+               rows.text(r, first + 3), rows.integer(r, first + 4), rows.text(r, first + 5)};
+}
+
+namespace {
+
+// A position in the listing's order: (created_at, event_id), written "<created_at>.<event_id>".
+struct Cursor {
+  std::int64_t created_at = 0;
+  std::string event_id;
+};
+
+std::string format_cursor(std::int64_t created_at, const std::string& event_id) {
+  return std::to_string(created_at) + "." + event_id;
+}
+
+Cursor parse_cursor(const std::string& text) {
+  Cursor c;
+  const std::size_t dot = text.find('.');
+  const bool number_ok =
+      dot != std::string::npos && dot > 0 && dot <= 18 &&
+      std::from_chars(text.data(), text.data() + dot, c.created_at).ptr == text.data() + dot &&
+      text[0] != '-';
+  c.event_id = number_ok ? text.substr(dot + 1) : std::string();
+  bool id_ok = !c.event_id.empty() && c.event_id.size() <= 255;
+  for (const char ch : c.event_id) id_ok = id_ok && ch > 0x20 && ch < 0x7f;
+  if (!id_ok) {
+    throw Error(ErrorCode::invalid_argument, "cursor must be a next_cursor a page returned");
+  }
+  return c;
+}
+
+// A statement put together from conditions whose placeholders are written "$?": each is
+// numbered in turn.
+class Statement {
+ public:
+  explicit Statement(std::string_view head) : text_(head) {}
+  void add(std::string_view condition, std::initializer_list<db::Param> params) {
+    for (std::size_t i = 0; i < condition.size(); ++i) {
+      if (condition[i] == '$' && i + 1 < condition.size() && condition[i + 1] == '?') {
+        text_ += "$" + std::to_string(++numbered_);
+        ++i;
+      } else {
+        text_ += condition[i];
+      }
+    }
+    params_.insert(params_.end(), params.begin(), params.end());
+  }
+  const std::string& text() const { return text_; }
+  const std::vector<db::Param>& params() const { return params_; }
+
+ private:
+  std::string text_;
+  std::vector<db::Param> params_;
+  int numbered_ = 0;
+};
+
+std::vector<std::string> parse_types(const std::string& text) {
+  std::vector<std::string> types;
+  const auto parsed = parse_json_or_discarded(text);
+  if (!parsed.is_array()) return types;
+  for (const auto& entry : parsed) {
+    if (entry.is_string()) types.push_back(entry.get<std::string>());
+  }
+  return types;
+}
+
+}  // namespace
+
+EventPage Store::list_event_page(const EventQuery& q) {
+  if (q.limit < 1 || q.limit > 1000) {
+    throw Error(ErrorCode::invalid_argument, "limit must be from 1 to 1000");
+  }
+  // With a state (and no exact search) the tasks' state index leads; otherwise the events'.
+  const bool by_tasks = q.state && q.q.empty();
+  const std::string state = q.state ? std::string(to_string(*q.state)) : std::string();
+  const std::string_view time = by_tasks ? "t.event_created_at" : "e.created_at";
+  const std::string_view id = by_tasks ? "t.event_id" : "e.event_id";
+  std::optional<Cursor> cursor;
+  if (!q.cursor.empty()) cursor = parse_cursor(q.cursor);
+  EventPage page;
+  // Rows in order, each event once; each pass goes on after the last row of the one before.
+  // Only the tasks' walk repeats an event (once per task in the state), so only it passes again.
+  for (int pass = 0; pass <= q.limit; ++pass) {
+    Statement s(by_tasks ? sql::kPageFromTasks : sql::kPageFromEvents);
+    // A literal (one of four fixed words), so the state's partial index is taken.
+    if (by_tasks) s.add(" AND t.state = '" + state + "'", {});
+    if (!q.merchant_id.empty()) s.add(" AND e.merchant_id = $?", {q.merchant_id});
+    if (!q.type.empty()) s.add(" AND e.event_type = $?", {q.type});
+    if (q.since) s.add(std::string(" AND ") + std::string(time) + " >= $?", {*q.since});
+    if (q.until) s.add(std::string(" AND ") + std::string(time) + " < $?", {*q.until});
+    if (!q.q.empty()) s.add(sql::kSearchCondition, {q.q, q.q});
+    if (q.state && !by_tasks) s.add(sql::kHasTaskInState, {state});
+    if (cursor) {
+      s.add(" AND (" + std::string(time) + ", " + std::string(id) + ") < ($?, $?)",
+            {cursor->created_at, cursor->event_id});
+    }
+    const std::int64_t wanted = q.limit + 1 - static_cast<std::int64_t>(page.events.size());
+    s.add(by_tasks ? sql::kOrderTasks : sql::kOrderEvents, {});
+    s.add(" LIMIT $?", {wanted});
+    const db::Rows rows = db_->read(s.text(), s.params());
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      Event e = detail::event_from(rows, r);
+      if (!page.events.empty() && page.events.back().event_id == e.event_id) continue;
+      page.events.push_back(std::move(e));
+    }
+    if (rows.size() < static_cast<std::size_t>(wanted) ||
+        page.events.size() > static_cast<std::size_t>(q.limit)) {
+      break;
+    }
+    cursor = Cursor{rows.integer(rows.size() - 1, 6), rows.text(rows.size() - 1, 0)};
+  }
+  if (page.events.size() > static_cast<std::size_t>(q.limit)) {
+    page.events.resize(static_cast<std::size_t>(q.limit));
+    const Event& last = page.events.back();
+    page.next_cursor = format_cursor(last.created_at, last.event_id);
+  }
+  if (page.events.empty()) return page;
+  Statement counts("SELECT event_id, state, COUNT(*) FROM publisher_tasks WHERE event_id IN (");
+  // As many placeholders as the next power of two (the last id repeated), so a few statement
+  // texts serve every page size (PostgreSQL prepares each text once per connection).
+  std::size_t slots = 1;
+  while (slots < page.events.size()) slots *= 2;
+  for (std::size_t i = 0; i < slots; ++i) {
+    counts.add(i == 0 ? "$?" : ", $?", {page.events[std::min(i, page.events.size() - 1)].event_id});
+  }
+  counts.add(") GROUP BY event_id, state", {});
+  const db::Rows rows = db_->read(counts.text(), counts.params());
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    if (auto s = parse_task_state(rows.text(r, 1))) {
+      page.task_states[rows.text(r, 0)][*s] = static_cast<int>(rows.integer(r, 2));
+    }
+  }
+  return page;
+}
+
+std::optional<int> Store::replay_missing(const std::string& endpoint_id, UnixMillis since,
+                                         UnixMillis now) {
+  std::optional<int> created;
+  db_->transact([&](db::Transaction& tx) {
+    created.reset();
+    const db::Rows endpoint =
+        tx.exec(db_->engine() == db::Engine::postgres ? sql::kSelectMissingEndpointLocked
+                                                      : sql::kSelectMissingEndpoint,
+                {endpoint_id});
+    if (endpoint.empty()) return;
+    const std::vector<std::string> filter = parse_types(endpoint.text(0, 1));
+    const std::int64_t parked = endpoint.integer(0, 2) != 0 ? 0 : 1;
+    const db::Rows events =
+        tx.exec(sql::kSelectMissingEvents, {endpoint.text(0, 0), std::int64_t{since}, endpoint_id});
+    created = 0;
+    for (std::size_t r = 0; r < events.size(); ++r) {
+      if (!filter_matches(filter, events.text(r, 1))) continue;
+      *created += static_cast<int>(
+          tx.exec(sql::kInsertMissingTask,
+                  {events.text(r, 0), endpoint_id, std::int64_t{now}, events.integer(r, 2), parked})
+              .affected());
+    }
+  });
+  return created;
+}
+
+}  // namespace webhooks::publisher

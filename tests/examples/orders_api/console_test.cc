@@ -1,0 +1,143 @@
+// orders-api's console over real HTTP (no browser: tests/browser does that): sign-in with the
+// merchant's API key, 303 without a session, exactly the merchant's keys listed and escaped,
+// filters, the key page, and sign-out that needs the CSRF token.
+#include <catch2/catch.hpp>
+
+#include "harness.h"
+#include "webhooks/console/html.h"
+
+using webhooks::test::Stack;
+
+namespace {
+
+const std::string kOrder = R"({"amount":1000,"currency":"EUR","reference":"inv-1"})";
+// A key with every character HTML escapes.
+const std::string kOdd = R"(o<b>&"'1)";
+
+struct Browser {
+  explicit Browser(int port) : client("127.0.0.1", port) {}
+  // Signs in with `token`; the status of the answer. Keeps the cookie of a 303.
+  int sign_in(const std::string& token) {
+    const auto answer = client.Post("/console/login", "token=" + webhooks::console::url_encode(token),
+                                    "application/x-www-form-urlencoded");
+    REQUIRE(answer);
+    const std::string set = answer->get_header_value("Set-Cookie");
+    if (answer->status == 303) cookie = set.substr(0, set.find(';'));
+    last_body = answer->body;
+    return answer->status;
+  }
+  httplib::Result get(const std::string& path) {
+    httplib::Headers headers;
+    if (!cookie.empty()) headers.emplace("Cookie", cookie);
+    return client.Get(path.c_str(), headers);
+  }
+  httplib::Client client;
+  std::string cookie, last_body;
+};
+
+std::size_t rows(const std::string& html) {
+  std::size_t n = 0;
+  for (auto at = html.find("<tr data-key="); at != std::string::npos;
+       at = html.find("<tr data-key=", at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+bool has(const std::string& html, const std::string& text) {
+  return html.find(text) != std::string::npos;
+}
+
+// The page's CSRF token, from its meta tag.
+std::string csrf_of(const std::string& html) {
+  const std::string tag = R"(<meta name="csrf-token" content=")";
+  const std::size_t at = html.find(tag);
+  REQUIRE(at != std::string::npos);
+  return html.substr(at + tag.size(), html.find('"', at + tag.size()) - at - tag.size());
+}
+
+}  // namespace
+
+TEST_CASE("console: no session is a 303 to the sign-in form; a wrong key is 401") {
+  Stack s;
+  s.start_api();
+  Browser b(s.api_port);
+  for (const char* path : {"/console", "/console/keys/k1", "/console?state=failed"}) {
+    const auto answer = b.get(path);
+    REQUIRE(answer);
+    CHECK(answer->status == 303);
+    CHECK(answer->get_header_value("Location") == "/console/login");
+    CHECK(answer->body.find("data-key") == std::string::npos);
+  }
+  CHECK(b.sign_in("key-m3") == 401);
+  CHECK(has(b.last_body, R"(id="login-error")"));
+  CHECK(b.cookie.empty());
+  const auto forged = httplib::Client("127.0.0.1", s.api_port)
+                          .Get("/console", {{"Cookie", "webhooks_console=99999999999.00.00"}});
+  REQUIRE(forged);
+  CHECK(forged->status == 303);
+}
+
+TEST_CASE("console: lists exactly the merchant's keys, escaped, filtered, with a key page") {
+  Stack s;
+  s.start_api();
+  REQUIRE(s.post("/orders", "plain", kOrder).status == 201);
+  const std::string odd_order = s.post("/orders", kOdd, kOrder).json()["id"];
+  REQUIRE(s.post("/orders", "theirs", kOrder, "key-m2").status == 201);
+  Browser b(s.api_port);
+  REQUIRE(b.sign_in("key-m1") == 303);
+  const auto page = b.get("/console");
+  REQUIRE(page);
+  CHECK(page->status == 200);
+  CHECK(rows(page->body) == 2);
+  CHECK(has(page->body, R"(<tr data-key="o&lt;b&gt;&amp;&quot;&#39;1">)"));
+  CHECK(has(page->body, R"(<tr data-key="plain">)"));
+  CHECK(has(page->body, R"(<td class="state">completed</td><td class="route">POST /orders</td>)"
+                        R"(<td class="status">201</td>)"));
+  CHECK(has(page->body, "<td class=\"resource\">" + odd_order + "</td>"));
+  CHECK_FALSE(has(page->body, "theirs"));
+  CHECK_FALSE(has(page->body, "<b>"));
+  CHECK(rows(b.get("/console?state=failed")->body) == 0);
+  CHECK(rows(b.get("/console?state=completed")->body) == 2);
+  CHECK(rows(b.get("/console?since=2999-01-01T00:00")->body) == 0);
+  CHECK(rows(b.get("/console?until=2000-01-01T00:00")->body) == 0);
+  CHECK(b.get("/console?since=yesterday")->status == 400);
+
+  const auto detail = b.get("/console/keys/" + webhooks::console::url_encode(kOdd));
+  REQUIRE(detail);
+  CHECK(detail->status == 200);
+  CHECK(has(detail->body, R"(<dd id="key-state">completed</dd>)"));
+  CHECK(has(detail->body, R"(<dd id="key-route">POST /orders</dd>)"));
+  CHECK(has(detail->body, R"(<dd id="key-status">201</dd>)"));
+  CHECK(has(detail->body, R"(<dd id="key-attempts">1</dd>)"));
+  CHECK(has(detail->body, "<dd id=\"resource-id\">" + odd_order + "</dd>"));
+  CHECK_FALSE(has(detail->body, "<b>"));
+  CHECK(b.get("/console/keys/theirs")->status == 404);
+  CHECK(has(b.get("/console/keys/theirs")->body, R"(id="key-missing")"));
+
+  Browser m2(s.api_port);
+  REQUIRE(m2.sign_in("key-m2") == 303);
+  const auto theirs = m2.get("/console");
+  CHECK(rows(theirs->body) == 1);
+  CHECK(has(theirs->body, R"(<tr data-key="theirs">)"));
+}
+
+TEST_CASE("console: sign-out needs the page's CSRF token") {
+  Stack s;
+  s.start_api();
+  Browser b(s.api_port);
+  REQUIRE(b.sign_in("key-m1") == 303);
+  const std::string csrf = csrf_of(b.get("/console")->body);
+  httplib::Headers with_cookie = {{"Cookie", b.cookie}};
+  const auto refused =
+      b.client.Post("/console/logout", with_cookie, "csrf=wrong", "application/x-www-form-urlencoded");
+  REQUIRE(refused);
+  CHECK(refused->status == 403);
+  CHECK(b.get("/console")->status == 200);  // still signed in
+  const auto out = b.client.Post("/console/logout", with_cookie, "csrf=" + csrf,
+                                 "application/x-www-form-urlencoded");
+  REQUIRE(out);
+  CHECK(out->status == 303);
+  CHECK(out->get_header_value("Location") == "/console/login");
+  CHECK(out->get_header_value("Set-Cookie").starts_with("webhooks_console=;"));
+}

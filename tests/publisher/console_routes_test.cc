@@ -1,0 +1,156 @@
+// The console's admin routes over real HTTP on loopback (a Publisher with a fake clock mounted on
+// a server), with their errors: GET /v1/events's paging and filters, POST
+// /v1/endpoints/{id}/replay-missing, GET /v1/endpoints/{id}/stats, GET /v1/overview.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "console_support.h"
+#include "webhooks/http_server.h"
+
+namespace webhooks::test {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+constexpr const char* kToken = "console-token";
+
+struct ServedFixture {
+  PublisherFixture f;
+  http::Server server;
+  int port = 0;
+  std::thread thread;
+
+  explicit ServedFixture(const std::string& label)
+      : f(label, [](publisher::Options& o) { o.admin_token = kToken; }) {
+    f.publisher->mount(server);
+    port = http::bind_server(server, "127.0.0.1", 0, f.publisher->options().server);
+    thread = std::thread([this] { server.listen_after_bind(); });
+  }
+  ~ServedFixture() {
+    http::stop_server(server, port);
+    thread.join();
+  }
+  // {status, body as JSON (null when empty)}.
+  std::pair<int, json> call(const std::string& method, const std::string& path,
+                            const std::string& body = "") {
+    httplib::Client client("127.0.0.1", port);
+    httplib::Headers headers{{"Authorization", std::string("Bearer ") + kToken}};
+    const auto res = method == "GET" ? client.Get(path.c_str(), headers)
+                                     : client.Post(path.c_str(), headers, body, "application/json");
+    REQUIRE(res);
+    return {res->status, res->body.empty() ? json() : json::parse(res->body)};
+  }
+};
+
+std::vector<std::string> ids_of(const json& answer) {
+  std::vector<std::string> ids;
+  for (const auto& e : answer.at("events")) ids.push_back(e.at("event_id").get<std::string>());
+  return ids;
+}
+
+TEST_CASE("GET /v1/events pages by cursor, filters, searches keys; bad parameters are 400",
+          "[console]") {
+  ServedFixture s("console_routes_events");
+  s.f.add_endpoint("m1", "http://127.0.0.1:9/a");
+  const std::string e1 = ingest_with_key(s.f, "m1", "order.created", "key-1");
+  s.f.advance(1s);
+  const std::string e2 = s.f.publish("m1", "order.paid").event_id;
+  s.f.advance(1s);
+  const std::string e3 = s.f.publish("m2", "order.paid").event_id;
+
+  auto [status, page] = s.call("GET", "/v1/events?limit=2");
+  CHECK(status == 200);
+  CHECK(ids_of(page) == std::vector<std::string>{e3, e2});
+  CHECK(page.at("events")[1].at("task_states") == json{{"pending", 1}});
+  CHECK(page.at("events")[0].at("task_states") == json::object());
+  CHECK(page.at("events")[0].at("idempotency_key").is_null());
+  const std::string cursor = page.at("next_cursor").get<std::string>();
+  std::tie(status, page) = s.call("GET", "/v1/events?limit=2&cursor=" + cursor);
+  CHECK(ids_of(page) == std::vector<std::string>{e1});
+  CHECK(page.at("next_cursor").is_null());
+  CHECK(page.at("events")[0].at("idempotency_key") == "key-1");
+
+  CHECK(ids_of(s.call("GET", "/v1/events?q=key-1").second) == std::vector<std::string>{e1});
+  CHECK(ids_of(s.call("GET", "/v1/events?q=" + e2).second) == std::vector<std::string>{e2});
+  CHECK(ids_of(s.call("GET", "/v1/events?state=pending&merchant_id=m1").second) ==
+        std::vector<std::string>{e2, e1});
+  CHECK(ids_of(s.call("GET", "/v1/events?since=2023-11-14T22:13:21Z&until=2023-11-14T22:13:22Z")
+                   .second) == std::vector<std::string>{e2});
+
+  for (const char* bad :
+       {"state=lost", "until=yesterday", "since=soon", "cursor=nope", "limit=0"}) {
+    const auto [code, error] = s.call("GET", std::string("/v1/events?") + bad);
+    CHECK(code == 400);
+    CHECK(error.at("error").at("code") == "invalid_request");
+  }
+}
+
+TEST_CASE("POST /v1/endpoints/{id}/replay-missing: 202 with the count; 400, 404, 422",
+          "[console]") {
+  ServedFixture s("console_routes_replay");
+  const std::string before = s.f.publish("m1", "order.created").event_id;
+  const auto e = s.f.add_endpoint("m1", "http://127.0.0.1:9/a");
+  const std::string path = "/v1/endpoints/" + e.id + "/replay-missing";
+  s.f.advance(24h);
+  const json since{{"since", "2023-11-14T22:13:20Z"}};  // the fixture clock's start
+  auto [status, body] = s.call("POST", path, since.dump());
+  CHECK(status == 202);
+  CHECK(body == json{{"endpoint_id", e.id}, {"tasks", 1}});
+  CHECK(s.f.tasks(before).size() == 1);
+  CHECK(s.call("POST", path, since.dump()).second.at("tasks") == 0);
+
+  CHECK(s.call("POST", "/v1/endpoints/nope/replay-missing", since.dump()).first == 404);
+  const auto [bad_json, e1] = s.call("POST", path, "{");
+  CHECK(bad_json == 400);
+  CHECK(e1.at("error").at("code") == "invalid_json");
+  for (const char* body_text : {R"({})", R"({"since":"yesterday"})", R"({"since":5})"}) {
+    const auto [code, error] = s.call("POST", path, body_text);
+    CHECK(code == 400);
+    CHECK(error.at("error").at("code") == "invalid_request");
+  }
+  // Past --replay-max-age (7 days by default): refused.
+  const auto [old_code, old] = s.call("POST", path, R"({"since":"2023-11-01T00:00:00Z"})");
+  CHECK(old_code == 422);
+  CHECK(old.at("error").at("code") == "replay_too_old");
+}
+
+TEST_CASE("GET /v1/endpoints/{id}/stats and GET /v1/overview", "[console]") {
+  ServedFixture s("console_routes_stats");
+  const auto e = s.f.add_endpoint("m1", "http://127.0.0.1:9/a");
+  s.f.publish("m1", "order.created");
+  const UnixMillis t0 = s.f.clock.now_ms();
+  attempt_once(s.f, 500, 40, t0);
+  attempt_once(s.f, 200, 20, t0 + 1);
+
+  auto [status, stats] = s.call("GET", "/v1/endpoints/" + e.id + "/stats");
+  CHECK(status == 200);
+  CHECK(stats == json{{"endpoint_id", e.id},
+                      {"window", 100},
+                      {"attempts", 2},
+                      {"succeeded", 1},
+                      {"success_rate", 0.5},
+                      {"p50_ms", 20},
+                      {"p99_ms", 40},
+                      {"last_status", 200},
+                      {"last_attempt_at", "2023-11-14T22:13:20.001Z"}});
+  CHECK(s.call("GET", "/v1/endpoints/nope/stats").first == 404);
+
+  s.f.advance(90s);
+  auto [code, overview] = s.call("GET", "/v1/overview");
+  CHECK(code == 200);
+  CHECK(overview.at("now") == "2023-11-14T22:14:50.000Z");
+  REQUIRE(overview.at("minutes").size() == 60);
+  CHECK(overview.at("minutes")[58] ==
+        json{{"start", "2023-11-14T22:13:00.000Z"}, {"attempts", 2}, {"failures", 1}});
+  CHECK(overview.at("minutes")[59] ==
+        json{{"start", "2023-11-14T22:14:00.000Z"}, {"attempts", 0}, {"failures", 0}});
+  CHECK(overview.at("tasks") ==
+        json{{"pending", 1}, {"delivering", 0}, {"succeeded", 0}, {"dead", 0}});
+  CHECK(overview.at("oldest_pending_since") == "2023-11-14T22:13:20.000Z");
+  CHECK(overview.at("oldest_pending_age_ms") == 90'000);
+  CHECK(overview.at("attention") == json::array());
+}
+
+}  // namespace
+}  // namespace webhooks::test
