@@ -59,7 +59,9 @@ void fill(db::Database& database, publisher::Store& store, long events) {
   for (long done = 0; done < events; done += kPerTransaction) {
     database.transact([&](db::Transaction& tx) {
       for (long i = done; i < std::min(events, done + kPerTransaction); ++i) {
-        const publisher::Event event{ids.next(), "merchant_1", "order.captured", payload(i), now};
+        // One a millisecond, with the Idempotency-Key ingest stores (a UUID, as clients send).
+        const publisher::Event event{ids.next(), "merchant_1",     "order.captured",
+                                     payload(i), now - events + i, ids.next()};
         store.insert_event(tx, event, now);
         const int attempts = i % 10 < 3 ? 2 : 1;
         for (int a = 1; a <= attempts; ++a) {

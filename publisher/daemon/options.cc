@@ -258,11 +258,11 @@ void add_maintenance_flags(CLI::App& app, Flags& f) {
          "deliver endpoint.failing and endpoint.disabled events (operations) to this URL, signed "
          "with --ops-secret")
       ->check(ops_url());
-  app::add_secret_option(app,
-                         {"--ops-secret", "WEBHOOKS_OPS_SECRET",
-                          "signing secret (whsec_...) of the --ops-url deliveries",
-                          app::signing_secret()},
-                         o.ops_secret);
+  app::add_secret_option(
+      app,
+      {"--ops-secret", "WEBHOOKS_OPS_SECRET",
+       "signing secret (whsec_...) of the --ops-url deliveries", app::signing_secret()},
+      o.ops_secret);
 }
 
 void add_server_flags(CLI::App& app, Flags& f, std::string& log_level) {

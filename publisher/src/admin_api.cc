@@ -97,10 +97,10 @@ void AdminApi::mount(http::Server& server) {
     detail::answer(res, 200, {{"status", "ok"}});
   });
   server.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics_.render(store_.count_tasks(), store_.count_disabled_endpoints()) +
-                        metrics_.render_endpoint_health(store_.failing_endpoints(),
-                                                        clock_.now_ms()),
-                    "text/plain; version=0.0.4");
+    res.set_content(
+        metrics_.render(store_.count_tasks(), store_.count_disabled_endpoints()) +
+            metrics_.render_endpoint_health(store_.failing_endpoints(), clock_.now_ms()),
+        "text/plain; version=0.0.4");
   });
   mount_endpoints(server);
   mount_events(server);

@@ -5,8 +5,8 @@
 #include <unordered_map>
 
 #include "webhooks/error.h"
-#include "webhooks/publisher/duration.h"
 #include "webhooks/log.h"
+#include "webhooks/publisher/duration.h"
 #include "webhooks/rfc3339.h"
 #include "webhooks/version.h"
 #include "webhooks/wire.h"
@@ -140,8 +140,9 @@ void Dispatcher::log_health(const RecordedHealth& health) const {
                                     {"disable_after", format_duration(options_.disable_after)}});
   }
   for (const DisabledEndpoint& d : health.disabled) {
-    log_event(spdlog::level::warn,
-              {{"event", "endpoint_disabled"}, {"endpoint_id", d.endpoint_id}, {"reason", d.reason}});
+    log_event(
+        spdlog::level::warn,
+        {{"event", "endpoint_disabled"}, {"endpoint_id", d.endpoint_id}, {"reason", d.reason}});
   }
 }
 

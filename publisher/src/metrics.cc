@@ -95,7 +95,9 @@ std::string Metrics::render_endpoint_health(const std::vector<FailingEndpoint>& 
                                             UnixMillis now) const {
   std::string out;
   auto line = [&](const std::string& text) { out += text + "\n"; };
-  line("# HELP webhooks_endpoint_failing_seconds Seconds since an enabled endpoint started failing.");
+  line(
+      "# HELP webhooks_endpoint_failing_seconds Seconds since an enabled endpoint started "
+      "failing.");
   line("# TYPE webhooks_endpoint_failing_seconds gauge");
   char seconds[32];
   for (const FailingEndpoint& f : failing) {

@@ -5,8 +5,8 @@
 #include "ops_notice.h"
 #include "store_sql.h"
 #include "webhooks/error.h"
-#include "webhooks/rfc3339.h"
 #include "webhooks/publisher/store.h"
+#include "webhooks/rfc3339.h"
 
 namespace webhooks::publisher {
 namespace detail {
@@ -35,7 +35,8 @@ void insert_ops_event(Store& store, db::Transaction& tx, const std::string& ops_
                             : nlohmann::json()},
       {"reason", reason}};
   Event event;
-  event.event_id = "ops." + std::string(type) + "." + notice.endpoint_id + "." + std::to_string(now);
+  event.event_id =
+      "ops." + std::string(type) + "." + notice.endpoint_id + "." + std::to_string(now);
   event.merchant_id = ops_merchant_id;
   event.type = type;
   event.payload = data.dump();

@@ -79,16 +79,15 @@ void endpoint_failed(Store& store, db::Transaction& tx, const Settlement& r,
                      const FailingRules& rules, UnixMillis now, RecordedHealth& out) {
   const DeliveryAttempt& a = r.attempt;
   tx.exec(sql::kEndpointFailing, {a.endpoint_id, std::int64_t{a.started_at}});
-  if (rules.warn_before > 0 &&
-      tx.exec(sql::kWarnIfFailing,
-              {a.endpoint_id, std::int64_t{now}, std::int64_t{rules.warn_before}})
-              .affected() > 0) {
+  if (rules.warn_before > 0 && tx.exec(sql::kWarnIfFailing, {a.endpoint_id, std::int64_t{now},
+                                                             std::int64_t{rules.warn_before}})
+                                       .affected() > 0) {
     const detail::OpsNotice notice = detail::ops_notice(tx, a.endpoint_id);
     out.warned.push_back({a.endpoint_id, notice.failing_since});
     std::string reason = error_text(a.error, a.error_message);
     if (reason.empty()) reason = "HTTP " + std::to_string(a.status);
-    detail::insert_ops_event(store, tx, rules.ops_merchant_id, kOpsEndpointFailing, notice,
-                             reason, now);
+    detail::insert_ops_event(store, tx, rules.ops_merchant_id, kOpsEndpointFailing, notice, reason,
+                             now);
   }
   std::int64_t disabled = 0;
   std::string_view reason;

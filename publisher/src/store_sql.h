@@ -171,11 +171,13 @@ inline constexpr std::string_view kRelease =
     "next_attempt_at = $2, updated_at = $2 WHERE lease_owner = $1 AND state = 'delivering'";
 
 // --- retention (store_retention.cc) ---
-// $1 before, $2 limit: the oldest events with no unfinished task.
+// $1 before, $2 limit: the oldest events with no unfinished task. Ordered by created_at alone, so
+// the index publisher_events_created gives them in order and the LIMIT stops the scan (a tie-break
+// by event_id would sort every event of a crowded millisecond).
 inline constexpr std::string_view kSelectPurgeable =
     "SELECT event_id FROM publisher_events e WHERE created_at < $1 AND NOT EXISTS "
     "(SELECT 1 FROM publisher_tasks t WHERE t.event_id = e.event_id "
-    "AND t.state IN ('pending', 'delivering')) ORDER BY created_at, event_id LIMIT $2";
+    "AND t.state IN ('pending', 'delivering')) ORDER BY created_at LIMIT $2";
 // Each followed by the event ids as $1..$n (IN (…) is appended). The state test is evaluated
 // again on rows a concurrent replay changed (PostgreSQL re-checks a locked row), so a re-queued
 // task, its attempts and its event stay.

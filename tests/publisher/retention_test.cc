@@ -112,7 +112,9 @@ TEST_CASE("a purged event's task finished after a replay stays until it is finis
           "[retention]") {
   History h("retention-replay");
   PublisherFixture& f = h.f;
-  const auto old = f.store.list_events({"ok", "", std::nullopt, 100}).back();
+  publisher::EventQuery ok;
+  ok.merchant_id = "ok";
+  const auto old = f.store.list_events(ok).back();
   REQUIRE(f.store.replay(old.event_id, "", f.clock.now_ms()) == 1);  // pending again
   CHECK(f.store.purge(f.clock.now_ms() - std::chrono::milliseconds(30 * 24h).count(), 500) ==
         PurgeCounts{6, 6, 6});

@@ -266,6 +266,18 @@ TEST_CASE("bearer API keys and order updates") {
   CHECK(s.get(path).json()["status"] == "captured");
 }
 
+TEST_CASE("orders-api --outbox-retention: seconds from 0 (kept forever) to 10 years, else exit 2") {
+  const std::string dir = webhooks::test::temp_dir("orders_outbox_retention");
+  for (const char* value : {"-1", "nan", "1e300", "315360001"}) {
+    const webhooks::launcher::Finished run =
+        webhooks::launcher::run_to_end("orders-api", {"--outbox-retention", value}, dir);
+    CHECK(run.exit_code == 2);
+    CHECK(run.err.find(std::string("--outbox-retention: must be a number of seconds from 0 to "
+                                   "315360000 (10 years), not ") +
+                       value + "\n") != std::string::npos);
+  }
+}
+
 TEST_CASE("orders-api and payout-partner: bad flags exit 2 with CLI11's message on stderr") {
   const std::string dir = webhooks::test::temp_dir("orders_flags");
   const auto refused = [&](const std::string& executable, const std::vector<std::string>& args,

@@ -7,8 +7,8 @@
 #pragma once
 
 #include <chrono>
-#include <cstdint>
 #include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -67,7 +67,8 @@ class Relay {
   // "rows":N} when it deleted some. Throws Error(storage).
   std::int64_t purge_sent();
 
-  // Runs relay_once (and purge_sent every purge_interval) in a background thread until stop() or destruction; errors are logged.
+  // Runs relay_once (and purge_sent every purge_interval) in a background thread until stop() or
+  // destruction; errors are logged.
   void start();
   void stop();
 

@@ -163,8 +163,8 @@ struct Options {
 // >= 0; body_limit >= 1; connect_timeout, timeout, delivery_lease, poll_interval,
 // maintenance_interval, ingest_lease, ingest_ttl and replay_max_age > 0; rotation_grace,
 // disable_after, retention and retention_pause >= 0; retention_batch 1..100000; ops_secret a
-// valid secret when ops_url is set, and ops_url an http(s) URL; every permanent status one classify_attempt makes permanent; and
-// delivery_lease > timeout * batch_rounds().
+// valid secret when ops_url is set, and ops_url an http(s) URL; every permanent status one
+// classify_attempt makes permanent; and delivery_lease > timeout * batch_rounds().
 void validate(const Options& options);
 
 // Requests to one endpoint per worker: max_endpoint_connections / workers, at least 1.

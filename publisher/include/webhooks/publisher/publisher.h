@@ -23,9 +23,9 @@
 // finish, so no ingest is cut short), then stop(): (1) the workers stop claiming, the batches in
 // flight finish and their attempts are recorded (retried while the database fails, at most
 // DispatcherOptions::record_retry_after_stop), the threads are joined; (2) the maintenance thread
-// and the retention thread are joined. The destructor calls stop(), then closes the components in reverse order of
-// construction, the database last. A server the Publisher is mounted on must be stopped before
-// the Publisher is destroyed.
+// and the retention thread are joined. The destructor calls stop(), then closes the components in
+// reverse order of construction, the database last. A server the Publisher is mounted on must be
+// stopped before the Publisher is destroyed.
 //
 // Thread safety: start() and stop() may be called from any thread, also together (they take one
 // lock); mount() while no server it is given is running. The mounted routes and the accessors'
