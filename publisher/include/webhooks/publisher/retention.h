@@ -26,7 +26,7 @@ struct RetentionOptions {
   // Default 30 days.
   std::chrono::milliseconds max_age{std::chrono::hours(24 * 30)};
   // Events per transaction (with their tasks and attempts, about 3.3 rows each). 500 take a
-  // median 14 ms on SQLite, 36 ms on PostgreSQL (bench_publisher_disk). Default 500.
+  // median 12 ms on SQLite, 17 ms on PostgreSQL (bench_publisher_disk). Default 500.
   int batch = 500;
   // Real time between two batches of one pass, which lets delivery's transactions in. Default
   // 100 ms.
