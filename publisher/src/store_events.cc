@@ -121,8 +121,8 @@ std::map<TaskState, std::int64_t> Store::count_tasks() {
                      dead = rows.integer(0, 2);
   return {{TaskState::pending, pending},
           {TaskState::delivering, delivering},
-          {TaskState::succeeded, std::max<std::int64_t>(0, rows.integer(0, 3) - pending -
-                                                               delivering - dead)},
+          {TaskState::succeeded,
+           std::max<std::int64_t>(0, rows.integer(0, 3) - pending - delivering - dead)},
           {TaskState::dead, dead}};
 }
 

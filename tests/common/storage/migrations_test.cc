@@ -144,10 +144,9 @@ TEST_CASE("a database made by the old single-sequence code is adopted in place, 
   // adopted twice.
   CHECK(db->migrate({idempotency::schema(), outbox::schema(), publisher::schema()}, kT0 + 2) ==
         count_of(outbox::schema(), engine, 2) + count_of(publisher::schema(), engine, 3));
-  CHECK(bookkeeping(*db) ==
-        concat({old_idempotency, new_idempotency, old_outbox,
-                rows_of(outbox::schema(), engine, kT0 + 2, 2), old_publisher,
-                rows_of(publisher::schema(), engine, kT0 + 2, 3)}));
+  CHECK(bookkeeping(*db) == concat({old_idempotency, new_idempotency, old_outbox,
+                                    rows_of(outbox::schema(), engine, kT0 + 2, 2), old_publisher,
+                                    rows_of(publisher::schema(), engine, kT0 + 2, 3)}));
 
   idempotency::Store records(db, {std::chrono::seconds(30), std::chrono::hours(24)});
   const auto replay = records.begin("m1", "order-1", fp, kT0 + 3);
