@@ -22,14 +22,8 @@ json optional_time(const std::optional<UnixMillis>& t) {
 void replay_missing(Store& store, const Clock& clock, std::chrono::milliseconds max_age,
                     const std::function<void()>& wake, const httplib::Request& req,
                     httplib::Response& res) {
-  const auto body = detail::json_body(req, res);
-  if (!body) return;
-  const auto since_text = body->find("since");
-  std::optional<UnixMillis> since;
-  if (since_text != body->end() && since_text->is_string()) {
-    since = parse_rfc3339(since_text->get<std::string>());
-  }
-  if (!since) return fail(res, 400, "invalid_request", "since must be an RFC 3339 time");
+  const std::optional<UnixMillis> since = detail::since_field(req, res);
+  if (!since) return;
   const std::string id = req.matches[1];
   const UnixMillis now = clock.now_ms();
   if (!store.find_endpoint(id)) return fail(res, 404, "not_found", "no such endpoint");

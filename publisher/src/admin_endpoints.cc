@@ -209,14 +209,8 @@ void rotate_secret(Store& store, const Clock& clock, std::chrono::milliseconds d
 // POST /v1/endpoints/{id}/recover: the endpoint's tasks since a time delivered again (202).
 void recover(Store& store, const Clock& clock, const std::function<void()>& wake,
              const httplib::Request& req, httplib::Response& res) {
-  const auto body = detail::json_body(req, res);
-  if (!body) return;
-  const auto since_text = body->find("since");
-  std::optional<UnixMillis> since;
-  if (since_text != body->end() && since_text->is_string()) {
-    since = parse_rfc3339(since_text->get<std::string>());
-  }
-  if (!since) return fail(res, 400, "invalid_request", "since must be an RFC 3339 time");
+  const std::optional<UnixMillis> since = detail::since_field(req, res);
+  if (!since) return;
   const std::string id = req.matches[1];
   if (!store.find_endpoint(id)) return fail(res, 404, "not_found", "no such endpoint");
   const int tasks = store.recover(id, *since, clock.now_ms());

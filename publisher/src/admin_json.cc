@@ -149,4 +149,14 @@ std::optional<nlohmann::json> json_body(const httplib::Request& req, httplib::Re
   return doc;
 }
 
+std::optional<UnixMillis> since_field(const httplib::Request& req, httplib::Response& res) {
+  const auto body = json_body(req, res);
+  if (!body) return std::nullopt;
+  const auto since = body->find("since");
+  std::optional<UnixMillis> parsed;
+  if (since != body->end() && since->is_string()) parsed = parse_rfc3339(since->get<std::string>());
+  if (!parsed) fail(res, 400, "invalid_request", "since must be an RFC 3339 time");
+  return parsed;
+}
+
 }  // namespace webhooks::publisher::detail

@@ -48,5 +48,8 @@ std::optional<std::int64_t> parse_decimal(std::string_view text, std::int64_t mi
 // with the parser's reason (json_parse.h: nesting limit, invalid UTF-8) or "the body must be a JSON
 // object".
 std::optional<nlohmann::json> json_body(const httplib::Request& req, httplib::Response& res);
+// The body's "since" (RFC 3339) as Unix ms, for recover and replay-missing; std::nullopt after
+// answering 400 (json_body's, or invalid_request when "since" is missing or not an RFC 3339 time).
+std::optional<UnixMillis> since_field(const httplib::Request& req, httplib::Response& res);
 
 }  // namespace webhooks::publisher::detail

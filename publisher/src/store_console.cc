@@ -5,12 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "event_types_column.h"
 #include "store_console_sql.h"
 #include "webhooks/error.h"
-#include "webhooks/json_parse.h"
 #include "webhooks/publisher/store.h"
 
 namespace webhooks::publisher {
+using detail::parse_types;
 namespace sql = detail::sql;
 
 Event detail::event_from(const db::Rows& rows, std::size_t r, std::size_t first) {
@@ -70,16 +71,6 @@ class Statement {
   std::vector<db::Param> params_;
   int numbered_ = 0;
 };
-
-std::vector<std::string> parse_types(const std::string& text) {
-  std::vector<std::string> types;
-  const auto parsed = parse_json_or_discarded(text);
-  if (!parsed.is_array()) return types;
-  for (const auto& entry : parsed) {
-    if (entry.is_string()) types.push_back(entry.get<std::string>());
-  }
-  return types;
-}
 
 // Each event's tasks counted by state.
 std::map<std::string, std::map<TaskState, int>> count_task_states(

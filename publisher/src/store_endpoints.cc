@@ -1,12 +1,12 @@
 #include <nlohmann/json.hpp>
 
+#include "event_types_column.h"
 #include "store_sql.h"
 #include "webhooks/json_parse.h"
 #include "webhooks/publisher/store.h"
 
 namespace webhooks::publisher {
-namespace sql = detail::sql;
-namespace {
+namespace detail {
 
 std::string types_json(const std::vector<std::string>& types) {
   return nlohmann::json(types).dump();
@@ -21,6 +21,13 @@ std::vector<std::string> parse_types(const std::string& text) {
   }
   return types;
 }
+
+}  // namespace detail
+
+using detail::parse_types;
+using detail::types_json;
+namespace sql = detail::sql;
+namespace {
 
 std::optional<UnixMillis> optional_time(const db::Rows& rows, std::size_t row, std::size_t col) {
   if (rows.is_null(row, col)) return std::nullopt;

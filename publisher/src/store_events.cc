@@ -1,25 +1,11 @@
-#include <nlohmann/json.hpp>
-
+#include "event_types_column.h"
 #include "store_console_sql.h"
 #include "store_sql.h"
-#include "webhooks/json_parse.h"
 #include "webhooks/publisher/store.h"
 
 namespace webhooks::publisher {
+using detail::parse_types;
 namespace sql = detail::sql;
-namespace {
-
-std::vector<std::string> parse_types(const std::string& text) {
-  std::vector<std::string> types;
-  const auto parsed = parse_json_or_discarded(text);
-  if (!parsed.is_array()) return types;
-  for (const auto& entry : parsed) {
-    if (entry.is_string()) types.push_back(entry.get<std::string>());
-  }
-  return types;
-}
-
-}  // namespace
 
 int Store::insert_event(db::Transaction& tx, const Event& event, UnixMillis now) {
   const db::Param key =
