@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -72,12 +73,15 @@ class Statement {
   int numbered_ = 0;
 };
 
-// Each event's tasks counted by state.
-std::map<std::string, std::map<TaskState, int>> count_task_states(
-    db::Database& db, const std::vector<Event>& events) {
+// Each event's tasks counted by state, for at most kIdsPerCount events per statement (the SQLite
+// layer binds at most 99 parameters), each statement with as many placeholders as the next power
+// of two (its last id repeated), so a few statement texts serve every page size (PostgreSQL
+// prepares each text once per connection).
+constexpr std::size_t kIdsPerCount = 64;
+
+void count_task_states(db::Database& db, std::span<const Event> events,
+                       std::map<std::string, std::map<TaskState, int>>& out) {
   Statement counts("SELECT event_id, state, COUNT(*) FROM publisher_tasks WHERE event_id IN (");
-  // As many placeholders as the next power of two (the last id repeated), so a few statement
-  // texts serve every page size (PostgreSQL prepares each text once per connection).
   std::size_t slots = 1;
   while (slots < events.size()) slots *= 2;
   for (std::size_t i = 0; i < slots; ++i) {
@@ -85,11 +89,21 @@ std::map<std::string, std::map<TaskState, int>> count_task_states(
   }
   counts.add(") GROUP BY event_id, state", {});
   const db::Rows rows = db.read(counts.text(), counts.params());
-  std::map<std::string, std::map<TaskState, int>> out;
   for (std::size_t r = 0; r < rows.size(); ++r) {
     if (auto s = parse_task_state(rows.text(r, 1))) {
       out[rows.text(r, 0)][*s] = static_cast<int>(rows.integer(r, 2));
     }
+  }
+}
+
+std::map<std::string, std::map<TaskState, int>> count_task_states(
+    db::Database& db, const std::vector<Event>& events) {
+  std::map<std::string, std::map<TaskState, int>> out;
+  for (std::size_t from = 0; from < events.size(); from += kIdsPerCount) {
+    count_task_states(
+        db,
+        std::span<const Event>(events).subspan(from, std::min(kIdsPerCount, events.size() - from)),
+        out);
   }
   return out;
 }

@@ -142,3 +142,28 @@ TEST_CASE("every filter of the events listing, alone and together", "[console]")
 
 }  // namespace
 }  // namespace webhooks::test
+
+namespace webhooks::test {
+namespace {
+
+TEST_CASE("a page of 1,000 events counts every event's tasks (statements of 64 ids)", "[console]") {
+  PublisherFixture f("console_big_page");
+  f.add_endpoint("m1", "http://127.0.0.1:9/a");
+  std::vector<std::string> ids;
+  for (int i = 0; i < 130; ++i) ids.push_back(f.publish("m1", "order.created").event_id);
+  for (const int limit : {65, 129, 1000}) {
+    publisher::EventQuery q;
+    q.limit = limit;
+    const auto page = f.store.list_event_page(q);
+    const std::size_t listed = std::min<std::size_t>(static_cast<std::size_t>(limit), 130);
+    REQUIRE(page.events.size() == listed);
+    REQUIRE(page.task_states.size() == listed);
+    for (const auto& event : page.events) {
+      CHECK(page.task_states.at(event.event_id) ==
+            std::map<publisher::TaskState, int>{{publisher::TaskState::pending, 1}});
+    }
+  }
+}
+
+}  // namespace
+}  // namespace webhooks::test
