@@ -164,27 +164,50 @@ EventPage Store::list_event_page(const EventQuery& q) {
 
 std::optional<int> Store::replay_missing(const std::string& endpoint_id, UnixMillis since,
                                          UnixMillis now) {
+  // Batches of kMissingBatch events, one short transaction each, so a replay over months of
+  // events never holds the writers (delivery's records) for long. Each batch reads the endpoint
+  // again (under a share lock on PostgreSQL), so its tasks are parked as the endpoint is then.
+  // The lambda may run again when its transaction is retried: it only sets `batch`, which is
+  // counted once committed.
+  constexpr std::int64_t kMissingBatch = 500;
+  struct Batch {
+    bool endpoint = false;
+    int created = 0;
+    std::int64_t events = 0, last_created = 0;
+    std::string last_id;
+  };
   std::optional<int> created;
-  db_->transact([&](db::Transaction& tx) {
-    created.reset();
-    const db::Rows endpoint =
-        tx.exec(db_->engine() == db::Engine::postgres ? sql::kSelectMissingEndpointLocked
-                                                      : sql::kSelectMissingEndpoint,
-                {endpoint_id});
-    if (endpoint.empty()) return;
-    const std::vector<std::string> filter = parse_types(endpoint.text(0, 1));
-    const std::int64_t parked = endpoint.integer(0, 2) != 0 ? 0 : 1;
-    const db::Rows events =
-        tx.exec(sql::kSelectMissingEvents, {endpoint.text(0, 0), std::int64_t{since}, endpoint_id});
-    created = 0;
-    for (std::size_t r = 0; r < events.size(); ++r) {
-      if (!filter_matches(filter, events.text(r, 1))) continue;
-      *created += static_cast<int>(
-          tx.exec(sql::kInsertMissingTask,
-                  {events.text(r, 0), endpoint_id, std::int64_t{now}, events.integer(r, 2), parked})
-              .affected());
-    }
-  });
+  Batch batch{true, 0, kMissingBatch, since, ""};
+  while (batch.endpoint && batch.events == kMissingBatch) {
+    const Batch after = batch;
+    db_->transact([&](db::Transaction& tx) {
+      batch = Batch{};
+      const db::Rows endpoint =
+          tx.exec(db_->engine() == db::Engine::postgres ? sql::kSelectMissingEndpointLocked
+                                                        : sql::kSelectMissingEndpoint,
+                  {endpoint_id});
+      if (endpoint.empty()) return;  // unknown, or deleted meanwhile: what was made stays
+      batch.endpoint = true;
+      const std::vector<std::string> filter = parse_types(endpoint.text(0, 1));
+      const std::int64_t parked = endpoint.integer(0, 2) != 0 ? 0 : 1;
+      const db::Rows events = tx.exec(
+          sql::kSelectMissingEvents,
+          {endpoint.text(0, 0), endpoint_id, after.last_created, after.last_id, kMissingBatch});
+      for (std::size_t r = 0; r < events.size(); ++r) {
+        if (!filter_matches(filter, events.text(r, 1))) continue;
+        batch.created += static_cast<int>(
+            tx.exec(sql::kInsertMissingTask, {events.text(r, 0), endpoint_id, std::int64_t{now},
+                                              events.integer(r, 2), parked})
+                .affected());
+      }
+      batch.events = static_cast<std::int64_t>(events.size());
+      if (!events.empty()) {
+        batch.last_created = events.integer(events.size() - 1, 2);
+        batch.last_id = events.text(events.size() - 1, 0);
+      }
+    });
+    if (batch.endpoint) created = created.value_or(0) + batch.created;
+  }
   return created;
 }
 

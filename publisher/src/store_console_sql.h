@@ -48,12 +48,14 @@ inline constexpr std::string_view kSelectMissingEndpoint =
 // first (and `parked` follows it) or waits for these tasks (and parks or unparks them).
 inline constexpr std::string_view kSelectMissingEndpointLocked =
     "SELECT merchant_id, event_types, enabled FROM publisher_endpoints WHERE id = $1 FOR SHARE";
-// $1 merchant, $2 since, $3 endpoint.
+// One batch: $1 merchant, $2 endpoint, after ($3 created_at, $4 event_id) in the listing's order
+// (created_at >= $3 reads the merchant's time index), at most $5 events.
 inline constexpr std::string_view kSelectMissingEvents =
     "SELECT e.event_id, e.event_type, e.created_at FROM publisher_events e "
-    "WHERE e.merchant_id = $1 AND e.created_at >= $2 AND NOT EXISTS "
-    "(SELECT 1 FROM publisher_tasks t WHERE t.event_id = e.event_id AND t.endpoint_id = $3) "
-    "ORDER BY e.created_at, e.event_id";
+    "WHERE e.merchant_id = $1 AND e.created_at >= $3 AND (e.created_at > $3 OR e.event_id > $4) "
+    "AND NOT EXISTS "
+    "(SELECT 1 FROM publisher_tasks t WHERE t.event_id = e.event_id AND t.endpoint_id = $2) "
+    "ORDER BY e.created_at, e.event_id LIMIT $5";
 // $1 event, $2 endpoint, $3 now, $4 the event's created_at, $5 parked.
 inline constexpr std::string_view kInsertMissingTask =
     "INSERT INTO publisher_tasks (event_id, endpoint_id, state, attempts, next_attempt_at, "

@@ -97,5 +97,24 @@ TEST_CASE("replay missing run twice at once creates each task once", "[console]"
   for (const auto& id : events) CHECK(tasks_for(f, id, z.id).size() == 1);
 }
 
+TEST_CASE("replay missing over more events than one batch, all at one time, filter applied",
+          "[console]") {
+  PublisherFixture f("console_replay_batches");
+  const UnixMillis t0 = f.clock.now_ms();
+  // 1,201 events at the same instant: batches of 500 page by event id.
+  int orders = 0;
+  for (int i = 0; i < 1201; ++i) {
+    const bool order = i % 3 != 0;
+    orders += order ? 1 : 0;
+    f.publish("m1", order ? "order.created" : "payout.created");
+  }
+  f.publish("m2", "order.created");  // another merchant's
+  const auto w = f.add_endpoint("m1", "http://127.0.0.1:9/w", {"order.*"});
+  REQUIRE(orders == 800);
+  CHECK(f.store.replay_missing(w.id, t0 + 1, t0) == 0);  // every event is at t0, before since
+  CHECK(f.store.replay_missing(w.id, t0, t0) == 800);
+  CHECK(f.store.replay_missing(w.id, t0, t0) == 0);
+}
+
 }  // namespace
 }  // namespace webhooks::test

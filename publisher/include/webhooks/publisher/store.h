@@ -237,6 +237,8 @@ class Store {
   // while it was disabled, or before it was created), a pending task due at `now` with a manual
   // trigger and a new round (age counted from now); parked when the endpoint is disabled. Never
   // two tasks for one event and endpoint, even when called twice at once (the second adds none).
+  // Works in transactions of 500 events each, so writers (delivery) never wait long; a crash
+  // between two keeps what the first made, and a second call adds only the rest.
   // Returns how many it created; std::nullopt when there is no such endpoint. The caller bounds
   // `since` (the receivers' dedup window: --replay-max-age).
   std::optional<int> replay_missing(const std::string& endpoint_id, UnixMillis since,
