@@ -5,7 +5,7 @@
 
 namespace webhooks::publisher::detail {
 
-EventRows console_events(Store& store, const EventFilter& filter) {
+EventPage console_events(Store& store, const EventFilter& filter) {
   EventQuery query;
   if (!filter.state.empty()) {
     query.state = parse_task_state(filter.state);
@@ -21,13 +21,7 @@ EventRows console_events(Store& store, const EventFilter& filter) {
   query.q = filter.q;
   query.cursor = filter.cursor;
   query.limit = kEventsPerPage;
-  EventPage page = store.list_event_page(query);
-  return {std::move(page.events), std::move(page.task_states), std::move(page.next_cursor)};
-}
-
-EndpointFigures console_endpoint_figures(Store& store, const std::string& endpoint_id) {
-  const EndpointStats stats = store.endpoint_stats(endpoint_id);
-  return {stats.attempts, stats.success_rate, stats.p50_ms, stats.p99_ms, stats.last_status};
+  return store.list_event_page(query);
 }
 
 OverviewFigures console_overview(Store& store, UnixMillis now) {

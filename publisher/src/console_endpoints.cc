@@ -76,13 +76,13 @@ std::string overview_body(const OverviewFigures& figures, UnixMillis now) {
 }
 
 std::string endpoints_body(const std::vector<Endpoint>& endpoints,
-                           const std::map<std::string, EndpointFigures>& figures) {
+                           const std::map<std::string, EndpointStats>& stats) {
   std::string out =
       "<table id=\"endpoints\"><tr><th>Endpoint</th><th>Merchant</th><th>URL</th><th>Filters</th>"
       "<th>State</th><th>Reason</th><th>Failing since</th><th>Success</th><th>p50</th>"
       "<th>p99</th><th>Last status</th></tr>\n";
   for (const Endpoint& e : endpoints) {
-    const EndpointFigures f = figures.count(e.id) ? figures.at(e.id) : EndpointFigures{};
+    const EndpointStats f = stats.count(e.id) ? stats.at(e.id) : EndpointStats{};
     const bool any = f.attempts > 0;
     out += "<tr data-endpoint-id=\"" + escape_html(e.id) + "\"><td class=\"id\">" +
            endpoint_link(e.id, e.id) + "</td>" + cell("merchant", e.merchant_id) +
@@ -131,7 +131,7 @@ std::string actions(const Endpoint& e) {
 
 }  // namespace
 
-std::string endpoint_body(const Endpoint& e, const EndpointFigures& f) {
+std::string endpoint_body(const Endpoint& e, const EndpointStats& f) {
   const bool any = f.attempts > 0;
   std::string out = "<dl class=\"facts\">";
   auto fact = [&out](const char* name, const std::string& html) {

@@ -48,7 +48,7 @@ std::string next_link(const EventFilter& f, const std::string& since, const std:
 
 }  // namespace
 
-std::string events_body(const EventFilter& f, const EventRows& rows, const std::string& error) {
+std::string events_body(const EventFilter& f, const EventPage& rows, const std::string& error) {
   const std::string since = f.since ? console_time(*f.since) : "";
   const std::string until = f.until ? console_time(*f.until) : "";
   std::string out = filter_form(f, since, until);
@@ -58,14 +58,15 @@ std::string events_body(const EventFilter& f, const EventRows& rows, const std::
       "<table id=\"events\"><tr><th>Event</th><th>Type</th><th>Merchant</th><th>Created</th>"
       "<th>Tasks</th></tr>\n";
   for (const Event& e : rows.events) {
-    const auto states = rows.states.find(e.event_id);
-    out += "<tr data-event-id=\"" + escape_html(e.event_id) +
-           "\"><td class=\"id\"><a href=\"/console/events/" + escape_html(url_encode(e.event_id)) +
-           "\">" + escape_html(e.event_id) + "</a></td>" + cell("type", e.type) +
-           cell("merchant", e.merchant_id) + cell("created", console_time(e.created_at)) +
-           cell("states", console_states(states == rows.states.end() ? std::map<TaskState, int>{}
-                                                                     : states->second)) +
-           "</tr>\n";
+    const auto states = rows.task_states.find(e.event_id);
+    out +=
+        "<tr data-event-id=\"" + escape_html(e.event_id) +
+        "\"><td class=\"id\"><a href=\"/console/events/" + escape_html(url_encode(e.event_id)) +
+        "\">" + escape_html(e.event_id) + "</a></td>" + cell("type", e.type) +
+        cell("merchant", e.merchant_id) + cell("created", console_time(e.created_at)) +
+        cell("states", console_states(states == rows.task_states.end() ? std::map<TaskState, int>{}
+                                                                       : states->second)) +
+        "</tr>\n";
   }
   out += "</table>\n";
   if (rows.events.empty()) out += "<p id=\"no-events\">No events match.</p>\n";

@@ -69,21 +69,18 @@ void AdminApi::mount_console_pages(http::Server& server) {
     const auto session = sessions_.require(req, res);
     if (!session) return;
     const std::vector<Endpoint> endpoints = store_.list_endpoints("");
-    std::map<std::string, detail::EndpointFigures> figures;
-    for (const Endpoint& e : endpoints) {
-      figures[e.id] = detail::console_endpoint_figures(store_, e.id);
-    }
+    std::map<std::string, EndpointStats> stats;
+    for (const Endpoint& e : endpoints) stats[e.id] = store_.endpoint_stats(e.id);
     send_page(res, *session, "nav-endpoints", "Endpoints",
-              detail::endpoints_body(endpoints, figures));
+              detail::endpoints_body(endpoints, stats));
   });
   server.Get(R"(/console/endpoints/([^/]+))", [this](const Request& req, Response& res) {
     const auto session = sessions_.require(req, res);
     if (!session) return;
     const std::optional<Endpoint> endpoint = store_.find_endpoint(req.matches[1]);
     if (!endpoint) return not_found(res, *session, "nav-endpoints", "endpoint");
-    send_page(
-        res, *session, "nav-endpoints", "Endpoint " + endpoint->id,
-        detail::endpoint_body(*endpoint, detail::console_endpoint_figures(store_, endpoint->id)));
+    send_page(res, *session, "nav-endpoints", "Endpoint " + endpoint->id,
+              detail::endpoint_body(*endpoint, store_.endpoint_stats(endpoint->id)));
   });
   mount_console_events(server);
 }
@@ -94,7 +91,7 @@ void AdminApi::mount_console_events(http::Server& server) {
     if (!session) return;
     std::string error;
     const detail::EventFilter filter = event_filter(req, error);
-    detail::EventRows rows;
+    EventPage rows;
     if (error.empty()) {
       try {
         rows = detail::console_events(store_, filter);

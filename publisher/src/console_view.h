@@ -21,19 +21,6 @@ struct EventFilter {
   std::optional<UnixMillis> since, until;
 };
 
-struct EventRows {
-  std::vector<Event> events;                               // newest first
-  std::map<std::string, std::map<TaskState, int>> states;  // event id -> tasks by state
-  std::string next_cursor;                                 // empty on the last page
-};
-
-struct EndpointFigures {
-  int attempts = 0;  // of the last 100
-  double success_rate = 0;
-  std::int64_t p50_ms = 0, p99_ms = 0;
-  int last_status = 0;
-};
-
 struct OverviewFigures {
   std::vector<double> deliveries_per_s;  // 60 minutes, oldest first
   std::vector<double> failure_percent;   // 60 minutes, oldest first
@@ -45,16 +32,16 @@ struct OverviewFigures {
 inline constexpr int kEventsPerPage = 50;
 
 // --- Reads (console_data.cc). Throw Error(invalid_argument) for a bad cursor or state. ---
-EventRows console_events(Store& store, const EventFilter& filter);
-EndpointFigures console_endpoint_figures(Store& store, const std::string& endpoint_id);
+// A page of kEventsPerPage events. (An endpoint's figures are Store::endpoint_stats.)
+EventPage console_events(Store& store, const EventFilter& filter);
 OverviewFigures console_overview(Store& store, UnixMillis now);
 
 // --- Page bodies (HTML inside <main>) ---
 std::string overview_body(const OverviewFigures& figures, UnixMillis now);
 std::string endpoints_body(const std::vector<Endpoint>& endpoints,
-                           const std::map<std::string, EndpointFigures>& figures);
-std::string endpoint_body(const Endpoint& endpoint, const EndpointFigures& figures);
-std::string events_body(const EventFilter& filter, const EventRows& rows, const std::string& error);
+                           const std::map<std::string, EndpointStats>& stats);
+std::string endpoint_body(const Endpoint& endpoint, const EndpointStats& stats);
+std::string events_body(const EventFilter& filter, const EventPage& page, const std::string& error);
 std::string event_body(const Event& event, const std::vector<Task>& tasks,
                        const std::vector<DeliveryAttempt>& attempts);
 
