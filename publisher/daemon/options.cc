@@ -46,6 +46,7 @@ struct Flags {
   std::string request_timeout = flag_text(options.server.request_timeout);
   std::string retention = flag_text(options.retention);
   std::string retention_pause = flag_text(options.retention_pause);
+  std::string overview_refresh = flag_text(options.overview_refresh);
   int schedules_given = 0;  // --retry-schedule occurrences on the command line
 };
 
@@ -114,6 +115,7 @@ void to_options(Flags& f) {
   o.server.request_timeout = parse_duration(f.request_timeout);
   o.retention = parse_duration(f.retention);
   o.retention_pause = parse_duration(f.retention_pause);
+  o.overview_refresh = parse_duration(f.overview_refresh);
   if (!o.ops_url.empty() && o.ops_secret.empty()) {
     throw CLI::ValidationError("--ops-url",
                                "needs a signing secret: give --ops-secret, --ops-secret-file or "
@@ -254,6 +256,10 @@ void add_maintenance_flags(CLI::App& app, Flags& f) {
   option(app, "--retention-pause", f.retention_pause, "WEBHOOKS_RETENTION_PAUSE",
          "pause between two retention transactions (lets delivery in)")
       ->check(duration_text(Zero::allowed));
+  option(app, "--overview-refresh", f.overview_refresh, "WEBHOOKS_OVERVIEW_REFRESH",
+         "how often the console's overview is recounted once counting it per request gets slow "
+         "(over 20 ms): the oldest its figures get")
+      ->check(duration_text());
   option(app, "--ops-url", o.ops_url, "WEBHOOKS_OPS_URL",
          "deliver endpoint.failing and endpoint.disabled events (operations) to this URL, signed "
          "with --ops-secret")

@@ -32,12 +32,14 @@ bool open_route(const std::string& path) {
 }  // namespace
 
 AdminApi::AdminApi(Store& store, Ingest& ingest, idempotency::Guard& guard, Metrics& metrics,
-                   const Clock& clock, AdminOptions options, std::function<void()> wake)
+                   const Clock& clock, OverviewSnapshot& overview, AdminOptions options,
+                   std::function<void()> wake)
     : store_(store),
       ingest_(ingest),
       guard_(guard),
       metrics_(metrics),
       clock_(clock),
+      overview_(overview),
       options_(std::move(options)),
       wake_(std::move(wake)),
       sessions_(console::Sessions::single_token(options_.admin_token, clock_)) {}

@@ -59,10 +59,13 @@ void endpoint_stats(Store& store, const httplib::Request& req, httplib::Response
           {"last_attempt_at", optional_time(s.last_attempt_at)}});
 }
 
-// GET /v1/overview: the last hour per minute, the queue, the oldest waiting task, attention.
-void overview(Store& store, const Clock& clock, const httplib::Request&, httplib::Response& res) {
+// GET /v1/overview: the last hour per minute, the queue, the oldest waiting task, attention, as
+// read at `taken_at` (now, or the snapshot's time under a big queue: overview_snapshot.h).
+void overview(OverviewSnapshot& snapshot, const Clock& clock, const httplib::Request&,
+              httplib::Response& res) {
+  const OverviewSnapshot::Reading reading = snapshot.read();
   const UnixMillis now = clock.now_ms();
-  const Overview o = store.overview(now);
+  const Overview& o = reading.overview;
   json minutes = json::array();
   for (const MinuteBucket& m : o.minutes) {
     minutes.push_back(
@@ -80,6 +83,7 @@ void overview(Store& store, const Clock& clock, const httplib::Request&, httplib
   }
   answer(res, 200,
          {{"now", format_rfc3339(now)},
+          {"taken_at", format_rfc3339(reading.taken_at)},
           {"minutes", minutes},
           {"tasks", tasks},
           {"succeeded_since", format_rfc3339(o.succeeded_since)},
@@ -101,7 +105,7 @@ void AdminApi::mount_console(http::Server& server) {
   server.Get(R"(/v1/endpoints/([^/]+)/stats)",
              [this](const Request& req, Response& res) { endpoint_stats(store_, req, res); });
   server.Get("/v1/overview",
-             [this](const Request& req, Response& res) { overview(store_, clock_, req, res); });
+             [this](const Request& req, Response& res) { overview(overview_, clock_, req, res); });
 }
 
 }  // namespace webhooks::publisher

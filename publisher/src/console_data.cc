@@ -24,9 +24,10 @@ EventPage console_events(Store& store, const EventFilter& filter) {
   return store.list_event_page(query);
 }
 
-OverviewFigures console_overview(Store& store, UnixMillis now) {
-  Overview overview = store.overview(now);
+OverviewFigures console_overview(const OverviewSnapshot::Reading& reading) {
+  const Overview& overview = reading.overview;
   OverviewFigures figures;
+  figures.taken_at = reading.taken_at;
   for (const MinuteBucket& minute : overview.minutes) {
     figures.deliveries_per_s.push_back(static_cast<double>(minute.attempts) / 60.0);
     figures.failure_percent.push_back(minute.attempts == 0
@@ -34,9 +35,9 @@ OverviewFigures console_overview(Store& store, UnixMillis now) {
                                           : 100.0 * static_cast<double>(minute.failures) /
                                                 static_cast<double>(minute.attempts));
   }
-  figures.tasks = std::move(overview.tasks);
+  figures.tasks = overview.tasks;
   figures.oldest_pending_since = overview.oldest_pending_since;
-  figures.attention = std::move(overview.attention);
+  figures.attention = overview.attention;
   return figures;
 }
 

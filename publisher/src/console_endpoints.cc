@@ -50,6 +50,12 @@ std::string queue_table(const OverviewFigures& f, UnixMillis now) {
          escape_html(f.oldest_pending_since ? console_age(now - *f.oldest_pending_since)
                                             : std::string("none")) +
          "</span></p>\n";
+  // Under a big queue the figures are a snapshot (overview_snapshot.h): say how old.
+  out += "<p class=\"taken-at\">Counted at <span id=\"taken-at\">" +
+         escape_html(console_time(f.taken_at)) + "</span>" +
+         (now - f.taken_at >= 1000 ? " (" + escape_html(console_age(now - f.taken_at)) + " ago)"
+                                   : std::string()) +
+         "</p>\n";
   return out;
 }
 

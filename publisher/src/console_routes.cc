@@ -61,9 +61,9 @@ void AdminApi::mount_console_pages(http::Server& server) {
   server.Get("/console", [this](const Request& req, Response& res) {
     const auto session = sessions_.require(req, res);
     if (!session) return;
-    const UnixMillis now = clock_.now_ms();
+    const detail::OverviewFigures figures = detail::console_overview(overview_.read());
     send_page(res, *session, "nav-overview", "Overview",
-              detail::overview_body(detail::console_overview(store_, now), now));
+              detail::overview_body(figures, clock_.now_ms()));
   });
   server.Get("/console/endpoints", [this](const Request& req, Response& res) {
     const auto session = sessions_.require(req, res);

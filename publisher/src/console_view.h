@@ -11,6 +11,7 @@
 
 #include "webhooks/clock.h"
 #include "webhooks/publisher/model.h"
+#include "webhooks/publisher/overview_snapshot.h"
 #include "webhooks/publisher/store.h"
 
 namespace webhooks::publisher::detail {
@@ -22,6 +23,7 @@ struct EventFilter {
 };
 
 struct OverviewFigures {
+  UnixMillis taken_at = 0;               // when the figures were read (overview_snapshot.h)
   std::vector<double> deliveries_per_s;  // 60 minutes, oldest first
   std::vector<double> failure_percent;   // 60 minutes, oldest first
   std::map<TaskState, std::int64_t> tasks;
@@ -34,7 +36,7 @@ inline constexpr int kEventsPerPage = 50;
 // --- Reads (console_data.cc). Throw Error(invalid_argument) for a bad cursor or state. ---
 // A page of kEventsPerPage events. (An endpoint's figures are Store::endpoint_stats.)
 EventPage console_events(Store& store, const EventFilter& filter);
-OverviewFigures console_overview(Store& store, UnixMillis now);
+OverviewFigures console_overview(const OverviewSnapshot::Reading& reading);
 
 // --- Page bodies (HTML inside <main>) ---
 std::string overview_body(const OverviewFigures& figures, UnixMillis now);

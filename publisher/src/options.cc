@@ -66,6 +66,8 @@ void validate(const Options& o) {
   require_not_negative(o.disable_after, "disable_after");
   require_not_negative(o.retention, "retention");
   require_not_negative(o.retention_pause, "retention_pause");
+  require_not_negative(o.overview_budget, "overview_budget");
+  require_positive(o.overview_refresh, "overview_refresh");
   require_count(o.retention_batch, 1, 100'000, "retention_batch");
   if (!o.ops_url.empty()) {
     require(o.ops_url.starts_with("http://") || o.ops_url.starts_with("https://"),

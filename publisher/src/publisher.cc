@@ -15,6 +15,7 @@
 #include "webhooks/publisher/ingest.h"
 #include "webhooks/publisher/metrics.h"
 #include "webhooks/publisher/ops_events.h"
+#include "webhooks/publisher/overview_snapshot.h"
 #include "webhooks/publisher/retention.h"
 #include "webhooks/publisher/schema.h"
 #include "webhooks/publisher/store.h"
@@ -93,7 +94,8 @@ struct Publisher::Parts {
         dispatcher(store, transport, options.retry_policy, clock, random, metrics,
                    dispatcher_options(options)),
         ingest(store, clock, metrics, [this] { dispatcher.wake(); }),
-        api(store, ingest, guard, metrics, clock, admin_options(options),
+        overview(store, clock, {options.overview_budget, options.overview_refresh}),
+        api(store, ingest, guard, metrics, clock, overview, admin_options(options),
             [this] { dispatcher.wake(); }),
         retention(store, clock, metrics, retention_options(options)) {
     if (!options.ops_url.empty()) {
@@ -114,6 +116,7 @@ struct Publisher::Parts {
   HttpTransport transport;
   Dispatcher dispatcher;
   Ingest ingest;
+  OverviewSnapshot overview;  // its thread runs while the Publisher runs
   AdminApi api;
   Retention retention;  // its thread runs while the Publisher runs
   std::unique_ptr<idempotency::Maintenance> maintenance;  // while running
@@ -147,6 +150,7 @@ void Publisher::start() {
       parts_->records, parts_->clock, parts_->options.maintenance_interval);
   parts_->dispatcher.start();
   parts_->retention.start();
+  parts_->overview.start();
   state_ = State::running;
 }
 
@@ -156,6 +160,7 @@ void Publisher::stop() noexcept {
   parts_->dispatcher.stop();  // stop claiming; in-flight batches finish and are recorded
   parts_->maintenance.reset();
   parts_->retention.stop();
+  parts_->overview.stop();
   state_ = State::stopped;
 }
 

@@ -2,7 +2,7 @@
 // endpoints, events, attempts, replay, recovery, replay-missing, an endpoint's stats, the
 // overview, ingest, /healthz and /metrics.
 //
-//   AdminApi api(store, ingest, guard, metrics, clock, options);
+//   AdminApi api(store, ingest, guard, metrics, clock, overview, options);
 //   api.mount(server);   // then bind and listen
 //
 // Every route but /healthz, /metrics and the console needs `Authorization: Bearer <admin_token>`
@@ -31,6 +31,7 @@
 #include "webhooks/idempotency/guard.h"
 #include "webhooks/publisher/ingest.h"
 #include "webhooks/publisher/metrics.h"
+#include "webhooks/publisher/overview_snapshot.h"
 #include "webhooks/publisher/ssrf_guard.h"
 #include "webhooks/publisher/store.h"
 
@@ -55,10 +56,12 @@ struct AdminOptions {
 
 class AdminApi {
  public:
-  // All references must outlive the AdminApi and the server it is mounted on. `wake` (optional)
-  // is called when tasks became due (replay, recovery, enable), to wake the dispatcher.
+  // All references must outlive the AdminApi and the server it is mounted on. `overview` answers
+  // GET /v1/overview and the console's overview page. `wake` (optional) is called when tasks
+  // became due (replay, recovery, enable), to wake the dispatcher.
   AdminApi(Store& store, Ingest& ingest, idempotency::Guard& guard, Metrics& metrics,
-           const Clock& clock, AdminOptions options, std::function<void()> wake = {});
+           const Clock& clock, OverviewSnapshot& overview, AdminOptions options,
+           std::function<void()> wake = {});
 
   // Registers the routes, the authentication check, the body limit and the JSON error handler.
   void mount(http::Server& server);
@@ -75,6 +78,7 @@ class AdminApi {
   idempotency::Guard& guard_;
   Metrics& metrics_;
   const Clock& clock_;
+  OverviewSnapshot& overview_;
   AdminOptions options_;
   std::function<void()> wake_;
   console::Sessions sessions_;  // signed with admin_token

@@ -133,6 +133,12 @@ struct Options {
   int retention_batch = 500;
   std::chrono::milliseconds retention_pause{std::chrono::milliseconds(100)};
 
+  // The console's overview (overview_snapshot.h): once computing it takes longer than
+  // overview_budget (real time), pages read a snapshot taken every overview_refresh instead.
+  // Defaults: 20 ms, 5 s.
+  std::chrono::milliseconds overview_budget{20};
+  std::chrono::milliseconds overview_refresh{std::chrono::seconds(5)};
+
   // ------------------------------------------------------------------ operational webhook
   // Non-empty: endpoint.failing and endpoint.disabled events (ops_events.h) are delivered to this
   // URL, signed with ops_secret ("whsec_…", required with it), like any delivery. Default: empty.
@@ -161,8 +167,8 @@ struct Options {
 // Throws Error(invalid_argument) naming the first field outside its domain: workers 1..256;
 // max_in_flight, batch_size 1..10000; max_endpoint_connections 1..100000; database_pool_size
 // >= 0; body_limit >= 1; connect_timeout, timeout, delivery_lease, poll_interval,
-// maintenance_interval, ingest_lease, ingest_ttl and replay_max_age > 0; rotation_grace,
-// disable_after, retention and retention_pause >= 0; retention_batch 1..100000; ops_secret a
+// maintenance_interval, ingest_lease, ingest_ttl, replay_max_age and overview_refresh > 0;
+// rotation_grace, disable_after, retention, retention_pause and overview_budget >= 0; retention_batch 1..100000; ops_secret a
 // valid secret when ops_url is set, and ops_url an http(s) URL; every permanent status one
 // classify_attempt makes permanent; and delivery_lease > timeout * batch_rounds().
 void validate(const Options& options);
