@@ -108,39 +108,83 @@ std::map<std::string, std::map<TaskState, int>> count_task_states(
   return out;
 }
 
+// A listing's query and the walk it takes: the tasks of one state (`by_tasks`, `state` its name)
+// or the events.
+struct Listing {
+  const EventQuery& q;
+  bool by_tasks = false;
+  std::string state;
+  std::string_view time() const { return by_tasks ? "t.event_created_at" : "e.created_at"; }
+  std::string_view id() const { return by_tasks ? "t.event_id" : "e.event_id"; }
+};
+
+// The since/until filters and the cursor (rows after it), on the walk's columns.
+void add_range(Statement& s, const Listing& l, const std::optional<Cursor>& cursor) {
+  const std::string time(l.time());
+  if (l.q.since) s.add(" AND " + time + " >= $?", {*l.q.since});
+  if (l.q.until) s.add(" AND " + time + " < $?", {*l.q.until});
+  if (cursor) {
+    s.add(" AND (" + time + ", " + std::string(l.id()) + ") < ($?, $?)",
+          {cursor->created_at, cursor->event_id});
+  }
+}
+
+// The position of the scan_limit-th task in the state after `cursor` (the tasks' index alone),
+// or none when fewer remain.
+std::optional<Cursor> scan_floor(db::Database& db, const Listing& l,
+                                 const std::optional<Cursor>& cursor) {
+  // A literal (one of four fixed words), so the state's partial index is taken.
+  Statement s("SELECT t.event_created_at, t.event_id FROM publisher_tasks t WHERE t.state = '" +
+              l.state + "'");
+  add_range(s, l, cursor);
+  s.add(std::string(sql::kOrderTasks) + " LIMIT 1 OFFSET $?", {std::int64_t{l.q.scan_limit - 1}});
+  const db::Rows rows = db.read(s.text(), s.params());
+  if (rows.empty()) return std::nullopt;
+  return Cursor{rows.integer(0, 0), rows.text(0, 1)};
+}
+
+// One pass of the listing: at most `wanted` rows after `cursor`, none below `floor`.
+Statement page_statement(const Listing& l, const std::optional<Cursor>& cursor,
+                         const std::optional<Cursor>& floor, std::int64_t wanted) {
+  Statement s(l.by_tasks ? sql::kPageFromTasks : sql::kPageFromEvents);
+  if (l.by_tasks) s.add(" AND t.state = '" + l.state + "'", {});
+  if (!l.q.merchant_id.empty()) s.add(" AND e.merchant_id = $?", {l.q.merchant_id});
+  if (!l.q.type.empty()) s.add(" AND e.event_type = $?", {l.q.type});
+  if (!l.q.q.empty()) s.add(sql::kSearchCondition, {l.q.q, l.q.q});
+  if (l.q.state && !l.by_tasks) s.add(sql::kHasTaskInState, {l.state});
+  add_range(s, l, cursor);
+  if (floor) {
+    s.add(" AND (t.event_created_at, t.event_id) >= ($?, $?)",
+          {floor->created_at, floor->event_id});
+  }
+  s.add(l.by_tasks ? sql::kOrderTasks : sql::kOrderEvents, {});
+  s.add(" LIMIT $?", {wanted});
+  return s;
+}
+
 }  // namespace
 
 EventPage Store::list_event_page(const EventQuery& q) {
   if (q.limit < 1 || q.limit > 1000) {
     throw Error(ErrorCode::invalid_argument, "limit must be from 1 to 1000");
   }
-  // With a state (and no exact search) the tasks' state index leads; otherwise the events'.
-  const bool by_tasks = q.state && q.q.empty();
-  const std::string state = q.state ? std::string(to_string(*q.state)) : std::string();
-  const std::string_view time = by_tasks ? "t.event_created_at" : "e.created_at";
-  const std::string_view id = by_tasks ? "t.event_id" : "e.event_id";
+  if (q.scan_limit < 1) throw Error(ErrorCode::invalid_argument, "scan_limit must be at least 1");
+  const Listing listing{q, q.state && q.q.empty(),
+                        q.state ? std::string(to_string(*q.state)) : std::string()};
   std::optional<Cursor> cursor;
   if (!q.cursor.empty()) cursor = parse_cursor(q.cursor);
+  // A state with a merchant or type walks that state's tasks keeping the events that match, which
+  // for a rare merchant could read far: the page reads at most scan_limit tasks, down to `floor`.
+  std::optional<Cursor> floor;
+  if (listing.by_tasks && (!q.merchant_id.empty() || !q.type.empty())) {
+    floor = scan_floor(*db_, listing, cursor);
+  }
   EventPage page;
   // Rows in order, each event once; each pass goes on after the last row of the one before.
   // Only the tasks' walk repeats an event (once per task in the state), so only it passes again.
   for (int pass = 0; pass <= q.limit; ++pass) {
-    Statement s(by_tasks ? sql::kPageFromTasks : sql::kPageFromEvents);
-    // A literal (one of four fixed words), so the state's partial index is taken.
-    if (by_tasks) s.add(" AND t.state = '" + state + "'", {});
-    if (!q.merchant_id.empty()) s.add(" AND e.merchant_id = $?", {q.merchant_id});
-    if (!q.type.empty()) s.add(" AND e.event_type = $?", {q.type});
-    if (q.since) s.add(std::string(" AND ") + std::string(time) + " >= $?", {*q.since});
-    if (q.until) s.add(std::string(" AND ") + std::string(time) + " < $?", {*q.until});
-    if (!q.q.empty()) s.add(sql::kSearchCondition, {q.q, q.q});
-    if (q.state && !by_tasks) s.add(sql::kHasTaskInState, {state});
-    if (cursor) {
-      s.add(" AND (" + std::string(time) + ", " + std::string(id) + ") < ($?, $?)",
-            {cursor->created_at, cursor->event_id});
-    }
     const std::int64_t wanted = q.limit + 1 - static_cast<std::int64_t>(page.events.size());
-    s.add(by_tasks ? sql::kOrderTasks : sql::kOrderEvents, {});
-    s.add(" LIMIT $?", {wanted});
+    const Statement s = page_statement(listing, cursor, floor, wanted);
     const db::Rows rows = db_->read(s.text(), s.params());
     for (std::size_t r = 0; r < rows.size(); ++r) {
       Event e = detail::event_from(rows, r);
@@ -157,6 +201,8 @@ EventPage Store::list_event_page(const EventQuery& q) {
     page.events.resize(static_cast<std::size_t>(q.limit));
     const Event& last = page.events.back();
     page.next_cursor = format_cursor(last.created_at, last.event_id);
+  } else if (floor) {
+    page.next_cursor = format_cursor(floor->created_at, floor->event_id);  // older tasks remain
   }
   if (!page.events.empty()) page.task_states = count_task_states(*db_, page.events);
   return page;

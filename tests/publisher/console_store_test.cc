@@ -167,3 +167,51 @@ TEST_CASE("a page of 1,000 events counts every event's tasks (statements of 64 i
 
 }  // namespace
 }  // namespace webhooks::test
+
+namespace webhooks::test {
+namespace {
+
+TEST_CASE("a state with a merchant reads at most scan_limit tasks per page", "[console]") {
+  PublisherFixture f("console_scan_limit");
+  f.add_endpoint("m1", "http://127.0.0.1:9/a");
+  f.add_endpoint("m1", "http://127.0.0.1:9/b");  // m1's events: two tasks each
+  f.add_endpoint("m2", "http://127.0.0.1:9/c");
+  std::vector<std::string> e;  // e0 (m1), e1..e4 (m2), e5 (m1); pending tasks newest first:
+  for (const char* m : {"m1", "m2", "m2", "m2", "m2", "m1"}) {  // e5 e5 e4 e3 e2 e1 e0 e0
+    e.push_back(f.publish(m, "order.created").event_id);
+  }
+  const std::string at = std::to_string(f.clock.now_ms()) + ".";
+  EventQuery q;
+  q.merchant_id = "m1";
+  q.state = TaskState::pending;
+  q.limit = 10;
+  CHECK(event_ids(f.store.list_event_page(q)) == std::vector<std::string>{e[5], e[0]});
+  q.scan_limit = 3;  // e5 e5 e4
+  const auto first = f.store.list_event_page(q);
+  CHECK(event_ids(first) == std::vector<std::string>{e[5]});
+  CHECK(first.next_cursor == at + e[4]);
+  q.cursor = first.next_cursor;  // e3 e2 e1: none of m1's, and older tasks remain
+  const auto second = f.store.list_event_page(q);
+  CHECK(event_ids(second).empty());
+  CHECK(second.next_cursor == at + e[1]);
+  q.cursor = second.next_cursor;  // e0 e0: fewer than 3 left, so the last page
+  const auto third = f.store.list_event_page(q);
+  CHECK(event_ids(third) == std::vector<std::string>{e[0]});
+  CHECK(third.next_cursor.empty());
+  CHECK(third.task_states.at(e[0]) == std::map<TaskState, int>{{TaskState::pending, 2}});
+
+  EventQuery by_type;  // the same window with a type
+  by_type.type = "order.created";
+  by_type.state = TaskState::pending;
+  by_type.scan_limit = 3;
+  CHECK(event_ids(f.store.list_event_page(by_type)) == std::vector<std::string>{e[5], e[4]});
+  by_type.scan_limit = 0;
+  CHECK_THROWS_MATCHES(f.store.list_event_page(by_type), Error,
+                       Catch::Predicate<Error>([](const Error& error) {
+                         return error.code() == ErrorCode::invalid_argument &&
+                                std::string(error.what()) == "scan_limit must be at least 1";
+                       }));
+}
+
+}  // namespace
+}  // namespace webhooks::test

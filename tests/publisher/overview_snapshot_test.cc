@@ -1,11 +1,12 @@
 // OverviewSnapshot: per request while counting is cheap, a snapshot refreshed in the background
 // once it is not; on SQLite and PostgreSQL.
+#include "webhooks/publisher/overview_snapshot.h"
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
 
 #include "console_support.h"
-#include "webhooks/publisher/overview_snapshot.h"
 
 namespace webhooks::test {
 namespace {
@@ -34,8 +35,7 @@ TEST_CASE("overview: computed per request while within budget", "[console]") {
   CHECK(second.taken_at == 1'700'000'001'500);
 }
 
-TEST_CASE("overview: over budget, reads answer the snapshot until it is refreshed",
-          "[console]") {
+TEST_CASE("overview: over budget, reads answer the snapshot until it is refreshed", "[console]") {
   PublisherFixture f("overview_snapshot");
   f.add_endpoint("m1", "http://127.0.0.1:9/a");
   OverviewSnapshot overview(f.store, f.clock, {0ms, 5s});  // 0: always the snapshot

@@ -168,9 +168,10 @@ struct Options {
 // max_in_flight, batch_size 1..10000; max_endpoint_connections 1..100000; database_pool_size
 // >= 0; body_limit >= 1; connect_timeout, timeout, delivery_lease, poll_interval,
 // maintenance_interval, ingest_lease, ingest_ttl, replay_max_age and overview_refresh > 0;
-// rotation_grace, disable_after, retention, retention_pause and overview_budget >= 0; retention_batch 1..100000; ops_secret a
-// valid secret when ops_url is set, and ops_url an http(s) URL; every permanent status one
-// classify_attempt makes permanent; and delivery_lease > timeout * batch_rounds().
+// rotation_grace, disable_after, retention, retention_pause and overview_budget >= 0;
+// retention_batch 1..100000; ops_secret a valid secret when ops_url is set, and ops_url an http(s)
+// URL; every permanent status one classify_attempt makes permanent; and delivery_lease > timeout *
+// batch_rounds().
 void validate(const Options& options);
 
 // Requests to one endpoint per worker: max_endpoint_connections / workers, at least 1.

@@ -117,6 +117,11 @@ struct EventQuery {
   // newest). It is a position, not an offset, so events arriving meanwhile shift nothing.
   std::string cursor;
   int limit = 100;  // events per page, 1..1000
+  // With a state and a merchant or type, the listing walks that state's tasks newest first and
+  // keeps the matching events; a page reads at most this many of those tasks (>= 1), so a rare
+  // merchant costs no more than a common one. Such a page may then hold fewer than `limit`
+  // events, even none, and still a next_cursor: the walk goes on from there.
+  int scan_limit = 2000;
 };
 
 // One page of a listing.
@@ -126,6 +131,7 @@ struct EventPage {
   // Each listed event's tasks counted by state (states without a task are absent).
   std::map<std::string, std::map<TaskState, int>> task_states;
   // Pass as EventQuery::cursor (with the same filters) for the next page; empty on the last.
+  // Set on a short page too when the walk stopped at EventQuery::scan_limit.
   std::string next_cursor;
 };
 
