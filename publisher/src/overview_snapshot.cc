@@ -1,5 +1,7 @@
 #include "webhooks/publisher/overview_snapshot.h"
 
+#include <algorithm>
+
 #include "webhooks/log.h"
 
 namespace webhooks::publisher {
@@ -18,6 +20,7 @@ OverviewSnapshot::Reading OverviewSnapshot::refresh() {
   const auto took = std::chrono::steady_clock::now() - started;
   std::lock_guard lock(mutex_);
   slow_ = options_.budget.count() == 0 || took > options_.budget;
+  last_took_ = std::chrono::duration_cast<std::chrono::milliseconds>(took);
   if (!last_ || last_->taken_at <= reading.taken_at) last_ = reading;
   return reading;
 }
@@ -41,13 +44,17 @@ void OverviewSnapshot::start() {
     std::lock_guard lock(mutex_);
     stopping_ = false;
   }
+  // The first count at once, so the first page never waits for a slow one; then every
+  // `refresh`, or 10 times the last count's time if longer (the thread at most 10% of a core).
   thread_ = std::thread([this] {
-    for (;;) {
+    for (bool first = true;; first = false) {
       {
         std::unique_lock lock(mutex_);
-        wake_.wait_for(lock, options_.refresh, [this] { return stopping_; });
+        const auto wait = first ? std::chrono::milliseconds(0)
+                                : std::max(options_.refresh, 10 * last_took_);
+        wake_.wait_for(lock, wait, [this] { return stopping_; });
         if (stopping_) return;
-        if (!slow_) continue;
+        if (!first && !slow_) continue;
       }
       try {
         refresh();

@@ -53,8 +53,9 @@ class OverviewSnapshot {
   // True while requests are answered from the snapshot (the last computation was over budget).
   bool using_snapshot() const;
 
-  // Starts the thread: every `refresh`, a new snapshot while using_snapshot(); a failed one is
-  // logged (overview_refresh_failed) and tried again at the next. stop() joins it; idempotent.
+  // Starts the thread: a count at once, then a new snapshot every `refresh` (or every 10 times
+  // the last count's time, if longer) while using_snapshot(); a failed one is logged
+  // (overview_refresh_failed) and tried again at the next. stop() joins it; idempotent.
   void start();
   void stop();
 
@@ -66,6 +67,7 @@ class OverviewSnapshot {
   std::condition_variable wake_;
   std::optional<Reading> last_;
   bool slow_ = false;
+  std::chrono::milliseconds last_took_{0};  // the last count's real time
   bool stopping_ = false;
   std::thread thread_;
 };
