@@ -111,6 +111,8 @@ TEST_CASE("console: each page shows a delivered event, its endpoint and its atte
   CHECK(
       has(overview, "<tr data-state=\"pending\"><td>pending</td><td class=\"count\">0</td></tr>"));
   CHECK(has(overview, "<span id=\"oldest-pending\">none</span>"));
+  CHECK(has(overview, "<p class=\"taken-at\">Counted at <span id=\"taken-at\">" +
+                          format_rfc3339(c.f.clock.now_ms()) + "</span></p>"));
   const std::string endpoints = c.get("/console/endpoints");
   const std::string row = "<tr data-endpoint-id=\"" + endpoint.id + "\">";
   REQUIRE(has(endpoints, row));

@@ -140,6 +140,7 @@ TEST_CASE("GET /v1/endpoints/{id}/stats and GET /v1/overview", "[console]") {
   auto [code, overview] = s.call("GET", "/v1/overview");
   CHECK(code == 200);
   CHECK(overview.at("now") == "2023-11-14T22:14:50.000Z");
+  CHECK(overview.at("taken_at") == "2023-11-14T22:14:50.000Z");  // a small queue: counted now
   REQUIRE(overview.at("minutes").size() == 60);
   CHECK(overview.at("minutes")[58] ==
         json{{"start", "2023-11-14T22:13:00.000Z"}, {"attempts", 2}, {"failures", 1}});
