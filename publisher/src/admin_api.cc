@@ -29,6 +29,55 @@ bool open_route(const std::string& path) {
          path.starts_with("/console/");
 }
 
+// The pre-routing check: an open route, the admin token or a console session (with its CSRF
+// token on a state-changing request) goes on to the routes; anything else is answered here.
+httplib::Server::HandlerResponse authenticate(const std::string& admin_token,
+                                              const console::Sessions& sessions,
+                                              const httplib::Request& req, httplib::Response& res) {
+  using Outcome = httplib::Server::HandlerResponse;
+  if (open_route(req.path)) return Outcome::Unhandled;
+  if (!admin_token.empty() && console::same_secret(bearer(req), admin_token)) {
+    return Outcome::Unhandled;
+  }
+  switch (sessions.authorize_api(req)) {
+    case console::ApiSession::ok:
+      return Outcome::Unhandled;
+    case console::ApiSession::csrf_failed:
+      detail::fail(res, 403, "csrf_failed",
+                   "a request signed in with the console's cookie must carry the page's "
+                   "X-CSRF-Token header");
+      return Outcome::Handled;
+    case console::ApiSession::none:
+      break;
+  }
+  detail::fail(res, 401, "unauthorized",
+               admin_token.empty()
+                   ? "the daemon was started without an admin token"
+                   : "a valid Authorization: Bearer <admin token> header is required");
+  return Outcome::Handled;
+}
+
+// A handler's exception, logged: 503 storage_unavailable for a storage error, else 500.
+void answer_exception(const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+  std::string what = "unknown";
+  bool storage = false;
+  try {
+    if (ep) std::rethrow_exception(ep);
+  } catch (const Error& e) {
+    what = e.what();
+    storage = e.code() == ErrorCode::storage;
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  log_event(spdlog::level::err, {{"event", "request_failed"}, {"path", req.path}, {"error", what}});
+  if (storage) {  // the database failed or is unreachable: worth retrying, not a bug
+    idempotency::write(idempotency::storage_unavailable(), res);
+    return;
+  }
+  detail::fail(res, 500, "internal_error", "the request failed; see the daemon's log");
+}
+
 }  // namespace
 
 AdminApi::AdminApi(Store& store, Ingest& ingest, idempotency::Guard& guard, Metrics& metrics,
@@ -48,51 +97,10 @@ void AdminApi::mount(http::Server& server) {
   http::limit_request_bodies(
       server, options_.body_limit,
       [this](const httplib::Request& req, httplib::Response& res) {
-        using Outcome = httplib::Server::HandlerResponse;
-        if (open_route(req.path)) return Outcome::Unhandled;
-        if (!options_.admin_token.empty() &&
-            console::same_secret(bearer(req), options_.admin_token)) {
-          return Outcome::Unhandled;
-        }
-        switch (sessions_.authorize_api(req)) {
-          case console::ApiSession::ok:
-            return Outcome::Unhandled;
-          case console::ApiSession::csrf_failed:
-            detail::fail(res, 403, "csrf_failed",
-                         "a request signed in with the console's cookie must carry the page's "
-                         "X-CSRF-Token header");
-            return Outcome::Handled;
-          case console::ApiSession::none:
-            break;
-        }
-        detail::fail(res, 401, "unauthorized",
-                     options_.admin_token.empty()
-                         ? "the daemon was started without an admin token"
-                         : "a valid Authorization: Bearer <admin token> header is required");
-        return Outcome::Handled;
+        return authenticate(options_.admin_token, sessions_, req, res);
       },
       http::Bodies::json);
-  server.set_exception_handler(
-      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-        std::string what = "unknown";
-        bool storage = false;
-        try {
-          if (ep) std::rethrow_exception(ep);
-        } catch (const Error& e) {
-          what = e.what();
-          storage = e.code() == ErrorCode::storage;
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
-        }
-        log_event(spdlog::level::err,
-                  {{"event", "request_failed"}, {"path", req.path}, {"error", what}});
-        if (storage) {  // the database failed or is unreachable: worth retrying, not a bug
-          idempotency::write(idempotency::storage_unavailable(), res);
-          return;
-        }
-        detail::fail(res, 500, "internal_error", "the request failed; see the daemon's log");
-      });
+  server.set_exception_handler(answer_exception);
   // Healthy when the database answers: 503 storage_unavailable (the exception handler) when not.
   server.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
     store_.database().read("SELECT 1");

@@ -1,14 +1,19 @@
 """The servers a browser test signs in to, with their admin/merchant API for setting up state.
 
 Publisher: webhooks-publisherd with a fast retry schedule (10 x 200 ms), --disable-after 1s and a
-50 ms poll, so retries, auto-disabling and recovery happen within a second or two.
+50 ms poll, so retries, auto-disabling and recovery happen within a second or two (a test may pass
+another schedule and --disable-after).
+ScriptedReceiver: an HTTP server on 127.0.0.1 in the test process answering the status it is told
+to (500, then 200), recording every request's webhook-id and the status it got.
 Orders: orders-api with an API key, its payout partner on a port nothing listens on (a payout
 fails: the record is `failed`).
 """
 
+import http.server
 import json
 import secrets
 import socket
+import threading
 import time
 
 from harness import Http, executable, free_port, new_secret, start
@@ -32,14 +37,14 @@ def eventually(probe, what, timeout=15.0):
 class Publisher:
     """webhooks-publisherd and the merchant receivers its endpoints point at."""
 
-    def __init__(self, workdir):
+    def __init__(self, workdir, retry_schedule=RETRY_SCHEDULE, disable_after=DISABLE_AFTER):
         self.workdir = workdir
         self.token = "adm_" + secrets.token_hex(16)
         self.server = start("webhooks-publisherd", [
             executable("WEBHOOKS_PUBLISHERD"), "--listen", "127.0.0.1:0",
             "--db", workdir.file("publisher.db"), "--admin-token", self.token,
-            "--allow-private-networks", "--retry-schedule", RETRY_SCHEDULE,
-            "--disable-after", DISABLE_AFTER, "--poll-interval", "50ms",
+            "--allow-private-networks", "--retry-schedule", retry_schedule,
+            "--disable-after", disable_after, "--poll-interval", "50ms",
             "--connect-timeout", "1s", "--timeout", "2s"], workdir)
         self.base = f"http://127.0.0.1:{self.server.port}"
         self.api = Http(self.base, self.token)
@@ -91,6 +96,51 @@ class Publisher:
             server.kill()
 
 
+class ScriptedReceiver:
+    """A loopback HTTP server answering every POST with `status` (settable at any time) and the
+    body `answer`; `requests` lists (webhook-id, status answered) in arrival order. It checks no
+    signature: it stands for an endpoint that fails, then recovers."""
+
+    def __init__(self, status, answer=b"receiver down"):
+        self.status, self.answer, self.requests = status, answer, []
+        self._lock = threading.Lock()
+        receiver = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 (http.server's name)
+                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                with receiver._lock:
+                    status = receiver.status
+                    receiver.requests.append((self.headers.get("webhook-id"), status))
+                body = receiver.answer if status >= 300 else b"ok"
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def answer_with(self, status):
+        with self._lock:
+            self.status = status
+
+    def statuses(self, webhook_id):
+        """The statuses answered to the requests carrying `webhook_id` (an event id)."""
+        with self._lock:
+            return [status for wid, status in self.requests if wid == webhook_id]
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=10)
+
+
 class Orders:
     """orders-api on workdir's orders.db with `flags` (its --api-key flags among them), its
     payout partner at `partner_port`, one try per partner call."""
@@ -121,4 +171,4 @@ class Orders:
         self.server.kill()
 
 
-__all__ = ["Publisher", "Orders", "eventually", "free_port", "new_secret"]
+__all__ = ["Publisher", "Orders", "ScriptedReceiver", "eventually", "free_port", "new_secret"]

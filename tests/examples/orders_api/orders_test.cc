@@ -1,9 +1,9 @@
 // POST /orders over real HTTP: replays, mismatches, scopes, fingerprints, key validation, final
 // and non-final answers, the TTL. Same suite on SQLite and PostgreSQL (WEBHOOKS_TEST_ENGINE).
+// The executables' flags: flags_test.cc.
 #include <signal.h>
 
 #include <catch2/catch.hpp>
-#include <filesystem>
 #include <thread>
 
 #include "harness.h"
@@ -264,133 +264,6 @@ TEST_CASE("bearer API keys and order updates") {
   CHECK(s.put(path, R"({"status":"captured"})", "key-m2").status == 404);
   CHECK(s.count("SELECT COUNT(*) FROM outbox WHERE event_type = 'order.captured'") == 1);
   CHECK(s.get(path).json()["status"] == "captured");
-}
-
-TEST_CASE("orders-api --outbox-retention: seconds from 0 (kept forever) to 10 years, else exit 2") {
-  const std::string dir = webhooks::test::temp_dir("orders_outbox_retention");
-  for (const char* value : {"-1", "nan", "1e300", "315360001"}) {
-    const webhooks::launcher::Finished run =
-        webhooks::launcher::run_to_end("orders-api", {"--outbox-retention", value}, dir);
-    CHECK(run.exit_code == 2);
-    CHECK(run.err.find(std::string("--outbox-retention: must be a number of seconds from 0 to "
-                                   "315360000 (10 years), not ") +
-                       value + "\n") != std::string::npos);
-  }
-}
-
-TEST_CASE("orders-api and payout-partner: bad flags exit 2 with CLI11's message on stderr") {
-  const std::string dir = webhooks::test::temp_dir("orders_flags");
-  const auto refused = [&](const std::string& executable, const std::vector<std::string>& args,
-                           const std::string& message) {
-    const webhooks::launcher::Finished run = webhooks::launcher::run_to_end(executable, args, dir);
-    CHECK(run.exit_code == 2);
-    CHECK(run.err.find(message) != std::string::npos);
-  };
-  refused("orders-api", {"--log-level", "loud"},
-          "--log-level: loud not in {debug,info,warn,error}");
-  // Each would have reached the conversion to milliseconds: 1e300 overflowed, 1e-9 and 0.0001
-  // became 0 ms.
-  const std::string seconds =
-      "must be a number of seconds from 0.001 to 315360000 (10 years), not ";
-  for (const char* value : {"-1", "0", "1e-9", "0.0001", "nan", "inf", "1e300", "315360001"}) {
-    refused("orders-api", {"--lease", value}, "--lease: " + seconds + value + "\n");
-    refused("orders-api", {"--ttl", value}, "--ttl: " + seconds + value + "\n");
-  }
-  const std::string ms =
-      "must be a whole number of milliseconds from 1 to 315360000000 (10 years), not ";
-  for (const char* value : {"abc", "0", "0.5", "1e3", "315360000001"}) {
-    refused("orders-api", {"--partner-timeout-ms", value},
-            "--partner-timeout-ms: " + ms + value + "\n");
-    refused("orders-api", {"--relay-poll-ms", value}, "--relay-poll-ms: " + ms + value + "\n");
-    refused("orders-api", {"reconcile", "--partner-timeout-ms", value},
-            "--partner-timeout-ms: " + ms + value + "\n");
-  }
-  refused("orders-api", {"--partner-attempts", "2147483648"},
-          "--partner-attempts: must be a whole number from 1 to 2147483647, not 2147483648\n");
-  refused("orders-api", {"--threads", "0"}, "--threads");
-  refused("orders-api", {"--fiber-threads", "1025"},
-          "--fiber-threads: must be a whole number from 0 to 1024, not 1025\n");
-  refused("orders-api", {"--fiber-threads", "-1"},
-          "--fiber-threads: must be a whole number from 0 to 1024, not -1\n");
-  refused("orders-api", {"--listen", "127.0.0.1:99999"},
-          "--listen: the port of 127.0.0.1:99999 must be a number from 0 to 65535 (expected "
-          "HOST:PORT)\n");
-  refused("orders-api", {"--no-such-flag"}, "--no-such-flag");
-  refused("payout-partner", {"--log-level", "loud"},
-          "--log-level: loud not in {debug,info,warn,error}");
-  refused("payout-partner", {"--delay-ms", "-1"},
-          "--delay-ms: must be a whole number of milliseconds from 0 to 315360000000 (10 years), "
-          "not -1\n");
-  refused("payout-partner", {"--drop-after-commit", "1e9"},
-          "--drop-after-commit: must be a whole number from 0 to 2147483647, not 1e9\n");
-  refused("payout-partner", {"--listen", ":8782"},
-          "--listen: :8782 has no host (expected HOST:PORT)\n");
-  for (const char* executable : {"orders-api", "payout-partner"}) {
-    refused(executable, {"--listen", "127.0.0.1:0:0"},  // bound 127.0.0.1:0 and exited 1 before
-            "--listen: 127.0.0.1:0:0 has more than one ':'; write an IPv6 host in brackets, e.g. "
-            "[::1]:8080 (expected HOST:PORT)\n");
-    refused(executable, {"--listen", "[::1]:80:80"},
-            "--listen: the port of [::1]:80:80 must be a number from 0 to 65535 (expected "
-            "HOST:PORT)\n");
-    refused(executable, {"--listen", ":80"}, "--listen: :80 has no host (expected HOST:PORT)\n");
-    refused(executable, {"--listen", "127.0.0.1:"},
-            "--listen: the port of 127.0.0.1: must be a number from 0 to 65535 (expected "
-            "HOST:PORT)\n");
-  }
-  CHECK(webhooks::launcher::run_to_end("orders-api", {"--help"}, dir).exit_code == 0);
-  CHECK(webhooks::launcher::run_to_end("payout-partner", {"--help"}, dir).exit_code == 0);
-}
-
-TEST_CASE("orders-api: --partner-url and --publisher-url are checked while parsing") {
-  // --publisher-url was checked only after `listening on` (exit 2 then), --partner-url after the
-  // database was opened and migrated. Now both exit 2 before either: no port, no database file.
-  const std::string dir = webhooks::test::temp_dir("orders_urls");
-  const std::string db = dir + "/never.db";
-  const std::string either = " (expected http://HOST:PORT or https://HOST:PORT)\n";
-  const std::string http = " (expected http://HOST:PORT)\n";
-  const auto refused = [&](std::vector<std::string> args, const std::string& message) {
-    INFO(args.back());
-    args.insert(args.end(), {"--listen", "127.0.0.1:0", "--db", db});
-    const webhooks::launcher::Finished run =
-        webhooks::launcher::run_to_end("orders-api", args, dir);
-    CHECK(run.exit_code == 2);
-    CHECK(run.out.empty());  // no `listening on`
-    CHECK(run.err == message + "Run with --help for more information.\n");
-    CHECK_FALSE(std::filesystem::exists(db));
-  };
-  refused({"--publisher-url", "127.0.0.1:8780"},
-          "--publisher-url: 127.0.0.1:8780 does not start with http:// or https://" + either);
-  refused({"--publisher-url", "ftp://127.0.0.1:8780"},
-          "--publisher-url: ftp://127.0.0.1:8780 does not start with http:// or https://" + either);
-  refused({"--publisher-url", "http://127.0.0.1:8780/"},
-          "--publisher-url: http://127.0.0.1:8780/ has a path; give the scheme, host and port "
-          "only" +
-              either);
-  refused({"--publisher-url", "http://"}, "--publisher-url: http:// has no host" + either);
-  refused({"--publisher-url", "http://127.0.0.1:0"},
-          "--publisher-url: http://127.0.0.1:0 has a port that is not a number from 1 to 65535" +
-              either);
-  refused({"--publisher-url", "http://127.0.0.1:"},
-          "--publisher-url: http://127.0.0.1: has a port that is not a number from 1 to 65535" +
-              either);
-  refused({"--publisher-url", "http://[::1:8780"},
-          "--publisher-url: http://[::1:8780 has no ']' after its IPv6 address" + either);
-  refused({"--publisher-url", "http://user@127.0.0.1:8780"},
-          "--publisher-url: http://user@127.0.0.1:8780 has a user name; give the scheme, host and "
-          "port only" +
-              either);
-  refused({"--partner-url", "https://127.0.0.1:8782"},
-          "--partner-url: https://127.0.0.1:8782 does not start with http://" + http);
-  refused({"--partner-url", "http://partner host:8782"},
-          "--partner-url: http://partner host:8782 has a host with characters other than letters, "
-          "digits, '-', '_' and '.'" +
-              http);
-  const webhooks::launcher::Finished run = webhooks::launcher::run_to_end(
-      "orders-api", {"reconcile", "--db", db, "--partner-url", "localhost:8782"}, dir);
-  CHECK(run.exit_code == 2);
-  CHECK(run.err == "--partner-url: localhost:8782 does not start with http://" + http +
-                       "Run with --help for more information.\n");
-  CHECK_FALSE(std::filesystem::exists(db));
 }
 
 TEST_CASE(
