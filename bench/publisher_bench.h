@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -88,6 +89,10 @@ void print_load(const char* name, const Load& f, double baseline, const char* un
 // --- the publisher in process, built as webhooks-publisherd builds it: publisher::Publisher
 // from default Options, mounted on a server bound with Options::server ---
 publisher::Options bench_options(const std::string& path);
+// The baseline for the console's indexes (schema/publisher/*/0003_console.sql): drops them and
+// puts back the indexes they replaced, so a run with WEBHOOKS_BENCH_WITHOUT_CONSOLE_INDEXES=1
+// measures ingest and delivery as before the console. For the bench only.
+void drop_console_indexes(db::Database& db);
 
 struct Served {
   publisher::Publisher publisher;
@@ -96,6 +101,9 @@ struct Served {
   std::thread thread;
 
   explicit Served(const std::string& path) : publisher(bench_options(path)) {
+    if (std::getenv("WEBHOOKS_BENCH_WITHOUT_CONSOLE_INDEXES") != nullptr) {
+      drop_console_indexes(publisher.database());
+    }
     publisher.mount(server);
     port = http::bind_server(server, "127.0.0.1", 0, publisher.options().server);
     thread = std::thread([this] { server.listen_after_bind(); });

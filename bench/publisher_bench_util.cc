@@ -89,4 +89,25 @@ std::vector<HttpRequest> delivery_requests(int count) {
   return out;
 }
 
+void drop_console_indexes(db::Database& db) {
+  db.transact([](db::Transaction& tx) {
+    for (const char* statement :
+         {"DROP INDEX publisher_events_idempotency_key", "DROP INDEX publisher_events_type",
+          "DROP INDEX publisher_events_merchant", "DROP INDEX publisher_events_created",
+          "CREATE INDEX publisher_events_merchant ON publisher_events (merchant_id, created_at)",
+          "CREATE INDEX publisher_events_created ON publisher_events (created_at)",
+          "DROP INDEX publisher_tasks_pending_events",
+          "DROP INDEX publisher_tasks_delivering_events",
+          "DROP INDEX publisher_tasks_succeeded_events", "DROP INDEX publisher_tasks_dead_events",
+          "DROP INDEX publisher_tasks_event",
+          "CREATE INDEX publisher_tasks_event ON publisher_tasks (event_id)",
+          "DROP INDEX publisher_attempts_endpoint", "DROP INDEX publisher_attempts_started",
+          "DROP INDEX publisher_tasks_due",
+          "CREATE INDEX publisher_tasks_due ON publisher_tasks (next_attempt_at) "
+          "WHERE state = 'pending' AND parked = 0"}) {
+      tx.exec(statement);
+    }
+  });
+}
+
 }  // namespace publisher_bench

@@ -50,8 +50,8 @@ void OverviewSnapshot::start() {
     for (bool first = true;; first = false) {
       {
         std::unique_lock lock(mutex_);
-        const auto wait = first ? std::chrono::milliseconds(0)
-                                : std::max(options_.refresh, 10 * last_took_);
+        const auto wait =
+            first ? std::chrono::milliseconds(0) : std::max(options_.refresh, 10 * last_took_);
         wake_.wait_for(lock, wait, [this] { return stopping_; });
         if (stopping_) return;
         if (!first && !slow_) continue;
