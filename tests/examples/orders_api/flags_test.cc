@@ -18,14 +18,21 @@ TEST_CASE("orders-api --outbox-retention: seconds from 0 (kept forever) to 10 ye
   }
 }
 
-TEST_CASE("orders-api and payout-partner: bad flags exit 2 with CLI11's message on stderr") {
+namespace {
+
+// Runs `executable args` to its end: exit 2, `message` on stderr.
+void refused(const std::string& executable, const std::vector<std::string>& args,
+             const std::string& message) {
   const std::string dir = webhooks::test::temp_dir("orders_flags");
-  const auto refused = [&](const std::string& executable, const std::vector<std::string>& args,
-                           const std::string& message) {
-    const webhooks::launcher::Finished run = webhooks::launcher::run_to_end(executable, args, dir);
-    CHECK(run.exit_code == 2);
-    CHECK(run.err.find(message) != std::string::npos);
-  };
+  const webhooks::launcher::Finished run = webhooks::launcher::run_to_end(executable, args, dir);
+  INFO(executable << " " << args.front());
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find(message) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("orders-api and payout-partner: bad flags exit 2 with CLI11's message on stderr") {
   refused("orders-api", {"--log-level", "loud"},
           "--log-level: loud not in {debug,info,warn,error}");
   // Each would have reached the conversion to milliseconds: 1e300 overflowed, 1e-9 and 0.0001
@@ -65,6 +72,15 @@ TEST_CASE("orders-api and payout-partner: bad flags exit 2 with CLI11's message 
           "--drop-after-commit: must be a whole number from 0 to 2147483647, not 1e9\n");
   refused("payout-partner", {"--listen", ":8782"},
           "--listen: :8782 has no host (expected HOST:PORT)\n");
+  CHECK(webhooks::launcher::run_to_end("orders-api", {"--help"},
+                                       webhooks::test::temp_dir("orders_help"))
+            .exit_code == 0);
+  CHECK(webhooks::launcher::run_to_end("payout-partner", {"--help"},
+                                       webhooks::test::temp_dir("partner_help"))
+            .exit_code == 0);
+}
+
+TEST_CASE("orders-api and payout-partner: --listen takes HOST:PORT, else exit 2") {
   for (const char* executable : {"orders-api", "payout-partner"}) {
     refused(executable, {"--listen", "127.0.0.1:0:0"},  // bound 127.0.0.1:0 and exited 1 before
             "--listen: 127.0.0.1:0:0 has more than one ':'; write an IPv6 host in brackets, e.g. "
@@ -77,8 +93,6 @@ TEST_CASE("orders-api and payout-partner: bad flags exit 2 with CLI11's message 
             "--listen: the port of 127.0.0.1: must be a number from 0 to 65535 (expected "
             "HOST:PORT)\n");
   }
-  CHECK(webhooks::launcher::run_to_end("orders-api", {"--help"}, dir).exit_code == 0);
-  CHECK(webhooks::launcher::run_to_end("payout-partner", {"--help"}, dir).exit_code == 0);
 }
 
 TEST_CASE("orders-api: --partner-url and --publisher-url are checked while parsing") {
