@@ -84,9 +84,9 @@ void check_window(ProviderResult& result, std::string_view header, std::int64_t 
 void take_id(ProviderResult& result, std::string_view id, ProviderStatus status,
              std::string_view where) {
   if (!is_valid_webhook_id(id)) {
-    result = failure(status, status == ProviderStatus::missing_id ? "" : where,
-                     std::string(where) +
-                         " must be 1 to 255 printable ASCII characters without spaces");
+    result =
+        failure(status, status == ProviderStatus::missing_id ? "" : where,
+                std::string(where) + " must be 1 to 255 printable ASCII characters without spaces");
     return;
   }
   result.event_id = std::string(id);

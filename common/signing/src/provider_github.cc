@@ -20,7 +20,8 @@ ProviderResult Verifier::verify(const HeaderLookup& headers, std::string_view bo
     return detail::malformed(kHeaderSignature, "sha256=<hex signature>");
   }
   bool matched = false;
-  for (const std::string& secret : secrets_) matched |= detail::same(sign(secret, body), *signature);
+  for (const std::string& secret : secrets_)
+    matched |= detail::same(sign(secret, body), *signature);
   if (!matched) return detail::bad_signature(kHeaderSignature);
   ProviderResult result;
   detail::take_id(result, *delivery, ProviderStatus::malformed_header, kHeaderDelivery);
