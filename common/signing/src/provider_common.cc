@@ -94,17 +94,19 @@ void take_id(ProviderResult& result, std::string_view id, ProviderStatus status,
 
 void take_body_id(ProviderResult& result, std::string_view body, std::string_view field) {
   const nlohmann::json payload = parse_json_or_discarded(body);
-  const std::string where = "the body's \"" + std::string(field) + "\"";
+  const std::string quoted = "\"" + std::string(field) + "\"";
   if (!payload.is_object()) {
     result = failure(ProviderStatus::missing_id, "",
-                     "the body is not a JSON object, so it has no " + where);
+                     "the body is not a JSON object, so it has no " + quoted + " to dedup on");
     return;
   }
   const auto it = payload.find(field);
   if (it == payload.end() || !it->is_string()) {
-    result = failure(ProviderStatus::missing_id, "", where + " is missing or not a string");
+    result = failure(ProviderStatus::missing_id, "",
+                     "the body has no string " + quoted + " to dedup on");
     return;
   }
+  const std::string where = "the body's " + quoted;
   take_id(result, it->get_ref<const std::string&>(), ProviderStatus::missing_id, where);
 }
 
