@@ -44,8 +44,8 @@ TEST_CASE("stripe: tampered body, wrong secret, window, malformed, missing id") 
   const std::string v1 = stripe::sign("whsec_a", kNow, kEvent).substr(13);
   CHECK(status_of(verifier, {{"Stripe-Signature", "t=1700000001," + v1}}, kEvent) ==
         ProviderStatus::bad_signature);
-  for (const char* header : {"i'm not even a real signature header", "t=,v1=ab", "v1=ab",
-                             "t=12345", "t=12345,v0=ab", "t=-1,v1=ab", "t=12345678901,v1=ab"}) {
+  for (const char* header : {"i'm not even a real signature header", "t=,v1=ab", "v1=ab", "t=12345",
+                             "t=12345,v0=ab", "t=-1,v1=ab", "t=12345678901,v1=ab"}) {
     CHECK(status_of(verifier, {{"Stripe-Signature", header}}, kEvent) ==
           ProviderStatus::malformed_header);
   }
@@ -97,13 +97,13 @@ TEST_CASE("shopify: tampered body, wrong secret, malformed and missing headers")
   CHECK(status_of(shopify::Verifier({"test-webhook-secreT"}), good, kShopifyBody) ==
         ProviderStatus::bad_signature);
   const std::string hex_form = "40dc8e6d394a6ccc76a8394f17f64e65c06a8393a03e0fb6a24cb7ce575cd06c";
-  for (const std::string& header : {hex_form, kShopifyHmac.substr(0, 43), std::string("invalid"),
-                                   kShopifyHmac + "\n"}) {
+  for (const std::string& header :
+       {hex_form, kShopifyHmac.substr(0, 43), std::string("invalid"), kShopifyHmac + "\n"}) {
     CHECK(status_of(verifier, {{"X-Shopify-Hmac-Sha256", header}, {"X-Shopify-Webhook-Id", "w"}},
                     kShopifyBody) == ProviderStatus::malformed_header);
   }
-  CHECK(status_of(verifier, {{"X-Shopify-Hmac-Sha256", kShopifyHmac},
-                             {"X-Shopify-Webhook-Id", "has space"}},
+  CHECK(status_of(verifier,
+                  {{"X-Shopify-Hmac-Sha256", kShopifyHmac}, {"X-Shopify-Webhook-Id", "has space"}},
                   kShopifyBody) == ProviderStatus::malformed_header);
   CHECK(status_of(verifier, {{"X-Shopify-Hmac-Sha256", kShopifyHmac}}, kShopifyBody) ==
         ProviderStatus::missing_header);
@@ -134,12 +134,14 @@ TEST_CASE("slack: tampered body, wrong secret, window, malformed, missing id") {
                     {"X-Slack-Request-Timestamp", std::to_string(kSlackTimestamp)}};
   CHECK(status_of(verifier, example, kSlackBody, kSlackTimestamp + 301) ==
         ProviderStatus::timestamp_too_old);
-  CHECK(status_of(verifier, {{"X-Slack-Signature", kSlackSignature.substr(3)},
-                             {"X-Slack-Request-Timestamp", "1531420618"}},
+  CHECK(status_of(verifier,
+                  {{"X-Slack-Signature", kSlackSignature.substr(3)},
+                   {"X-Slack-Request-Timestamp", "1531420618"}},
                   kSlackBody, kSlackTimestamp) == ProviderStatus::malformed_header);
-  CHECK(status_of(verifier, {{"X-Slack-Signature", kSlackSignature},
-                             {"X-Slack-Request-Timestamp", "1531420618.5"}},
-                  kSlackBody, kSlackTimestamp) == ProviderStatus::malformed_header);
+  CHECK(status_of(
+            verifier,
+            {{"X-Slack-Signature", kSlackSignature}, {"X-Slack-Request-Timestamp", "1531420618.5"}},
+            kSlackBody, kSlackTimestamp) == ProviderStatus::malformed_header);
   CHECK(status_of(verifier, {{"X-Slack-Signature", kSlackSignature}}, kSlackBody) ==
         ProviderStatus::missing_header);
   const std::string challenge = R"({"type":"url_verification","challenge":"3eZbrw1a"})";

@@ -38,8 +38,7 @@ TEST_CASE("slack: Slack's documented example signs and verifies; it has no event
 }
 
 TEST_CASE("stripe: stripe-python's fixture verifies, also beside a bad v1 and a v0") {
-  CHECK(stripe::sign(kStripeSecret, kStripeTimestamp, kStripeBody) ==
-        "t=12345,v1=" + kStripeV1);
+  CHECK(stripe::sign(kStripeSecret, kStripeTimestamp, kStripeBody) == "t=12345,v1=" + kStripeV1);
   const stripe::Verifier verifier({kStripeSecret});
   for (const std::string& header :
        {"t=12345,v1=" + kStripeV1, "t=12345,v1=bad_signature,v1=" + kStripeV1,
