@@ -89,8 +89,7 @@ TEST_CASE("github and shopify: the delivery header is the dedup key, the type fr
                      {"X-Shopify-Topic", "orders/create"}};
   CHECK(s.post(shop, order).status == 200);
   CHECK(s.post(shop, order).status == 200);
-  CHECK(s.seen ==
-        std::vector<std::string>{"b54557e4-bdd9-4b37-8a5f-bf7d70bcd043 orders/create 0"});
+  CHECK(s.seen == std::vector<std::string>{"b54557e4-bdd9-4b37-8a5f-bf7d70bcd043 orders/create 0"});
   CHECK(error_code(s.post(shop, order + " ")) == "signature_invalid");
 }
 
@@ -115,7 +114,8 @@ TEST_CASE("Config::provider: public keys are refused beside another provider") {
   config.secrets = {"s"};
   config.public_keys = {"whpk_" + std::string(43, 'A') + "="};
   const auto db = test::open_database("receiver_providers_keys", {idempotency::schema()});
-  CHECK_THROWS_WITH(Receiver(config, db), "public keys (v1a) are Standard Webhooks only, not github");
+  CHECK_THROWS_WITH(Receiver(config, db),
+                    "public keys (v1a) are Standard Webhooks only, not github");
   config.public_keys.clear();
   config.secrets = {""};
   CHECK_THROWS_WITH(Receiver(config, db), "a provider secret is empty");
