@@ -284,7 +284,7 @@ CLI::Validator provider_name() {
 }
 
 CLI::Validator provider_secret(const std::string* provider) {
-  return accepted_by("SECRET", [provider](const std::string& text) {
+  return accepted_by("whsec_...", [provider](const std::string& text) {
     if (*provider == "standard") {
       Secret::parse(text);
     } else if (text.empty()) {

@@ -22,11 +22,11 @@ TEST_CASE("verify --provider github and slack: the documented examples") {
         "invalid: bad_signature: no signature in X-Hub-Signature-256 matches any configured "
         "secret\n");
 
-  const std::string slack = " --headers-file " +
-                            write(dir, "slack.headers",
-                                  "x-slack-signature: " + kSlackSignature +
-                                      "\nx-slack-request-timestamp: 1531420618\n") +
-                            " --body-file " + write(dir, "slack.body", kSlackBody);
+  const std::string slack =
+      " --headers-file " +
+      write(dir, "slack.headers",
+            "x-slack-signature: " + kSlackSignature + "\nx-slack-request-timestamp: 1531420618\n") +
+      " --body-file " + write(dir, "slack.body", kSlackBody);
   run = cli("verify --provider slack --secret " + kSlackSecret + " --now 1531420918" + slack);
   CHECK(run.out ==
         "invalid: missing_id: the body is not a JSON object, so it has no \"event_id\" to dedup "
