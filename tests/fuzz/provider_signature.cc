@@ -85,8 +85,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(slack_v, slack::kHeaderSignature, slack::kHeaderTimestamp, sig, second, body,
           slack::sign(kSecret, *ts, body));
   } else {
-    FUZZ_CHECK(run(slack_v, {{slack::kHeaderSignature, std::string(sig)},
-                             {slack::kHeaderTimestamp, std::string(second)}},
+    FUZZ_CHECK(run(slack_v,
+                   {{slack::kHeaderSignature, std::string(sig)},
+                    {slack::kHeaderTimestamp, std::string(second)}},
                    body)
                    .status != ProviderStatus::ok);
   }
