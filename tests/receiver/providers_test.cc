@@ -146,3 +146,22 @@ TEST_CASE("merchant-receiver --provider stripe: a signed event twice, the handle
       {"event_id":"evt_1NG8Du2eZvKYlo2CUI79vXWy","type":"payment_intent.succeeded","calls":1,
        "effects":0}]})"));
 }
+
+TEST_CASE(
+    "merchant-receiver --provider: unknown names, and secrets checked by the provider's rule") {
+  const std::string dir = test::temp_dir("merchant_provider_flags");
+  const auto refused = [&](const std::vector<std::string>& args, const std::string& message) {
+    const webhooks::launcher::Finished run =
+        webhooks::launcher::run_to_end("merchant-receiver", args, dir);
+    CHECK(run.exit_code == 2);
+    CHECK(run.err.find(message) != std::string::npos);
+  };
+  refused(
+      {"--provider", "paypal", "--secret", "s"},
+      "--provider: unknown provider paypal (one of standard, stripe, github, shopify, slack)\n");
+  // A raw secret is a Standard Webhooks secret only under --provider standard, in either order.
+  refused({"--secret", "It's a Secret to Everybody"}, "--secret: secret contains whitespace");
+  refused({"--secret", "It's a Secret", "--provider", "standard"},
+          "--secret: secret contains whitespace");
+  refused({"--provider", "github", "--secret", ""}, "--secret: secret is empty\n");
+}
