@@ -14,6 +14,7 @@
 #include "webhooks/app/server.h"
 #include "webhooks/db.h"
 #include "webhooks/error.h"
+#include "webhooks/providers/provider.h"
 #include "webhooks/rfc3339.h"
 #include "webhooks/secret.h"
 
@@ -271,6 +272,25 @@ CLI::Validator server_url(bool https) {
 
 CLI::Validator signing_secret() {
   return accepted_by("whsec_...", [](const std::string& text) { Secret::parse(text); });
+}
+
+CLI::Validator provider_name() {
+  return accepted_by("NAME", [](const std::string& text) {
+    if (!providers::parse_provider(text)) {
+      throw Error(ErrorCode::invalid_argument, "unknown provider " + text + " (one of " +
+                                                   std::string(providers::kProviderNames) + ")");
+    }
+  });
+}
+
+CLI::Validator provider_secret(const std::string* provider) {
+  return accepted_by("whsec_...", [provider](const std::string& text) {
+    if (*provider == "standard") {
+      Secret::parse(text);
+    } else if (text.empty()) {
+      throw Error(ErrorCode::invalid_secret, "secret is empty");
+    }
+  });
 }
 
 CLI::Validator bearer_token() {

@@ -20,6 +20,7 @@ struct Flags {
   std::string listen = "127.0.0.1:8783";
   std::string db = "./merchant.db";
   std::vector<std::string> secrets;
+  std::string provider = "standard";
   std::string consumer = "merchant";
   double lease_s = 30, ttl_s = 7 * 24 * 3600;
   std::int64_t tolerance_s = 300;
@@ -32,6 +33,7 @@ struct Flags {
 int run(const Flags& flags) {
   webhooks::receiver::Config config;
   config.secrets = flags.secrets;
+  config.provider = *webhooks::providers::parse_provider(flags.provider);
   config.consumer = flags.consumer;
   config.store = flags.db;
   config.lease = webhooks::app::seconds_to_millis(flags.lease_s);
@@ -86,10 +88,16 @@ int main(int argc, char** argv) {
       ->check(webhooks::app::listen_address())
       ->capture_default_str();
   app.add_option("--db", flags.db, "SQLite path or postgres:// URL")->capture_default_str();
+  app.add_option("--provider", flags.provider,
+                 "whose webhooks: standard, stripe, github, shopify or slack (docs/receiver.md)")
+      ->check(webhooks::app::provider_name())
+      ->capture_default_str();
   webhooks::app::add_secret_option(
       app,
-      {"--secret", "WEBHOOKS_SECRET", "signing secret whsec_... (repeatable: rotation)",
-       webhooks::app::signing_secret(), true},
+      {"--secret", "WEBHOOKS_SECRET",
+       "signing secret whsec_... (repeatable: rotation); with --provider other than standard, "
+       "the provider's secret as it shows it",
+       webhooks::app::provider_secret(&flags.provider), true},
       flags.secrets);
   app.add_option("--consumer", flags.consumer, "dedup scope")->capture_default_str();
   app.add_option("--lease", flags.lease_s, "handler lease, seconds")

@@ -16,18 +16,19 @@ Answer error_answer(int status, std::string_view code, std::string_view message)
 }  // namespace
 
 std::optional<Answer> Receiver::Impl::verify(const Headers& headers, std::string_view body,
-                                             Event& event) {
+                                             Event& event, std::string& provider_id) {
   if (body.size() > config.max_body_bytes) {
     log(event, "payload_too_large", 413);
     return error_answer(
         413, "payload_too_large",
         "the body is larger than " + std::to_string(config.max_body_bytes) + " bytes");
   }
+  if (provider_verifier) return verify_provider(headers, body, event, provider_id);
   const std::optional<std::string> signature = headers.joined(kHeaderSignature);
   const SignedHeaders signed_headers{
       headers.get(kHeaderId), headers.get(kHeaderTimestamp),
       signature ? std::optional<std::string_view>(*signature) : std::nullopt};
-  const VerifyResult verified = verifier.verify(signed_headers, body, clock.now_seconds());
+  const VerifyResult verified = verifier->verify(signed_headers, body, clock.now_seconds());
   switch (verified.status) {
     case VerifyStatus::ok:
       break;
@@ -49,6 +50,36 @@ std::optional<Answer> Receiver::Impl::verify(const Headers& headers, std::string
   return std::nullopt;
 }
 
+std::optional<Answer> Receiver::Impl::verify_provider(const Headers& headers, std::string_view body,
+                                                      Event& event, std::string& provider_id) {
+  using providers::ProviderStatus;
+  const providers::ProviderResult verified = provider_verifier->verify(
+      [&](std::string_view name) { return headers.get(name); }, body, clock.now_seconds());
+  switch (verified.status) {
+    case ProviderStatus::ok:
+      break;
+    case ProviderStatus::missing_header:
+    case ProviderStatus::malformed_header:
+      log(event, "headers_invalid", 400);
+      return error_answer(400, "headers_invalid", verified.message);
+    case ProviderStatus::bad_signature:
+      log(event, "signature_invalid", 401);
+      return error_answer(401, "signature_invalid", verified.message);
+    case ProviderStatus::timestamp_too_old:
+    case ProviderStatus::timestamp_too_new:
+      log(event, "timestamp_out_of_tolerance", 401);
+      return error_answer(401, "timestamp_out_of_tolerance", verified.message);
+    case ProviderStatus::missing_id:
+      log(event, "event_id_missing", 400);
+      return error_answer(400, "event_id_missing", verified.message);
+  }
+  provider_id = verified.event_id;
+  event.id = provider_id;
+  event.timestamp = verified.timestamp;
+  event.body = body;
+  return std::nullopt;
+}
+
 std::optional<Answer> Receiver::Impl::parse(const Headers& headers, std::string_view body,
                                             nlohmann::json& payload, Event& event) {
   try {
@@ -65,7 +96,9 @@ std::optional<Answer> Receiver::Impl::parse(const Headers& headers, std::string_
   if (const auto type = payload.find("type"); type != payload.end() && type->is_string()) {
     event.type = type->get_ref<const std::string&>();
   } else {
-    event.type = headers.get(kHeaderEventType).value_or("");
+    event.type =
+        headers.get(provider_verifier ? provider_verifier->type_header() : kHeaderEventType)
+            .value_or("");
   }
   return std::nullopt;
 }
@@ -73,9 +106,9 @@ std::optional<Answer> Receiver::Impl::parse(const Headers& headers, std::string_
 std::optional<Answer> Receiver::Impl::admit(
     const Headers& headers, std::string_view body, nlohmann::json& payload, Event& event,
     std::optional<idempotency::InProcessClaims::Claim>& claim, std::string& fingerprint,
-    bool read_record) {
+    std::string& provider_id, bool read_record) {
   event.delivery_id = headers.get(kHeaderDeliveryId).value_or("");
-  if (auto answer = verify(headers, body, event)) return answer;
+  if (auto answer = verify(headers, body, event, provider_id)) return answer;
   if (auto answer = parse(headers, body, payload, event)) return answer;
   fingerprint = sha256_hex(body);
   if (const auto cached = replays.find(config.consumer, event.id, fingerprint, clock.now_ms())) {

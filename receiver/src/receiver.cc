@@ -11,7 +11,15 @@
 namespace webhooks::receiver {
 namespace {
 
-Verifier make_verifier(const Config& config) {
+std::optional<Verifier> make_verifier(const Config& config) {
+  if (config.provider != providers::Provider::standard) {
+    if (!config.public_keys.empty()) {
+      throw Error(ErrorCode::invalid_argument,
+                  "public keys (v1a) are Standard Webhooks only, not " +
+                      std::string(providers::to_string(config.provider)));
+    }
+    return std::nullopt;
+  }
   std::vector<Secret> secrets;
   for (const std::string& text : config.secrets) secrets.push_back(Secret::parse(text));
   std::vector<Ed25519PublicKey> keys;
@@ -30,6 +38,10 @@ Receiver::Impl::Impl(Config c, std::shared_ptr<db::Database> database)
     : config(std::move(c)),
       clock(config.clock ? *config.clock : system_clock()),
       verifier(make_verifier(config)),
+      provider_verifier(verifier ? nullptr
+                                 : providers::make_provider_verifier(
+                                       config.provider, config.secrets,
+                                       providers::ProviderOptions{config.tolerance, true})),
       db(migrated(std::move(database), clock)),
       store(db, idempotency::Settings{config.lease, config.ttl}),
       group(*db, idempotency::GroupCommitOptions{128, 0, config.lock_timeout}),
@@ -57,11 +69,12 @@ Answer Receiver::handle(const Headers& headers, std::string_view raw_body, const
   nlohmann::json payload;
   Event event;
   std::optional<idempotency::InProcessClaims::Claim> claim;
-  std::string fingerprint;
+  std::string fingerprint, provider_id;
   bool durable = true;
   try {
     durable = impl.durable_claims();  // before admit: it picks the claim set admit uses
-    if (auto answer = impl.admit(headers, raw_body, payload, event, claim, fingerprint, true)) {
+    if (auto answer =
+            impl.admit(headers, raw_body, payload, event, claim, fingerprint, provider_id, true)) {
       return std::move(*answer);
     }
   } catch (const std::exception& e) {
@@ -77,12 +90,13 @@ Answer Receiver::handle(const Headers& headers, std::string_view raw_body,
   nlohmann::json payload;
   Event event;
   std::optional<idempotency::InProcessClaims::Claim> claim;
-  std::string fingerprint;
+  std::string fingerprint, provider_id;
   try {
     impl.share_for_transactions();  // before admit: it picks the claim set admit uses
     // No read of the record here: the group's begin settles duplicates, so a new event costs no
     // read before its write.
-    if (auto answer = impl.admit(headers, raw_body, payload, event, claim, fingerprint, false)) {
+    if (auto answer =
+            impl.admit(headers, raw_body, payload, event, claim, fingerprint, provider_id, false)) {
       return std::move(*answer);
     }
   } catch (const std::exception& e) {

@@ -24,6 +24,7 @@
 #include "webhooks/idempotency/maintenance.h"
 #include "webhooks/idempotency/replay_cache.h"
 #include "webhooks/log.h"
+#include "webhooks/providers/provider.h"
 #include "webhooks/receiver/receiver.h"
 #include "webhooks/verifier.h"
 
@@ -116,12 +117,17 @@ struct Receiver::Impl {
   // filled when the handler is to run. A duplicate of an event this process completed is
   // answered from `replays`. With `read_record` (the handler runs outside the record's
   // transaction) the record is also read, so that only a new or retryable event runs.
+  // `provider_id` holds event.id when another provider's id is read from the body.
   std::optional<Answer> admit(const Headers& headers, std::string_view body,
                               nlohmann::json& payload, Event& event,
                               std::optional<idempotency::InProcessClaims::Claim>& claim,
-                              std::string& fingerprint, bool read_record);
+                              std::string& fingerprint, std::string& provider_id, bool read_record);
   // admit's first step: the body's size and signature; sets event.id, .timestamp and .body.
-  std::optional<Answer> verify(const Headers& headers, std::string_view body, Event& event);
+  std::optional<Answer> verify(const Headers& headers, std::string_view body, Event& event,
+                               std::string& provider_id);
+  // verify's signature step for another provider than standard (providers::ProviderVerifier).
+  std::optional<Answer> verify_provider(const Headers& headers, std::string_view body, Event& event,
+                                        std::string& provider_id);
   // admit's second step: the body parsed into `payload`; sets event.payload and .type.
   std::optional<Answer> parse(const Headers& headers, std::string_view body,
                               nlohmann::json& payload, Event& event);
@@ -155,7 +161,8 @@ struct Receiver::Impl {
 
   Config config;
   const Clock& clock;
-  Verifier verifier;
+  std::optional<Verifier> verifier;                                // Provider::standard
+  std::unique_ptr<providers::ProviderVerifier> provider_verifier;  // the others
   std::shared_ptr<db::Database> db;
   idempotency::Store store;
   idempotency::GroupCommit group;

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "cli.h"
+#include "verify_provider.h"
 #include "webhooks/app/flags.h"
 #include "webhooks/clock.h"
 #include "webhooks/ed25519.h"
@@ -49,6 +50,7 @@ void add_sign(CLI::App& app, Action& action) {
 namespace {
 
 struct VerifyArgs {
+  std::string provider = "standard";
   std::vector<std::string> secrets, public_keys;
   std::string headers_file, body_file;
   std::int64_t tolerance = 300;
@@ -57,10 +59,15 @@ struct VerifyArgs {
 };
 
 void add_verify_options(CLI::App& cmd, VerifyArgs& args) {
-  app::add_secret_option(
-      cmd,
-      {"--secret", "WEBHOOKS_SECRET", "whsec_… secret; repeat for rotation", app::signing_secret()},
-      args.secrets);
+  cmd.add_option("--provider", args.provider,
+                 "whose delivery: standard, stripe, github, shopify or slack")
+      ->check(app::provider_name())
+      ->capture_default_str();
+  app::add_secret_option(cmd,
+                         {"--secret", "WEBHOOKS_SECRET",
+                          "whsec_… secret (other providers: their raw secret); repeat for rotation",
+                          app::provider_secret(&args.provider)},
+                         args.secrets);
   cmd.add_option("--public-key", args.public_keys, "whpk_… Ed25519 key for v1a; repeatable")
       ->check(app::accepted_by("whpk_...",
                                [](const std::string& text) { Ed25519PublicKey::parse(text); }));
@@ -80,6 +87,14 @@ void add_verify_options(CLI::App& cmd, VerifyArgs& args) {
 }
 
 int run_verify(const VerifyArgs& args) {
+  if (args.provider != "standard") {
+    if (!args.public_keys.empty()) throw UsageError("--public-key is for --provider standard");
+    return verify_provider(*providers::parse_provider(args.provider), args.secrets,
+                           parse_header_lines(read_input(args.headers_file)),
+                           read_input(args.body_file),
+                           {std::chrono::seconds(args.tolerance), !args.no_tolerance},
+                           args.now.value_or(system_clock().now_seconds()));
+  }
   if (args.secrets.empty() && args.public_keys.empty()) {
     throw UsageError("verify needs --secret or --public-key");
   }

@@ -97,6 +97,14 @@ CLI::Validator server_url(bool https);
 // without repeating the value, e.g. "--secret: secret is not valid base64 (...)".
 CLI::Validator signing_secret();
 
+// --provider: standard, stripe, github, shopify or slack (providers::parse_provider).
+CLI::Validator provider_name();
+// --secret beside --provider: signing_secret() while *provider is "standard", else any non-empty
+// value (other providers' secrets are raw strings, webhooks/providers/provider.h). *provider is
+// read when a value is checked: add --provider before the secret flag (CLI11 runs the options'
+// callbacks in the order they were added, and secret files after).
+CLI::Validator provider_secret(const std::string* provider);
+
 // The longest bearer token or API key a flag takes: 4096 characters (cpp-httplib reads a header
 // line of at most 8192 bytes).
 inline constexpr std::size_t kMaxTokenLength = 4096;

@@ -30,16 +30,26 @@
 #include "webhooks/clock.h"
 #include "webhooks/db.h"
 #include "webhooks/idempotency/store.h"
+#include "webhooks/providers/provider.h"
 
 namespace webhooks::receiver {
 
 struct Config {
-  // Symmetric secrets ("whsec_..." or bare base64), all accepted at once (rotation). Each is
-  // parsed when the Receiver is built; a bad one throws Error(invalid_secret).
+  // Whose webhooks are received: `standard` (Standard Webhooks v1, signed webhook-id as the dedup
+  // key), or `stripe`, `github`, `shopify`, `slack`, each verified as its provider documents and
+  // deduplicated on the provider's event id (webhooks/providers/*.h; docs/receiver.md, "Other
+  // providers"). Only the verification and the dedup key differ; the rest is the same.
+  providers::Provider provider = providers::Provider::standard;
+  // Symmetric secrets, all accepted at once (rotation). Standard: "whsec_..." or bare base64,
+  // each parsed when the Receiver is built, a bad one throws Error(invalid_secret). Other
+  // providers: the raw secret strings as the provider shows them (used byte for byte as the HMAC
+  // key); an empty one throws Error(invalid_secret).
   std::vector<std::string> secrets;
-  // Optional Ed25519 verifying keys ("whpk_...") for "v1a" signatures. Error(invalid_key) if bad.
+  // Optional Ed25519 verifying keys ("whpk_...") for "v1a" signatures. Error(invalid_key) if bad;
+  // Error(invalid_argument) with another provider than standard.
   std::vector<std::string> public_keys;
-  // Largest accepted |now - webhook-timestamp|, both directions.
+  // Largest accepted |now - webhook-timestamp|, both directions (also Stripe's t= and Slack's
+  // X-Slack-Request-Timestamp; GitHub and Shopify sign no timestamp).
   std::chrono::seconds tolerance{300};
   // Bodies larger than this are answered 413 before anything else is looked at.
   std::size_t max_body_bytes = 1024 * 1024;
@@ -145,10 +155,11 @@ Headers Headers::view(const Range& entries) {
 
 // A verified delivery, as the handler sees it. Views into the request; valid during the call.
 struct Event {
-  std::string_view id;           // webhook-id: the dedup key
-  std::string_view type;         // the body's "type" ("" when absent)
+  std::string_view id;           // webhook-id: the dedup key (other providers: their event id)
+  std::string_view type;         // the body's "type", else the type header (webhook-event-type,
+                                 // X-GitHub-Event, X-Shopify-Topic), else ""
   std::string_view delivery_id;  // webhook-delivery-id (diagnostics only; "" when absent)
-  std::int64_t timestamp = 0;    // webhook-timestamp, Unix seconds
+  std::int64_t timestamp = 0;    // webhook-timestamp, Unix seconds (GitHub, Shopify: 0)
   std::string_view body;         // the raw body
   const nlohmann::json* payload = nullptr;  // the parsed body: a JSON object nested at most 128
                                             // deep (json_parse.h); numbers beyond 64 bits are

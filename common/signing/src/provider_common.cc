@@ -1,0 +1,188 @@
+#include "provider_common.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include "webhooks/error.h"
+#include "webhooks/json_parse.h"
+#include "webhooks/providers/github.h"
+#include "webhooks/providers/shopify.h"
+#include "webhooks/providers/slack.h"
+#include "webhooks/providers/stripe.h"
+#include "webhooks/wire.h"
+
+namespace webhooks::providers {
+namespace detail {
+
+std::array<std::uint8_t, 32> hmac_sha256(std::string_view key,
+                                         std::initializer_list<std::string_view> parts) {
+  std::string message;
+  for (std::string_view part : parts) message.append(part);
+  std::array<std::uint8_t, 32> out{};
+  unsigned int written = 0;
+  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+           reinterpret_cast<const unsigned char*>(message.data()), message.size(), out.data(),
+           &written) == nullptr ||
+      written != out.size()) {
+    throw Error(ErrorCode::crypto, "HMAC-SHA256 failed");
+  }
+  return out;
+}
+
+std::string hex(const std::array<std::uint8_t, 32>& digest) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(64);
+  for (std::uint8_t byte : digest) {
+    out.push_back(kDigits[byte >> 4]);
+    out.push_back(kDigits[byte & 0xf]);
+  }
+  return out;
+}
+
+bool same(std::string_view expected, std::string_view received) noexcept {
+  return expected.size() == received.size() &&
+         CRYPTO_memcmp(expected.data(), received.data(), expected.size()) == 0;
+}
+
+ProviderResult failure(ProviderStatus status, std::string_view header, std::string message) {
+  return ProviderResult{status, std::string(header), std::move(message), {}, 0};
+}
+
+ProviderResult missing(std::string_view header) {
+  return failure(ProviderStatus::missing_header, header, std::string(header) + " is missing");
+}
+
+ProviderResult malformed(std::string_view header, std::string_view shape) {
+  return failure(ProviderStatus::malformed_header, header,
+                 std::string(header) + " must be " + std::string(shape));
+}
+
+ProviderResult bad_signature(std::string_view header) {
+  return failure(ProviderStatus::bad_signature, header,
+                 "no signature in " + std::string(header) + " matches any configured secret");
+}
+
+void check_window(ProviderResult& result, std::string_view header, std::int64_t timestamp,
+                  std::int64_t now_seconds, const ProviderOptions& options) {
+  result.timestamp = timestamp;
+  if (!options.check_timestamp) return;
+  const std::int64_t tolerance = options.tolerance.count();
+  if (timestamp < now_seconds - tolerance) {
+    result = failure(ProviderStatus::timestamp_too_old, header,
+                     std::string(header) + " is " + std::to_string(now_seconds - timestamp) +
+                         " s old; the tolerance is " + std::to_string(tolerance) + " s");
+  } else if (timestamp > now_seconds + tolerance) {
+    result = failure(ProviderStatus::timestamp_too_new, header,
+                     std::string(header) + " is " + std::to_string(timestamp - now_seconds) +
+                         " s in the future; the tolerance is " + std::to_string(tolerance) + " s");
+  }
+  result.timestamp = timestamp;
+}
+
+void take_id(ProviderResult& result, std::string_view id, ProviderStatus status,
+             std::string_view where) {
+  if (!is_valid_webhook_id(id)) {
+    result =
+        failure(status, status == ProviderStatus::missing_id ? "" : where,
+                std::string(where) + " must be 1 to 255 printable ASCII characters without spaces");
+    return;
+  }
+  result.event_id = std::string(id);
+}
+
+void take_body_id(ProviderResult& result, std::string_view body, std::string_view field) {
+  const nlohmann::json payload = parse_json_or_discarded(body);
+  const std::string quoted = "\"" + std::string(field) + "\"";
+  if (!payload.is_object()) {
+    result = failure(ProviderStatus::missing_id, "",
+                     "the body is not a JSON object, so it has no " + quoted + " to dedup on");
+    return;
+  }
+  const auto it = payload.find(field);
+  if (it == payload.end() || !it->is_string()) {
+    result = failure(ProviderStatus::missing_id, "",
+                     "the body has no string " + quoted + " to dedup on");
+    return;
+  }
+  const std::string where = "the body's " + quoted;
+  take_id(result, it->get_ref<const std::string&>(), ProviderStatus::missing_id, where);
+}
+
+std::vector<std::string> checked(std::vector<std::string> secrets) {
+  if (secrets.empty()) {
+    throw Error(ErrorCode::invalid_argument, "a provider verifier needs at least one secret");
+  }
+  for (const std::string& secret : secrets) {
+    if (secret.empty()) throw Error(ErrorCode::invalid_secret, "a provider secret is empty");
+  }
+  return secrets;
+}
+
+}  // namespace detail
+
+std::string_view to_string(Provider provider) noexcept {
+  switch (provider) {
+    case Provider::standard:
+      return "standard";
+    case Provider::stripe:
+      return "stripe";
+    case Provider::github:
+      return "github";
+    case Provider::shopify:
+      return "shopify";
+    case Provider::slack:
+      return "slack";
+  }
+  return "unknown";
+}
+
+std::optional<Provider> parse_provider(std::string_view name) noexcept {
+  for (Provider p : {Provider::standard, Provider::stripe, Provider::github, Provider::shopify,
+                     Provider::slack}) {
+    if (to_string(p) == name) return p;
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(ProviderStatus status) noexcept {
+  switch (status) {
+    case ProviderStatus::ok:
+      return "ok";
+    case ProviderStatus::missing_header:
+      return "missing_header";
+    case ProviderStatus::malformed_header:
+      return "malformed_header";
+    case ProviderStatus::bad_signature:
+      return "bad_signature";
+    case ProviderStatus::timestamp_too_old:
+      return "timestamp_too_old";
+    case ProviderStatus::timestamp_too_new:
+      return "timestamp_too_new";
+    case ProviderStatus::missing_id:
+      return "missing_id";
+  }
+  return "unknown";
+}
+
+std::unique_ptr<ProviderVerifier> make_provider_verifier(Provider provider,
+                                                         std::vector<std::string> secrets,
+                                                         ProviderOptions options) {
+  switch (provider) {
+    case Provider::stripe:
+      return std::make_unique<stripe::Verifier>(std::move(secrets), options);
+    case Provider::github:
+      return std::make_unique<github::Verifier>(std::move(secrets), options);
+    case Provider::shopify:
+      return std::make_unique<shopify::Verifier>(std::move(secrets), options);
+    case Provider::slack:
+      return std::make_unique<slack::Verifier>(std::move(secrets), options);
+    case Provider::standard:
+      break;
+  }
+  throw Error(ErrorCode::invalid_argument,
+              "the standard provider is verified by webhooks::Verifier, not a provider verifier");
+}
+
+}  // namespace webhooks::providers

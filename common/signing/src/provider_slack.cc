@@ -1,0 +1,44 @@
+#include "provider_common.h"
+#include "webhooks/providers/slack.h"
+#include "webhooks/wire.h"
+
+namespace webhooks::providers::slack {
+namespace {
+
+std::string expected(std::string_view secret, std::string_view timestamp, std::string_view body) {
+  return "v0=" + detail::hex(detail::hmac_sha256(secret, {"v0:", timestamp, ":", body}));
+}
+
+}  // namespace
+
+std::string sign(std::string_view secret, std::int64_t timestamp, std::string_view body) {
+  return expected(secret, std::to_string(timestamp), body);
+}
+
+Verifier::Verifier(std::vector<std::string> secrets, ProviderOptions options)
+    : secrets_(detail::checked(std::move(secrets))), options_(options) {}
+
+ProviderResult Verifier::verify(const HeaderLookup& headers, std::string_view body,
+                                std::int64_t now_seconds) const {
+  const auto signature = headers(kHeaderSignature);
+  if (!signature) return detail::missing(kHeaderSignature);
+  const auto timestamp_text = headers(kHeaderTimestamp);
+  if (!timestamp_text) return detail::missing(kHeaderTimestamp);
+  const auto timestamp = parse_webhook_timestamp(*timestamp_text);
+  if (!timestamp) return detail::malformed(kHeaderTimestamp, "Unix seconds, 1 to 10 digits");
+  if (signature->substr(0, 3) != "v0=") {
+    return detail::malformed(kHeaderSignature, "v0=<hex signature>");
+  }
+  bool matched = false;
+  for (const std::string& secret : secrets_) {
+    matched |= detail::same(expected(secret, *timestamp_text, body), *signature);
+  }
+  if (!matched) return detail::bad_signature(kHeaderSignature);
+  ProviderResult result;
+  detail::check_window(result, kHeaderTimestamp, *timestamp, now_seconds, options_);
+  if (!result) return result;
+  detail::take_body_id(result, body, "event_id");
+  return result;
+}
+
+}  // namespace webhooks::providers::slack

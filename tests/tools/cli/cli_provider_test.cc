@@ -1,0 +1,63 @@
+// webhooks verify --provider: other providers' deliveries checked offline, on their published
+// vectors (tests/common/signing/provider_vectors.h gives the sources).
+#include "../../common/signing/provider_vectors.h"
+#include "cli_run.h"
+
+using namespace webhooks::test;
+using namespace provider_test;
+
+TEST_CASE("verify --provider github and slack: the documented examples") {
+  const std::string dir = temp_dir("cli-provider");
+  const std::string body = write(dir, "github.body", kGithubBody);
+  const std::string headers =
+      write(dir, "github.headers",
+            "X-Hub-Signature-256: " + kGithubSignature + "\nX-GitHub-Delivery: d-1\n");
+  const std::string args = " --headers-file " + headers + " --body-file " + body;
+  Run run = cli("verify --provider github --secret \"It's a Secret to Everybody\"" + args);
+  CHECK(run.code == 0);
+  CHECK(run.out == "valid\nevent-id: d-1\n");
+  run = cli("verify --provider github --secret 'wrong'" + args);
+  CHECK(run.code == 1);
+  CHECK(run.out ==
+        "invalid: bad_signature: no signature in X-Hub-Signature-256 matches any configured "
+        "secret\n");
+
+  const std::string slack =
+      " --headers-file " +
+      write(dir, "slack.headers",
+            "x-slack-signature: " + kSlackSignature + "\nx-slack-request-timestamp: 1531420618\n") +
+      " --body-file " + write(dir, "slack.body", kSlackBody);
+  run = cli("verify --provider slack --secret " + kSlackSecret + " --now 1531420918" + slack);
+  CHECK(run.out ==
+        "invalid: missing_id: the body is not a JSON object, so it has no \"event_id\" to dedup "
+        "on\n");
+  run = cli("verify --provider slack --secret " + kSlackSecret + " --now 1531420919" + slack);
+  CHECK(run.code == 1);
+  CHECK(run.out ==
+        "invalid: timestamp_too_old: X-Slack-Request-Timestamp is 301 s old; the tolerance is "
+        "300 s\n");
+}
+
+TEST_CASE("verify --provider stripe and shopify; usage errors") {
+  const std::string dir = temp_dir("cli-provider-2");
+  const std::string stripe =
+      " --headers-file " +
+      write(dir, "stripe.headers", "Stripe-Signature: t=12345,v1=" + kStripeV1 + "\n") +
+      " --body-file " + write(dir, "stripe.body", kStripeBody);
+  Run run = cli("verify --provider stripe --secret whsec_test_secret --no-tolerance" + stripe);
+  CHECK(run.out == "valid\nevent-id: evt_test_webhook\n");
+  const std::string shopify =
+      " --headers-file " +
+      write(dir, "shopify.headers",
+            "X-Shopify-Hmac-Sha256: " + kShopifyHmac + "\nX-Shopify-Webhook-Id: w-1\n") +
+      " --body-file " + write(dir, "shopify.body", kShopifyBody);
+  run = cli("verify --provider shopify --secret test-webhook-secret" + shopify);
+  CHECK(run.out == "valid\nevent-id: w-1\n");
+  run = cli("verify --provider paypal --secret x" + shopify);
+  CHECK(run.code == 2);
+  CHECK(run.out.find("--provider: unknown provider paypal (one of standard, stripe, github, "
+                     "shopify, slack)") == 0);
+  run = cli("verify --provider shopify" + shopify);
+  CHECK(run.code == 2);
+  CHECK(run.out == "webhooks: verify --provider needs --secret\n");
+}

@@ -1,0 +1,20 @@
+// webhooks verify --provider stripe|github|shopify|slack: another provider's delivery checked
+// offline (webhooks/providers/*.h). sign_verify.cc hands it the parsed inputs.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "webhooks/providers/provider.h"
+
+namespace webhooks::cli {
+
+// Prints "valid" and "event-id: <id>" (kOk), or "invalid: <status>: <message>" (kFailed).
+// `headers`: names lowercased (parse_header_lines). `now`: Unix seconds.
+int verify_provider(providers::Provider provider, const std::vector<std::string>& secrets,
+                    const std::map<std::string, std::string>& headers, const std::string& body,
+                    providers::ProviderOptions options, std::int64_t now);
+
+}  // namespace webhooks::cli
