@@ -133,8 +133,8 @@ TEST_CASE("merchant-receiver: bad secret files and variables exit 2, saying why"
           {"WEBHOOKS_SECRET=" + kSecret + ",whsec_short"});
   refused({"--secret-file", good, "--secret-file", good},
           "--secret-file: At Most 1 required but received 2");
-  refused({}, "--secret is required");
-  refused({}, "--secret is required", {"WEBHOOKS_SECRET= , "});  // blank: unset
+  refused({}, "--secret or --public-key is required");
+  refused({}, "--secret or --public-key is required", {"WEBHOOKS_SECRET= , "});  // blank: unset
 }
 
 TEST_CASE("merchant-receiver --help names --secret-file and WEBHOOKS_SECRET, even when it is bad") {
