@@ -14,10 +14,11 @@ namespace webhooks::publisher::detail {
 nlohmann::json endpoint_json(const Endpoint& e) {
   nlohmann::json secrets = nlohmann::json::array();
   for (const EndpointSecret& s : e.secrets) {
-    nlohmann::json entry = {{"scheme", s.is_v1a() ? "v1a" : "v1"},
-                            {"created_at", format_rfc3339(s.created_at)},
-                            {"expires_at", s.expires_at ? nlohmann::json(format_rfc3339(*s.expires_at))
-                                                        : nlohmann::json()}};
+    nlohmann::json entry = {
+        {"scheme", s.is_v1a() ? "v1a" : "v1"},
+        {"created_at", format_rfc3339(s.created_at)},
+        {"expires_at",
+         s.expires_at ? nlohmann::json(format_rfc3339(*s.expires_at)) : nlohmann::json()}};
     if (const auto public_key = public_key_of(s.secret)) entry["public_key"] = *public_key;
     secrets.push_back(std::move(entry));
   }

@@ -6,8 +6,8 @@
 
 #include "webhooks/error.h"
 #include "webhooks/log.h"
-#include "webhooks/publisher/endpoint_signers.h"
 #include "webhooks/publisher/duration.h"
+#include "webhooks/publisher/endpoint_signers.h"
 #include "webhooks/rfc3339.h"
 #include "webhooks/version.h"
 #include "webhooks/wire.h"
@@ -231,7 +231,8 @@ std::vector<DeliveryRequest> Dispatcher::prepare(const std::vector<ClaimedTask>&
     attempt.started_at = clock_.now_ms();
     auto endpoint_signers = signers.find(task.task.endpoint_id);
     if (endpoint_signers == signers.end()) {
-      endpoint_signers = signers.emplace(task.task.endpoint_id, EndpointSigners(task.secrets)).first;
+      endpoint_signers =
+          signers.emplace(task.task.endpoint_id, EndpointSigners(task.secrets)).first;
     }
     batch.push_back(build_signed(task, attempt.started_at / 1000, attempt.delivery_id,
                                  endpoint_signers->second));

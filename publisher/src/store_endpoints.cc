@@ -70,11 +70,10 @@ void Store::create_endpoint(const Endpoint& e) {
   const std::string types = types_json(e.event_types);
   db_->transact([&](db::Transaction& tx) {
     const db::Param reason = e.enabled ? db::Param(nullptr) : db::Param(e.disabled_reason);
-    tx.exec(
-        sql::kInsertEndpoint,
-        {e.id, e.merchant_id, e.url, types, e.description, std::int64_t{e.enabled ? 1 : 0}, reason,
-         time_param(e.failing_since), std::int64_t{e.created_at}, std::int64_t{e.updated_at},
-         std::string(to_string(e.signing))});
+    tx.exec(sql::kInsertEndpoint,
+            {e.id, e.merchant_id, e.url, types, e.description, std::int64_t{e.enabled ? 1 : 0},
+             reason, time_param(e.failing_since), std::int64_t{e.created_at},
+             std::int64_t{e.updated_at}, std::string(to_string(e.signing))});
     for (const EndpointSecret& s : e.secrets) {
       tx.exec(sql::kInsertSecret,
               {e.id, s.secret, std::int64_t{s.created_at}, time_param(s.expires_at)});

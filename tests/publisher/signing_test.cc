@@ -40,9 +40,8 @@ publisher::ClaimedTask claimed(std::vector<std::string> keys) {
 std::string signature_of(const std::vector<std::string>& keys) {
   const publisher::DeliveryRequest request =
       publisher::build_delivery(claimed(keys), 1614265340, "d1");
-  REQUIRE(request.body ==
-          R"({"id":"msg_p5jXN8AQM9LWM0D4loKWxJek","type":"order.created",)"
-          R"("timestamp":"2021-02-25T15:02:10.000Z","data":{"amount":100}})");
+  REQUIRE(request.body == R"({"id":"msg_p5jXN8AQM9LWM0D4loKWxJek","type":"order.created",)"
+                          R"("timestamp":"2021-02-25T15:02:10.000Z","data":{"amount":100}})");
   for (const auto& [name, value] : request.headers) {
     if (name == "webhook-signature") return value;
   }

@@ -26,7 +26,8 @@ std::string signature_value(const SignArgs& args, const std::string& body) {
     throw UsageError("sign needs --secret or --signing-key");
   }
   std::string value;
-  if (!args.secret.empty()) value = Signer(Secret::parse(args.secret)).sign(args.id, args.timestamp, body);
+  if (!args.secret.empty())
+    value = Signer(Secret::parse(args.secret)).sign(args.id, args.timestamp, body);
   if (!args.signing_key.empty()) {
     if (!value.empty()) value += ' ';
     value += Ed25519SigningKey::parse(args.signing_key).sign(args.id, args.timestamp, body);

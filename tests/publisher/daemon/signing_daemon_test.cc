@@ -14,16 +14,29 @@ namespace {
 using nlohmann::json;
 
 std::vector<std::string> args(const std::string& db) {
-  return {"--listen",         "127.0.0.1:0", "--db",           db,     "--admin-token", kToken,
-          "--allow-private-networks",        "--retry-schedule", "200ms,200ms,1s", "--timeout",
-          "2s",               "--poll-interval", "20ms",         "--log-level", "warn"};
+  return {"--listen",
+          "127.0.0.1:0",
+          "--db",
+          db,
+          "--admin-token",
+          kToken,
+          "--allow-private-networks",
+          "--retry-schedule",
+          "200ms,200ms,1s",
+          "--timeout",
+          "2s",
+          "--poll-interval",
+          "20ms",
+          "--log-level",
+          "warn"};
 }
 
 // merchant-receiver with `keys` (flag, value pairs) on its own SQLite file; its /webhooks URL.
 struct Merchant {
   Merchant(const std::string& dir, const std::string& name, std::vector<std::string> keys)
-      : process("merchant-receiver", with(keys, {"--listen", "127.0.0.1:0", "--db",
-                                                 dir + "/" + name + ".db", "--consumer", name}),
+      : process("merchant-receiver",
+                with(keys, {"--listen", "127.0.0.1:0", "--db", dir + "/" + name + ".db",
+                            "--consumer", name}),
                 dir),
         port(process.wait_listening()),
         url("http://127.0.0.1:" + std::to_string(port) + "/webhooks") {}
@@ -77,23 +90,25 @@ void check_refusals(Client& client) {
   refused({{"signing", 1}}, "invalid_request", R"(signing must be "v1", "v1a" or "both")");
   refused({{"signing", "v1a"}, {"secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}},
           "invalid_request", R"(secret does not apply to signing "v1a")");
-  refused({{"signing_key", "whsk_nWGxne/9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A="}},
-          "invalid_request", R"(signing_key does not apply to signing "v1")");
-  refused({{"signing", "v1a"}, {"signing_key", "whpk_11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="}},
-          "invalid_key", "Ed25519 signing key must start with 'whsk_'");
+  refused({{"signing_key", "whsk_nWGxne/9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A="}}, "invalid_request",
+          R"(signing_key does not apply to signing "v1")");
+  refused(
+      {{"signing", "v1a"}, {"signing_key", "whpk_11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="}},
+      "invalid_key", "Ed25519 signing key must start with 'whsk_'");
 }
 
-TEST_CASE("a v1a endpoint delivers to merchant-receiver --public-key; rotation keeps the old key "
-          "through the grace, and both carries a v1 entry",
-          "[daemon][signing]") {
+TEST_CASE(
+    "a v1a endpoint delivers to merchant-receiver --public-key; rotation keeps the old key "
+    "through the grace, and both carries a v1 entry",
+    "[daemon][signing]") {
   const std::string dir = temp_dir("publisherd-signing");
   Daemon daemon(args(database_target("signing")), dir);
   Client client(daemon.wait_listening());
   check_refusals(client);
 
-  auto created = client.post("/v1/endpoints", {{"merchant_id", "m1"},
-                                               {"url", "http://127.0.0.1:9/hook"},
-                                               {"signing", "v1a"}});
+  auto created =
+      client.post("/v1/endpoints",
+                  {{"merchant_id", "m1"}, {"url", "http://127.0.0.1:9/hook"}, {"signing", "v1a"}});
   REQUIRE(created->status == 201);
   CHECK(created->body.find("whsk_") == std::string::npos);
   const json endpoint = json::parse(created->body);
@@ -143,6 +158,37 @@ TEST_CASE("a v1a endpoint delivers to merchant-receiver --public-key; rotation k
   patch_url(client, id, c.url);
   REQUIRE(client.post("/v1/events/" + e3 + "/replay", json::object())->status == 202);
   REQUIRE(eventually([&] { return c.handled(e3); }));
+}
+
+TEST_CASE("webhooks endpoint create --signing v1a and rotate --signing both", "[daemon][signing]") {
+  const std::string dir = temp_dir("publisherd-signing-cli");
+  Daemon daemon(args(database_target("signing_cli")), dir);
+  const std::string url = "http://127.0.0.1:" + std::to_string(daemon.wait_listening());
+  const auto cli = [&](std::vector<std::string> a) {
+    a.insert(a.end(), {"--publisher-url", url, "--admin-token", kToken});
+    return launcher::run_to_end("webhooks", a, dir);
+  };
+  auto created = cli({"endpoint", "create", "--merchant", "m1", "--url", "http://127.0.0.1:9/h",
+                      "--signing", "v1a"});
+  REQUIRE(created.exit_code == 0);
+  CHECK(created.out.find("whsk_") == std::string::npos);
+  const json endpoint = json::parse(created.out);
+  CHECK(endpoint["signing"] == "v1a");
+  CHECK(endpoint["public_key"].get<std::string>().rfind("whpk_", 0) == 0);
+  auto rotated = cli(
+      {"endpoint", "rotate", "--endpoint", endpoint["id"], "--signing", "both", "--grace", "60"});
+  REQUIRE(rotated.exit_code == 0);
+  const json answer = json::parse(rotated.out);
+  CHECK(answer["signing"] == "both");
+  CHECK(answer["secret"].get<std::string>().rfind("whsec_", 0) == 0);
+  CHECK(answer["public_key"] != endpoint["public_key"]);
+  auto bad = cli({"endpoint", "create", "--merchant", "m1", "--url", "http://127.0.0.1:9/h",
+                  "--signing", "v2"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("v2 not in {v1,v1a,both}") != std::string::npos);
+  auto missing = cli({"endpoint", "rotate", "--endpoint", "nope"});
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.err.find("the publisher answered 404") != std::string::npos);
 }
 
 }  // namespace
