@@ -18,8 +18,7 @@ struct EndpointArgs {
 };
 
 CLI::Option* add_signing_option(CLI::App* cmd, EndpointArgs& a, const std::string& help) {
-  return cmd->add_option("--signing", a.signing, help)
-      ->check(CLI::IsMember({"v1", "v1a", "both"}));
+  return cmd->add_option("--signing", a.signing, help)->check(CLI::IsMember({"v1", "v1a", "both"}));
 }
 
 int print_answer(const std::optional<nlohmann::json>& answer) {
@@ -55,7 +54,8 @@ void add_endpoint(CLI::App& app, Action& action) {
   add_publisher_options(create, c->publisher);
   create->add_option("--merchant", c->merchant, "merchant_id")->required();
   create->add_option("--url", c->url, "where its deliveries go")->required();
-  create->add_option("--event-type", c->event_types, "an event type or prefix (order.*); repeatable");
+  create->add_option("--event-type", c->event_types,
+                     "an event type or prefix (order.*); repeatable");
   add_signing_option(create, *c,
                      "v1 (HMAC, a whsec_ secret; the default), v1a (Ed25519: prints the whpk_ "
                      "public key, never the signing key) or both");
@@ -67,8 +67,9 @@ void add_endpoint(CLI::App& app, Action& action) {
   add_publisher_options(rotate, r->publisher);
   rotate->add_option("--endpoint", r->endpoint, "endpoint id")->required();
   add_signing_option(rotate, *r, "v1, v1a or both (default: the endpoint's)");
-  rotate->add_option("--grace", r->grace_s,
-                     "seconds the old keys keep signing (default: the daemon's --rotation-grace)")
+  rotate
+      ->add_option("--grace", r->grace_s,
+                   "seconds the old keys keep signing (default: the daemon's --rotation-grace)")
       ->check(app::count(0, 315'360'000));
   rotate->callback([r, &action] { action = [r] { return run_rotate(*r); }; });
 }
