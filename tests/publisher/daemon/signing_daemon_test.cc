@@ -97,15 +97,8 @@ void check_refusals(Client& client) {
       "invalid_key", "Ed25519 signing key must start with 'whsk_'");
 }
 
-TEST_CASE(
-    "a v1a endpoint delivers to merchant-receiver --public-key; rotation keeps the old key "
-    "through the grace, and both carries a v1 entry",
-    "[daemon][signing]") {
-  const std::string dir = temp_dir("publisherd-signing");
-  Daemon daemon(args(database_target("signing")), dir);
-  Client client(daemon.wait_listening());
-  check_refusals(client);
-
+// A v1a endpoint: its answer shows the whpk_ public key, no secret and never the whsk_ key.
+json create_v1a(Client& client) {
   auto created =
       client.post("/v1/endpoints",
                   {{"merchant_id", "m1"}, {"url", "http://127.0.0.1:9/hook"}, {"signing", "v1a"}});
@@ -121,6 +114,20 @@ TEST_CASE(
   const auto fetched = client.get("/v1/endpoints/" + id);
   CHECK(fetched->body.find("whsk_") == std::string::npos);
   CHECK(json::parse(fetched->body)["secrets"] == endpoint["secrets"]);
+  return endpoint;
+}
+
+TEST_CASE(
+    "a v1a endpoint delivers to merchant-receiver --public-key; rotation keeps the old key "
+    "through the grace, and both carries a v1 entry",
+    "[daemon][signing]") {
+  const std::string dir = temp_dir("publisherd-signing");
+  Daemon daemon(args(database_target("signing")), dir);
+  Client client(daemon.wait_listening());
+  check_refusals(client);
+
+  const json endpoint = create_v1a(client);
+  const std::string id = endpoint["id"], pk1 = endpoint["public_key"];
 
   Merchant a(dir, "a", {"--public-key", pk1});
   patch_url(client, id, a.url);
@@ -182,6 +189,15 @@ TEST_CASE("webhooks endpoint create --signing v1a and rotate --signing both", "[
   CHECK(answer["signing"] == "both");
   CHECK(answer["secret"].get<std::string>().rfind("whsec_", 0) == 0);
   CHECK(answer["public_key"] != endpoint["public_key"]);
+  auto plain = cli({"endpoint", "create", "--merchant", "m1", "--url", "http://127.0.0.1:9/h"});
+  REQUIRE(plain.exit_code == 0);
+  const json v1 = json::parse(plain.out);  // the default, as before: v1 with its secret
+  CHECK(v1["signing"] == "v1");
+  CHECK(v1["secret"].get<std::string>().rfind("whsec_", 0) == 0);
+  CHECK_FALSE(v1.contains("public_key"));
+  CHECK(
+      v1["secrets"] ==
+      json::array({{{"scheme", "v1"}, {"created_at", v1["created_at"]}, {"expires_at", nullptr}}}));
   auto bad = cli({"endpoint", "create", "--merchant", "m1", "--url", "http://127.0.0.1:9/h",
                   "--signing", "v2"});
   CHECK(bad.exit_code == 2);
