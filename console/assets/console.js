@@ -4,7 +4,8 @@
 //   data-method  POST (default), PATCH or DELETE
 //   data-url     the API path, e.g. /v1/events/ID/replay
 //   data-body    the JSON body; the text "{since}" is replaced by input#since as RFC 3339
-//   data-secret  present: show the answer's "secret" in #new-secret and do not reload
+//   data-secret  present: show the answer's "secret" and/or "public_key" in #new-secret and do not
+//                reload
 //   data-idempotency  present: send a new random Idempotency-Key (POST /v1/events)
 "use strict";
 (function () {
@@ -72,7 +73,8 @@
     const text = describe(button, status, answer);
     if (button.dataset.secret !== undefined && status >= 200 && status < 300 && answer) {
       const secret = document.getElementById("new-secret");
-      if (secret) secret.textContent = answer.secret || "";
+      // v1: the secret; v1a: the public key (the signing key is never shown); both: the two.
+      if (secret) secret.textContent = [answer.secret, answer.public_key].filter(Boolean).join(" ");
       return showResult(text);
     }
     sessionStorage.setItem(kResultKey, text);

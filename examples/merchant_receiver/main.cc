@@ -11,6 +11,7 @@
 #include "webhooks/app/flags.h"
 #include "webhooks/app/secret_flags.h"
 #include "webhooks/app/server.h"
+#include "webhooks/ed25519.h"
 #include "webhooks/log.h"
 #include "webhooks/receiver/http_server.h"
 
@@ -21,6 +22,7 @@ struct Flags {
   std::string db = "./merchant.db";
   std::vector<std::string> secrets;
   std::string provider = "standard";
+  std::vector<std::string> public_keys;  // whpk_…: v1a (Ed25519) signatures
   std::string consumer = "merchant";
   double lease_s = 30, ttl_s = 7 * 24 * 3600;
   std::int64_t tolerance_s = 300;
@@ -34,6 +36,7 @@ int run(const Flags& flags) {
   webhooks::receiver::Config config;
   config.secrets = flags.secrets;
   config.provider = *webhooks::providers::parse_provider(flags.provider);
+  config.public_keys = flags.public_keys;
   config.consumer = flags.consumer;
   config.store = flags.db;
   config.lease = webhooks::app::seconds_to_millis(flags.lease_s);
@@ -97,8 +100,13 @@ int main(int argc, char** argv) {
       {"--secret", "WEBHOOKS_SECRET",
        "signing secret whsec_... (repeatable: rotation); with --provider other than standard, "
        "the provider's secret as it shows it",
-       webhooks::app::provider_secret(&flags.provider), true},
+       webhooks::app::provider_secret(&flags.provider)},
       flags.secrets);
+  app.add_option("--public-key", flags.public_keys,
+                 "Ed25519 public key whpk_... for v1a signatures (repeatable: rotation); "
+                 "--secret, --public-key or both")
+      ->check(webhooks::app::accepted_by(
+          "whpk_...", [](const std::string& key) { webhooks::Ed25519PublicKey::parse(key); }));
   app.add_option("--consumer", flags.consumer, "dedup scope")->capture_default_str();
   app.add_option("--lease", flags.lease_s, "handler lease, seconds")
       ->check(duration(DurationUnit::seconds))
@@ -132,6 +140,10 @@ int main(int argc, char** argv) {
       ->check(webhooks::app::count(0));
   if (const auto exit_code = webhooks::app::parse_command_line(app, argc, argv)) {
     return *exit_code;
+  }
+  if (flags.secrets.empty() && flags.public_keys.empty()) {
+    std::cerr << "--secret or --public-key is required\nRun with --help for more information.\n";
+    return webhooks::app::kUsageExitCode;
   }
   webhooks::configure_json_logging("info");
   try {

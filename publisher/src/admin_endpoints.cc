@@ -2,6 +2,7 @@
 #include <httplib.h>
 
 #include "admin_json.h"
+#include "webhooks/ed25519.h"
 #include "webhooks/error.h"
 #include "webhooks/log.h"
 #include "webhooks/publisher/admin_api.h"
@@ -65,7 +66,67 @@ std::optional<std::string> read_secret(const json& body, httplib::Response& res)
   }
 }
 
-// POST /v1/endpoints: a new endpoint with its first secret, shown this once (201).
+// The body's "signing" ("v1", "v1a" or "both"), `fallback` when absent; nullopt after answering
+// 400.
+std::optional<SigningScheme> read_signing(const json& body, SigningScheme fallback,
+                                          httplib::Response& res) {
+  const auto it = body.find("signing");
+  if (it == body.end() || it->is_null()) return fallback;
+  std::optional<SigningScheme> scheme;
+  if (it->is_string()) scheme = parse_signing_scheme(it->get<std::string>());
+  if (!scheme) fail(res, 400, "invalid_request", R"(signing must be "v1", "v1a" or "both")");
+  return scheme;
+}
+
+// A signing key from the body's "signing_key" (validated) or a new one; nullopt after answering.
+std::optional<Ed25519SigningKey> read_signing_key(const json& body, httplib::Response& res) {
+  const auto it = body.find("signing_key");
+  if (it == body.end() || it->is_null()) return Ed25519SigningKey::generate();
+  try {
+    if (it->is_string()) return Ed25519SigningKey::parse(it->get<std::string>());
+    fail(res, 400, "invalid_key", "signing_key must be a string");
+  } catch (const Error& e) {
+    fail(res, 400, "invalid_key", e.what());
+  }
+  return std::nullopt;
+}
+
+// The keys a creation or rotation stores for `scheme` (a whsec_ secret for v1, a whsk_ signing
+// key for v1a, both for both) and what its answer shows of them: "secret" (once) and
+// "public_key" ("whpk_…"), never the signing key. nullopt after answering 400.
+struct NewKeys {
+  std::vector<std::string> stored;
+  json shown = json::object();
+};
+std::optional<NewKeys> read_new_keys(const json& body, SigningScheme scheme,
+                                     httplib::Response& res) {
+  for (const char* name : {"secret", "signing_key"}) {
+    const bool wanted = std::string_view(name) == "secret" ? uses_v1(scheme) : uses_v1a(scheme);
+    if (!wanted && body.contains(name) && !body.at(name).is_null()) {
+      fail(res, 400, "invalid_request",
+           std::string(name) + " does not apply to signing \"" + std::string(to_string(scheme)) +
+               "\"");
+      return std::nullopt;
+    }
+  }
+  NewKeys keys;
+  if (uses_v1(scheme)) {
+    const std::optional<std::string> secret = read_secret(body, res);
+    if (!secret) return std::nullopt;
+    keys.stored.push_back(*secret);
+    keys.shown["secret"] = *secret;
+  }
+  if (uses_v1a(scheme)) {
+    const std::optional<Ed25519SigningKey> key = read_signing_key(body, res);
+    if (!key) return std::nullopt;
+    keys.stored.push_back(key->to_string());
+    keys.shown["public_key"] = key->public_key().to_string();
+  }
+  return keys;
+}
+
+// POST /v1/endpoints: a new endpoint with its first keys (201); a secret is shown this once, a
+// signing key never (its public key instead).
 void create_endpoint(Store& store, const Clock& clock, const SsrfOptions& ssrf,
                      const httplib::Request& req, httplib::Response& res) {
   const auto body = detail::json_body(req, res);
@@ -81,8 +142,10 @@ void create_endpoint(Store& store, const Clock& clock, const SsrfOptions& ssrf,
   if (!body->contains("url")) return fail(res, 400, "invalid_request", "url is required");
   if (!check_url(body->at("url"), ssrf, res)) return;
   if (!read_types(*body, e.event_types, res)) return;
-  const std::optional<std::string> secret = read_secret(*body, res);
-  if (!secret) return;
+  const std::optional<SigningScheme> signing = read_signing(*body, SigningScheme::v1, res);
+  if (!signing) return;
+  const std::optional<NewKeys> keys = read_new_keys(*body, *signing, res);
+  if (!keys) return;
   const UnixMillis now = clock.now_ms();
   UuidV7Generator ids(clock);
   e.id = ids.next();
@@ -90,14 +153,16 @@ void create_endpoint(Store& store, const Clock& clock, const SsrfOptions& ssrf,
   e.url = body->at("url").get<std::string>();
   e.description = body->value("description", "");
   e.created_at = e.updated_at = now;
-  e.secrets.push_back({*secret, now, std::nullopt});
+  e.signing = *signing;
+  for (const std::string& key : keys->stored) e.secrets.push_back({key, now, std::nullopt});
   store.create_endpoint(e);
   log_event(spdlog::level::info, {{"event", "endpoint_created"},
                                   {"endpoint_id", e.id},
                                   {"merchant_id", e.merchant_id},
-                                  {"url", e.url}});
+                                  {"url", e.url},
+                                  {"signing", to_string(e.signing)}});
   json out = detail::endpoint_json(e);
-  out["secret"] = *secret;  // the only time it is shown
+  out.update(keys->shown);  // the only time a secret is shown
   answer(res, 201, out);
 }
 
@@ -183,27 +248,34 @@ bool read_grace(const json& body, std::chrono::milliseconds& grace, httplib::Res
   return true;
 }
 
-// POST /v1/endpoints/{id}/rotate-secret: a new secret; the old ones expire after the grace.
+// POST /v1/endpoints/{id}/rotate-secret: new keys for the body's "signing" (default: the
+// endpoint's); the old ones keep signing until the grace ends.
 void rotate_secret(Store& store, const Clock& clock, std::chrono::milliseconds default_grace,
                    const httplib::Request& req, httplib::Response& res) {
   const auto body = detail::json_body(req, res);
   if (!body) return;
-  const std::optional<std::string> secret = read_secret(*body, res);
-  if (!secret) return;
+  const std::string id = req.matches[1];
+  const std::optional<Endpoint> endpoint = store.find_endpoint(id);
+  if (!endpoint) return fail(res, 404, "not_found", "no such endpoint");
+  const std::optional<SigningScheme> signing = read_signing(*body, endpoint->signing, res);
+  if (!signing) return;
+  const std::optional<NewKeys> keys = read_new_keys(*body, *signing, res);
+  if (!keys) return;
   std::chrono::milliseconds grace = default_grace;
   if (!read_grace(*body, grace, res)) return;
   const UnixMillis now = clock.now_ms();
-  const std::string id = req.matches[1];
-  if (!store.rotate_secret(id, *secret, now + grace.count(), now)) {
+  if (!store.rotate_keys(id, keys->stored, *signing, now + grace.count(), now)) {
     return fail(res, 404, "not_found", "no such endpoint");
   }
   log_event(spdlog::level::info, {{"event", "secret_rotated"},
                                   {"endpoint_id", id},
+                                  {"signing", to_string(*signing)},
                                   {"old_secrets_expire_at", format_rfc3339(now + grace.count())}});
-  answer(res, 200,
-         {{"endpoint_id", id},
-          {"secret", *secret},
-          {"old_secrets_expire_at", format_rfc3339(now + grace.count())}});
+  json out = {{"endpoint_id", id},
+              {"signing", to_string(*signing)},
+              {"old_secrets_expire_at", format_rfc3339(now + grace.count())}};
+  out.update(keys->shown);
+  answer(res, 200, out);
 }
 
 // POST /v1/endpoints/{id}/recover: the endpoint's tasks since a time delivered again (202).

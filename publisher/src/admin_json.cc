@@ -5,6 +5,7 @@
 #include "webhooks/http_server.h"
 #include "webhooks/idempotency/guard.h"
 #include "webhooks/json_parse.h"
+#include "webhooks/publisher/endpoint_signers.h"
 #include "webhooks/random.h"
 #include "webhooks/rfc3339.h"
 
@@ -13,9 +14,13 @@ namespace webhooks::publisher::detail {
 nlohmann::json endpoint_json(const Endpoint& e) {
   nlohmann::json secrets = nlohmann::json::array();
   for (const EndpointSecret& s : e.secrets) {
-    secrets.push_back({{"created_at", format_rfc3339(s.created_at)},
-                       {"expires_at", s.expires_at ? nlohmann::json(format_rfc3339(*s.expires_at))
-                                                   : nlohmann::json()}});
+    nlohmann::json entry = {
+        {"scheme", s.is_v1a() ? "v1a" : "v1"},
+        {"created_at", format_rfc3339(s.created_at)},
+        {"expires_at",
+         s.expires_at ? nlohmann::json(format_rfc3339(*s.expires_at)) : nlohmann::json()}};
+    if (const auto public_key = public_key_of(s.secret)) entry["public_key"] = *public_key;
+    secrets.push_back(std::move(entry));
   }
   return {{"id", e.id},
           {"merchant_id", e.merchant_id},
@@ -26,6 +31,7 @@ nlohmann::json endpoint_json(const Endpoint& e) {
           {"disabled_reason", e.enabled ? nlohmann::json() : nlohmann::json(e.disabled_reason)},
           {"failing_since",
            e.failing_since ? nlohmann::json(format_rfc3339(*e.failing_since)) : nlohmann::json()},
+          {"signing", to_string(e.signing)},
           {"secrets", secrets},
           {"created_at", format_rfc3339(e.created_at)},
           {"updated_at", format_rfc3339(e.updated_at)}};

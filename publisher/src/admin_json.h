@@ -14,7 +14,8 @@
 
 namespace webhooks::publisher::detail {
 
-// The endpoint without its secrets' values (each secret as {"created_at","expires_at"}).
+// The endpoint with its "signing" scheme and without its keys' values: each key as
+// {"scheme": "v1"|"v1a","created_at","expires_at"}, a v1a key with its "public_key" ("whpk_…").
 nlohmann::json endpoint_json(const Endpoint& endpoint);
 // Event data inside an admin answer exactly as stored, number tokens byte for byte (a tree would
 // print 36893488147419103233 as 3.6893488147419103e+19): hold() gives a placeholder string with a

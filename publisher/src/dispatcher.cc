@@ -7,6 +7,7 @@
 #include "webhooks/error.h"
 #include "webhooks/log.h"
 #include "webhooks/publisher/duration.h"
+#include "webhooks/publisher/endpoint_signers.h"
 #include "webhooks/rfc3339.h"
 #include "webhooks/version.h"
 #include "webhooks/wire.h"
@@ -23,31 +24,12 @@ std::string event_body(const Event& event) {
 
 namespace {
 
-// One Signer per secret that parses (secrets were validated when configured; a bad one is never
-// used as a key). Preparing a Signer fetches and keys OpenSSL's HMAC, which costs more than
-// signing a small body, so a batch prepares them once per endpoint.
-std::vector<Signer> signers_for(const std::vector<std::string>& secrets) {
-  std::vector<Signer> signers;
-  for (const std::string& text : secrets) {
-    try {
-      signers.emplace_back(Secret::parse(text));
-    } catch (const Error&) {
-      // refused when configured; never used as a key
-    }
-  }
-  return signers;
-}
-
 DeliveryRequest build_signed(const ClaimedTask& task, std::int64_t dispatch_seconds,
-                             const std::string& delivery_id, const std::vector<Signer>& signers) {
+                             const std::string& delivery_id, const EndpointSigners& signers) {
   DeliveryRequest out;
   out.url = task.url;
   out.body = event_body(task.event);
-  std::string signatures;
-  for (const Signer& signer : signers) {
-    if (!signatures.empty()) signatures += ' ';
-    signatures += signer.sign(task.event.event_id, dispatch_seconds, out.body);
-  }
+  std::string signatures = signers.sign(task.event.event_id, dispatch_seconds, out.body);
   out.headers = {{"content-type", "application/json"},
                  {std::string(kHeaderId), task.event.event_id},
                  {std::string(kHeaderTimestamp), std::to_string(dispatch_seconds)},
@@ -62,7 +44,7 @@ DeliveryRequest build_signed(const ClaimedTask& task, std::int64_t dispatch_seco
 
 DeliveryRequest build_delivery(const ClaimedTask& task, std::int64_t dispatch_seconds,
                                const std::string& delivery_id) {
-  return build_signed(task, dispatch_seconds, delivery_id, signers_for(task.secrets));
+  return build_signed(task, dispatch_seconds, delivery_id, EndpointSigners(task.secrets));
 }
 
 Dispatcher::Dispatcher(Store& store, Transport& transport, const RetryPolicy& policy,
@@ -226,7 +208,7 @@ std::vector<DeliveryRequest> Dispatcher::prepare(const std::vector<ClaimedTask>&
                                                  std::vector<const ClaimedTask*>& sending,
                                                  std::vector<DeliveryAttempt>& attempts,
                                                  std::vector<Settlement>& settled) {
-  std::unordered_map<std::string, std::vector<Signer>> signers;  // by endpoint, for this batch
+  std::unordered_map<std::string, EndpointSigners> signers;  // by endpoint, for this batch
   std::vector<DeliveryRequest> batch;
   for (const ClaimedTask& task : claimed) {
     if (policy_.expired(task.task.age_from, now)) {  // e.g. waited out a disabled endpoint
@@ -249,7 +231,8 @@ std::vector<DeliveryRequest> Dispatcher::prepare(const std::vector<ClaimedTask>&
     attempt.started_at = clock_.now_ms();
     auto endpoint_signers = signers.find(task.task.endpoint_id);
     if (endpoint_signers == signers.end()) {
-      endpoint_signers = signers.emplace(task.task.endpoint_id, signers_for(task.secrets)).first;
+      endpoint_signers =
+          signers.emplace(task.task.endpoint_id, EndpointSigners(task.secrets)).first;
     }
     batch.push_back(build_signed(task, attempt.started_at / 1000, attempt.delivery_id,
                                  endpoint_signers->second));

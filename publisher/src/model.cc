@@ -48,4 +48,23 @@ std::optional<Trigger> parse_trigger(std::string_view text) noexcept {
   return std::nullopt;
 }
 
+std::string_view to_string(SigningScheme scheme) noexcept {
+  switch (scheme) {
+    case SigningScheme::v1a:
+      return "v1a";
+    case SigningScheme::both:
+      return "both";
+    case SigningScheme::v1:
+      break;
+  }
+  return "v1";
+}
+
+std::optional<SigningScheme> parse_signing_scheme(std::string_view text) noexcept {
+  for (SigningScheme s : {SigningScheme::v1, SigningScheme::v1a, SigningScheme::both}) {
+    if (to_string(s) == text) return s;
+  }
+  return std::nullopt;
+}
+
 }  // namespace webhooks::publisher

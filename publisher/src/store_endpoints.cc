@@ -46,6 +46,7 @@ Endpoint endpoint_from(const db::Rows& rows, std::size_t r) {
   e.failing_since = optional_time(rows, r, 7);
   e.created_at = rows.integer(r, 8);
   e.updated_at = rows.integer(r, 9);
+  e.signing = parse_signing_scheme(rows.text(r, 10)).value_or(SigningScheme::v1);
   return e;
 }
 
@@ -69,10 +70,10 @@ void Store::create_endpoint(const Endpoint& e) {
   const std::string types = types_json(e.event_types);
   db_->transact([&](db::Transaction& tx) {
     const db::Param reason = e.enabled ? db::Param(nullptr) : db::Param(e.disabled_reason);
-    tx.exec(
-        sql::kInsertEndpoint,
-        {e.id, e.merchant_id, e.url, types, e.description, std::int64_t{e.enabled ? 1 : 0}, reason,
-         time_param(e.failing_since), std::int64_t{e.created_at}, std::int64_t{e.updated_at}});
+    tx.exec(sql::kInsertEndpoint,
+            {e.id, e.merchant_id, e.url, types, e.description, std::int64_t{e.enabled ? 1 : 0},
+             reason, time_param(e.failing_since), std::int64_t{e.created_at},
+             std::int64_t{e.updated_at}, std::string(to_string(e.signing))});
     for (const EndpointSecret& s : e.secrets) {
       tx.exec(sql::kInsertSecret,
               {e.id, s.secret, std::int64_t{s.created_at}, time_param(s.expires_at)});
@@ -139,6 +140,21 @@ bool Store::rotate_secret(const std::string& id, const std::string& secret,
     found = true;
     tx.exec(sql::kExpireSecrets, {id, std::int64_t{old_expires_at}});
     tx.exec(sql::kInsertSecret, {id, secret, std::int64_t{now}, nullptr});
+  });
+  return found;
+}
+
+bool Store::rotate_keys(const std::string& id, const std::vector<std::string>& keys,
+                        SigningScheme signing, UnixMillis old_expires_at, UnixMillis now) {
+  bool found = false;
+  db_->transact([&](db::Transaction& tx) {
+    const std::string scheme(to_string(signing));
+    if (tx.exec(sql::kSetSigning, {id, scheme, std::int64_t{now}}).affected() == 0) return;
+    found = true;
+    tx.exec(sql::kExpireSecrets, {id, std::int64_t{old_expires_at}});
+    for (const std::string& key : keys) {
+      tx.exec(sql::kInsertSecret, {id, key, std::int64_t{now}, nullptr});
+    }
   });
   return found;
 }

@@ -8,7 +8,7 @@ namespace webhooks::publisher::detail::sql {
 
 #define WEBHOOKS_ENDPOINT_COLUMNS                                                             \
   "id, merchant_id, url, event_types, description, enabled, disabled_reason, failing_since, " \
-  "created_at, updated_at"
+  "created_at, updated_at, signing"
 #define WEBHOOKS_TASK_COLUMNS                                                             \
   "id, event_id, endpoint_id, state, attempts, next_attempt_at, next_trigger, age_from, " \
   "last_status, last_error, created_at, updated_at, parked"
@@ -25,7 +25,7 @@ namespace webhooks::publisher::detail::sql {
 // --- endpoints ---
 inline constexpr std::string_view kInsertEndpoint =
     "INSERT INTO publisher_endpoints (" WEBHOOKS_ENDPOINT_COLUMNS
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
 inline constexpr std::string_view kInsertSecret =
     "INSERT INTO publisher_endpoint_secrets (endpoint_id, secret, created_at, expires_at) "
     "VALUES ($1, $2, $3, $4)";
@@ -68,6 +68,8 @@ inline constexpr std::string_view kExpireSecrets =
     "WHERE endpoint_id = $1 AND (expires_at IS NULL OR expires_at > $2)";
 inline constexpr std::string_view kTouchEndpoint =
     "UPDATE publisher_endpoints SET updated_at = $2 WHERE id = $1";
+inline constexpr std::string_view kSetSigning =
+    "UPDATE publisher_endpoints SET signing = $2, updated_at = $3 WHERE id = $1";
 inline constexpr std::string_view kCountDisabled =
     "SELECT COUNT(*) FROM publisher_endpoints WHERE enabled = 0";
 

@@ -306,7 +306,7 @@ TEST_CASE("merchant-receiver: bad flags exit 2 with CLI11's message on stderr") 
     CHECK(run.exit_code == 2);
     CHECK(run.err.find(message) != std::string::npos);
   };
-  refused({}, "--secret is required");  // CLI11's own code for it is 106
+  refused({}, "--secret or --public-key is required");
   const std::string seconds =
       "must be a number of seconds from 0.001 to 315360000 (10 years), not ";
   for (const char* value : {"-1", "0", "1e-9", "0.0001", "inf", "nan", "1e300", "315360001"}) {

@@ -133,8 +133,8 @@ TEST_CASE("merchant-receiver: bad secret files and variables exit 2, saying why"
           {"WEBHOOKS_SECRET=" + kSecret + ",whsec_short"});
   refused({"--secret-file", good, "--secret-file", good},
           "--secret-file: At Most 1 required but received 2");
-  refused({}, "--secret is required");
-  refused({}, "--secret is required", {"WEBHOOKS_SECRET= , "});  // blank: unset
+  refused({}, "--secret or --public-key is required");
+  refused({}, "--secret or --public-key is required", {"WEBHOOKS_SECRET= , "});  // blank: unset
 }
 
 TEST_CASE("merchant-receiver --help names --secret-file and WEBHOOKS_SECRET, even when it is bad") {
@@ -142,8 +142,10 @@ TEST_CASE("merchant-receiver --help names --secret-file and WEBHOOKS_SECRET, eve
   const Finished run = run_to_end("merchant-receiver", {"--help"}, dir,
                                   test::with_env({"WEBHOOKS_SECRET=whsec_short"}));
   CHECK(run.exit_code == 0);
-  CHECK(run.out.find("--secret TEXT:whsec_... ... (Env:WEBHOOKS_SECRET, comma-separated) "
-                     "REQUIRED") != std::string::npos);
+  // Not REQUIRED: --public-key may stand in for it.
+  CHECK(run.out.find("--secret TEXT:whsec_... ... (Env:WEBHOOKS_SECRET, comma-separated)\n") !=
+        std::string::npos);
+  CHECK(run.out.find("--public-key TEXT:whpk_... ...") != std::string::npos);
   CHECK(run.out.find("--secret-file PATH") != std::string::npos);
   CHECK(run.err.empty());
 }

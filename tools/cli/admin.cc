@@ -11,6 +11,7 @@
 
 #include "capture.h"
 #include "cli.h"
+#include "publisher_api.h"
 #include "webhooks/clock.h"
 #include "webhooks/error.h"
 #include "webhooks/json_parse.h"
@@ -19,12 +20,6 @@
 #include "webhooks/wire.h"
 
 namespace webhooks::cli {
-namespace {
-
-struct Publisher {
-  std::string url = "http://127.0.0.1:8780";
-  std::string token;
-};
 
 void add_publisher_options(CLI::App* cmd, Publisher& p) {
   cmd->add_option("--publisher-url", p.url, "the publisher's base URL, http(s)://HOST:PORT")
@@ -37,7 +32,7 @@ void add_publisher_options(CLI::App* cmd, Publisher& p) {
 
 // Sends a request to the admin API; prints errors; returns the parsed JSON body on 2xx.
 std::optional<nlohmann::json> call(const Publisher& p, const std::string& method,
-                                   const std::string& path, const std::string& body = "") {
+                                   const std::string& path, const std::string& body) {
   httplib::Client client(p.url);
   client.set_connection_timeout(std::chrono::seconds(5));
   client.set_read_timeout(std::chrono::seconds(30));
@@ -59,6 +54,8 @@ std::optional<nlohmann::json> call(const Publisher& p, const std::string& method
     return std::nullopt;
   }
 }
+
+namespace {
 
 std::string cell(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();

@@ -22,7 +22,8 @@ void add_sign(CLI::App& app, Action& action);
 void add_verify(CLI::App& app, Action& action);
 void add_send(CLI::App& app, Action& action);
 void add_listen(CLI::App& app, Action& action);
-void add_admin(CLI::App& app, Action& action);  // replay, events, attempts
+void add_admin(CLI::App& app, Action& action);     // replay, events, attempts
+void add_endpoint(CLI::App& app, Action& action);  // endpoint create, endpoint rotate
 
 // A usage error raised after parsing (a file that cannot be read, a bad secret): printed with the
 // subcommand's name, exit code 2.

@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   add_send(app, action);
   add_listen(app, action);
   add_admin(app, action);
+  add_endpoint(app, action);
   if (unknown_command(app, argc, argv)) return kUsage;
   if (const auto exit_code = webhooks::app::parse_command_line(app, argc, argv)) {
     return *exit_code;

@@ -22,7 +22,7 @@ TEST_CASE("usage errors exit 2 with a clear message") {
   CHECK(run.code == 2);
   CHECK(run.out ==
         "webhooks: unknown command 'sned'; the commands are: sign, verify, send, listen, replay, "
-        "events, attempts\nRun with --help for more information.\n");
+        "events, attempts, endpoint\nRun with --help for more information.\n");
   run = cli("");
   CHECK(run.code == 2);
   CHECK(run.out.find("A subcommand is required") != std::string::npos);

@@ -13,10 +13,11 @@
 // token; GET / redirects to it. Bodies over
 // `body_limit` answer 413 `payload_too_large`. Errors are {"error":{"code","message"}} with stable
 // codes: unauthorized, csrf_failed, not_found, invalid_json, invalid_request, invalid_secret,
-// url_not_allowed, replay_too_old, payload_too_large, unsupported_media_type (a POST or PATCH whose
-// Content-Type is present and not JSON: 415), internal_error, and the idempotency guard's. Times in
-// answers are RFC 3339; secrets appear only in the answers that create them (create,
-// rotate-secret).
+// invalid_key (a bad "signing_key"), url_not_allowed, replay_too_old, payload_too_large,
+// unsupported_media_type (a POST or PATCH whose Content-Type is present and not JSON: 415),
+// internal_error, and the idempotency guard's. Times in answers are RFC 3339; secrets appear only
+// in the answers that create them (create, rotate-secret); Ed25519 signing keys ("signing": "v1a"
+// or "both") never appear, only their "whpk_" public keys (docs/publisher-delivery.md, "Signing").
 #pragma once
 
 #include <chrono>

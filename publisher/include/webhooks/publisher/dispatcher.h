@@ -55,8 +55,9 @@ class Transport {
 std::string event_body(const Event& event);
 
 // The request for one attempt of `task`: DESIGN's wire format, signed at `dispatch_seconds` (Unix
-// seconds) with one v1 entry per secret, with `delivery_id` as webhook-delivery-id. Secrets that
-// fail to parse are skipped (they were validated when configured).
+// seconds) with one entry per active key (v1 for a "whsec_" secret, v1a for a "whsk_" signing key:
+// endpoint_signers.h), with `delivery_id` as webhook-delivery-id. Keys that fail to parse are
+// skipped (they were validated when configured).
 DeliveryRequest build_delivery(const ClaimedTask& task, std::int64_t dispatch_seconds,
                                const std::string& delivery_id);
 

@@ -14,13 +14,26 @@
 
 namespace webhooks::publisher {
 
-// A signing secret ("whsec_…") and when it stops signing (std::nullopt: never). After a rotation
-// the old secret keeps signing until its expiry, so receivers can switch over.
+// How an endpoint's deliveries are signed (Standard Webhooks v1): "v1" HMAC-SHA256 with a
+// "whsec_" secret (the default), "v1a" Ed25519 with a "whsk_" signing key (receivers hold its
+// "whpk_" public key), "both" one entry of each in webhook-signature.
+enum class SigningScheme { v1, v1a, both };
+std::string_view to_string(SigningScheme scheme) noexcept;
+// "v1", "v1a" or "both"; std::nullopt for anything else.
+std::optional<SigningScheme> parse_signing_scheme(std::string_view text) noexcept;
+inline bool uses_v1(SigningScheme s) { return s != SigningScheme::v1a; }
+inline bool uses_v1a(SigningScheme s) { return s != SigningScheme::v1; }
+
+// A signing key, a secret ("whsec_…", v1) or an Ed25519 signing key ("whsk_…", v1a), and when it
+// stops signing (std::nullopt: never). After a rotation the old keys keep signing until their
+// expiry, so receivers can switch over.
 struct EndpointSecret {
   std::string secret;
   UnixMillis created_at = 0;
   std::optional<UnixMillis> expires_at;
   bool active_at(UnixMillis now) const { return !expires_at || *expires_at > now; }
+  // True for an Ed25519 signing key ("whsk_…").
+  bool is_v1a() const { return secret.starts_with("whsk_"); }
 };
 
 struct Endpoint {
@@ -34,6 +47,9 @@ struct Endpoint {
   std::string disabled_reason;  // why it was disabled ("410 Gone", "disabled by an operator", …)
   std::optional<UnixMillis> failing_since;  // first failure of the current run of failures
   std::vector<EndpointSecret> secrets;      // newest first
+  // What a rotation generates (schema 0005_endpoint_signing.sql); the keys themselves say how
+  // each signs, so keys of the scheme before a rotation sign through their grace period.
+  SigningScheme signing = SigningScheme::v1;
   UnixMillis created_at = 0, updated_at = 0;
 };
 

@@ -35,7 +35,7 @@ struct ClaimedTask {
   Task task;  // state delivering; attempts = attempts made before this one
   Event event;
   std::string url;
-  std::vector<std::string> secrets;  // the endpoint's secrets active at claim time
+  std::vector<std::string> secrets;  // the endpoint's keys (whsec_, whsk_) active at claim time
   std::string lease_owner;
 };
 
@@ -209,6 +209,10 @@ class Store {
   // `old_expires_at`. False when there is no such endpoint.
   bool rotate_secret(const std::string& id, const std::string& secret, UnixMillis old_expires_at,
                      UnixMillis now);
+  // As rotate_secret for several new keys at once (a "both" endpoint's whsec_ and whsk_), and
+  // sets the endpoint's signing scheme to `signing`, in one transaction.
+  bool rotate_keys(const std::string& id, const std::vector<std::string>& keys,
+                   SigningScheme signing, UnixMillis old_expires_at, UnixMillis now);
   std::int64_t count_disabled_endpoints();
 
   // --- Events (store_events.cc) ---
