@@ -37,8 +37,7 @@ Reversals::Result Reversals::create(const std::string& key, const std::string& t
                                     const std::string& id, UnixMillis now) {
   Result result;
   db_.transact([&](db::Transaction& tx) {
-    const db::Param dedup_key =
-        key.empty() ? db::Param(nullptr) : db::Param(std::string_view(key));
+    const db::Param dedup_key = key.empty() ? db::Param(nullptr) : db::Param(std::string_view(key));
     const db::Rows inserted = tx.exec(kInsert, {id, key, dedup_key, now, transfer_id});
     if (inserted.affected() == 1) {
       const db::Rows row = tx.exec(std::string(kColumns) + " WHERE id = $1", {id});
@@ -51,8 +50,8 @@ Reversals::Result Reversals::create(const std::string& key, const std::string& t
           tx.exec(std::string(kColumns) + " WHERE dedup_key = $1", {std::string_view(key)});
       if (!by_key.empty()) {
         result.reversal = row_to_reversal(by_key, 0);
-        result.outcome = result.reversal.transfer_id == transfer_id ? Outcome::replayed
-                                                                    : Outcome::key_reused;
+        result.outcome =
+            result.reversal.transfer_id == transfer_id ? Outcome::replayed : Outcome::key_reused;
         return;
       }
     }
