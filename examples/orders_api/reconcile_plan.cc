@@ -88,9 +88,10 @@ void finish_step(db::Database& db, const Step& s, UnixMillis now) {
         {s.state, s.result, text_or_null(s.transfer_id), now, s.id});
     if (s.state != "done") return;
     if (s.action == "reverse") {
-      tx.exec("UPDATE payouts SET transfer_id = $1, updated_at = $2"
-              " WHERE id = $3 AND transfer_id = $4",
-              {s.kept_transfer_id, now, s.payout_id, s.transfer_id});
+      tx.exec(
+          "UPDATE payouts SET transfer_id = $1, updated_at = $2"
+          " WHERE id = $3 AND transfer_id = $4",
+          {s.kept_transfer_id, now, s.payout_id, s.transfer_id});
     } else {
       tx.exec("UPDATE payouts SET transfer_id = $1, updated_at = $2 WHERE id = $3",
               {s.transfer_id, now, s.payout_id});

@@ -99,11 +99,10 @@ void output(const ReconcileOptions& options, const std::vector<Step>& steps,
   if (options.json) {
     nlohmann::json plan = nlohmann::json::array();
     for (const Step& s : steps) plan.push_back(to_json(s));
-    nlohmann::json doc = options.resolve
-                             ? nlohmann::json{{"dry_run", options.dry_run},
-                                              {"plan", plan},
-                                              {"report", to_json(report)}}
-                             : to_json(report);
+    nlohmann::json doc = options.resolve ? nlohmann::json{{"dry_run", options.dry_run},
+                                                          {"plan", plan},
+                                                          {"report", to_json(report)}}
+                                         : to_json(report);
     out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     out.flush();
     return;

@@ -13,7 +13,7 @@
 namespace webhooks::orders {
 
 struct ReconcileOptions {
-  std::string db = "./orders.db";                 // SQLite path or postgres:// URL
+  std::string db = "./orders.db";  // SQLite path or postgres:// URL
   std::string partner_url = "http://127.0.0.1:8782";
   std::int64_t timeout_ms = 5000;  // each call to the partner (ms)
   bool resolve = false;            // act on duplicates and missing transfers

@@ -1,7 +1,11 @@
-// `orders-api reconcile --resolve` against a real immature partner (--ignore-idempotency-key,
-// --drop-after-commit 10): 50 payouts, 10 of them with a duplicate transfer, 3 whose transfer the
-// partner lost. Resolved in one run, or in a run SIGKILLed after N partner calls and run again:
-// exactly one reversal per duplicate, and the partner's net amount per payout is the payout's.
+// `orders-api reconcile --resolve` against a real immature partner (--ignore-idempotency-key, and
+// --drop-after-commit 1 per doubled payout): 50 payouts, 10 of them with a duplicate transfer, 3
+// whose transfer the partner lost. Resolved in one run, or in a run SIGKILLed after N partner calls
+// and run again: exactly one reversal per duplicate, and the partner's net amount per payout is the
+// payout's.
+#include <httplib.h>
+#include <signal.h>
+
 #include <catch2/catch.hpp>
 #include <map>
 
@@ -49,9 +53,8 @@ void make_findings(Stack& s) {
   }
   auto partner_db = webhooks::db::Database::open(s.partner_db);
   for (int i : kLost) {
-    const auto key =
-        s.db().exec("SELECT downstream_key FROM payouts WHERE idempotency_key = $1",
-                    {"p-" + std::to_string(i)});
+    const auto key = s.db().exec("SELECT downstream_key FROM payouts WHERE idempotency_key = $1",
+                                 {"p-" + std::to_string(i)});
     REQUIRE(partner_db->exec("DELETE FROM transfers WHERE idempotency_key = $1", {key.text(0, 0)})
                 .affected() == 1);
   }
@@ -117,9 +120,10 @@ TEST_CASE("reconcile --dry-run prints the plan and changes nothing; --resolve se
   const std::vector<std::string> lines = split(dry.out, '\n');
   REQUIRE(lines.size() > 15);
   CHECK(lines[0] == "plan (dry run): 13 steps");
-  CHECK(split(lines[1], ' ') ==
-        std::vector<std::string>{"action", "payout", "transfer", "key", "amount", "state", "result"});
-  const auto first = split(lines[2], ' ');  // reverse payout transfer kxr-transfer 1001 EUR planned -
+  CHECK(split(lines[1], ' ') == std::vector<std::string>{"action", "payout", "transfer", "key",
+                                                         "amount", "state", "result"});
+  const auto first =
+      split(lines[2], ' ');  // reverse payout transfer kxr-transfer 1001 EUR planned -
   REQUIRE(first.size() == 8);
   CHECK(first[0] == "reverse");
   CHECK(first[3] == "kxr-" + first[2]);
@@ -140,7 +144,8 @@ TEST_CASE("reconcile --dry-run prints the plan and changes nothing; --resolve se
   CHECK(plan["dry_run"] == true);
   REQUIRE(plan["plan"].size() == 13);
   CHECK(plan["plan"][0]["action"] == "reverse");
-  CHECK(plan["plan"][0]["idempotency_key"] == "kxr-" + plan["plan"][0]["transfer_id"].get<std::string>());
+  CHECK(plan["plan"][0]["idempotency_key"] ==
+        "kxr-" + plan["plan"][0]["transfer_id"].get<std::string>());
   CHECK(plan["plan"][12]["action"] == "resubmit");
   CHECK(plan["plan"][12]["state"] == "planned");
   CHECK(plan["report"]["duplicates"] == 10);
@@ -162,7 +167,8 @@ TEST_CASE("reconcile --resolve SIGKILLed after N partner calls, run again: each 
   INFO("SIGKILL after " << calls << " partner calls");
   Stack s;
   make_findings(s);
-  const auto killed = s.reconcile({"--resolve", "--crash-after-partner-calls", std::to_string(calls)});
+  const auto killed =
+      s.reconcile({"--resolve", "--crash-after-partner-calls", std::to_string(calls)});
   CHECK(killed.exit_code == 128 + SIGKILL);
   CHECK(s.count("SELECT COUNT(*) FROM reconciliations") == 13);
   CHECK(s.count("SELECT COUNT(*) FROM reconciliations WHERE state = 'done'") ==
@@ -170,6 +176,65 @@ TEST_CASE("reconcile --resolve SIGKILLed after N partner calls, run again: each 
   const auto rerun = s.reconcile({"--resolve"});
   CHECK(rerun.exit_code == 0);
   const int left = 13 - std::max(calls - 1, 0);
-  CHECK(rerun.out.starts_with("plan: " + std::to_string(left) + (left == 1 ? " step\n" : " steps\n")));
+  CHECK(rerun.out.starts_with("plan: " + std::to_string(left) +
+                              (left == 1 ? " step\n" : " steps\n")));
   check_settled(s);
+}
+
+TEST_CASE("reconcile --resolve leaves amount differences and unknown transfers to a human") {
+  Stack s;
+  s.start_partner();
+  s.start_api();
+  for (int i = 1; i <= 3; ++i) {
+    REQUIRE(s.post("/payouts", "p-" + std::to_string(i),
+                   R"({"amount":100)" + std::to_string(i) +
+                       R"(,"currency":"EUR","destination":"NL91ABNA0417164300"})")
+                .status == 201);
+  }
+  const auto key = s.db().exec("SELECT downstream_key FROM payouts WHERE idempotency_key = 'p-2'");
+  auto partner_db = webhooks::db::Database::open(s.partner_db);
+  REQUIRE(
+      partner_db
+          ->exec("UPDATE transfers SET amount = 999 WHERE idempotency_key = $1", {key.text(0, 0)})
+          .affected() == 1);
+  httplib::Client partner("127.0.0.1", s.partner_port);
+  REQUIRE(partner
+              .Post("/transfers", {{"X-Idempotency-Key", "stray"}},
+                    R"({"amount":5,"currency":"EUR","destination":"NL91"})", "application/json")
+              ->status == 201);
+  const auto before = s.transfers();
+
+  const auto resolved = s.reconcile({"--resolve"});
+  CHECK(resolved.exit_code == 1);
+  const std::vector<std::string> lines = split(resolved.out, '\n');
+  REQUIRE(lines.size() == 16);
+  CHECK(lines[0] == "plan: 0 steps");
+  CHECK(resolved.out.substr(0, resolved.out.find("amount_difference payout=")) ==
+        "plan: 0 steps\n\npayouts: 3\ntransfers: 4\nreversed: 0\nmatched: 2\nduplicates: 0\n"
+        "missing: 0\namount_differences: 1\nunknown_transfers: 1\npending: 0\nrejected: 0\n");
+  CHECK(lines[14] == "result: 2 findings");
+  CHECK(s.transfers() == before);
+  CHECK(s.count("SELECT COUNT(*) FROM reconciliations") == 0);
+
+  const auto json = s.reconcile({"--json"});
+  CHECK(json.exit_code == 1);
+  const nlohmann::json report = nlohmann::json::parse(json.out);
+  CHECK(report["amount_differences"] == 1);
+  CHECK(report["unknown_transfers"] == 1);
+  CHECK(report["result"] == "2 findings");
+  CHECK(report["details"].size() == 2);
+}
+
+TEST_CASE("reconcile --resolve with the partner down: exit 2, nothing planned") {
+  Stack s;
+  s.start_partner();
+  s.start_api();
+  REQUIRE(s.post("/payouts", "p-1", R"({"amount":1001,"currency":"EUR","destination":"NL91"})")
+              .status == 201);
+  s.stop_partner();
+  const auto down = s.reconcile({"--resolve"});
+  CHECK(down.exit_code == 2);
+  CHECK(down.out == "");
+  CHECK(down.err.starts_with("orders-api: GET http://127.0.0.1:"));
+  CHECK(s.count("SELECT COUNT(*) FROM reconciliations") == 0);
 }
