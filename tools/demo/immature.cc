@@ -62,12 +62,13 @@ void Demo::immature_phase() {
     partner_->wait_listening(deadline_);
     const std::string body = R"({"amount":)" + std::to_string(2000 + i) +
                              R"(,"currency":"EUR","destination":"NL91ABNA0417164300"})";
-    const auto res = orders->Post("/payouts", {{"Idempotency-Key", "immature-" + std::to_string(i)}},
-                                  body, "application/json");
+    const auto res =
+        orders->Post("/payouts", {{"Idempotency-Key", "immature-" + std::to_string(i)}}, body,
+                     "application/json");
     if (!res || res->status != 201) {
-      throw Failure("POST /payouts to the immature partner: " +
-                    (res ? std::to_string(res->status) + " " + res->body
-                         : httplib::to_string(res.error())));
+      throw Failure(
+          "POST /payouts to the immature partner: " +
+          (res ? std::to_string(res->status) + " " + res->body : httplib::to_string(res.error())));
     }
     ++f_.immature_payouts;
   }
