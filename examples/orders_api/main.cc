@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "resolve.h"
 #include "server.h"
 #include "webhooks/app/flags.h"
 #include "webhooks/app/secret_flags.h"
@@ -116,23 +117,35 @@ void add_test_hooks(CLI::App& app, Config& config) {
                "(PostgreSQL: terminate its own backend)");
 }
 
-struct ReconcileArgs {
-  std::string db = "./orders.db";
-  std::string partner = "http://127.0.0.1:8782";
-  std::int64_t timeout_ms = 5000;
-};
-
-CLI::App* add_reconcile(CLI::App& app, ReconcileArgs& args) {
+CLI::App* add_reconcile(CLI::App& app, webhooks::orders::ReconcileOptions& args) {
   CLI::App* reconcile = app.add_subcommand(
       "reconcile",
-      "match payouts to the partner's transfers; exit 0 when clean, 1 on findings, 2 on errors");
+      "match payouts to the partner's transfers; exit 0 when clean, 1 on findings left that need "
+      "a human, 2 when the partner or the database cannot be reached");
   reconcile->add_option("--db", args.db, "SQLite path or postgres:// URL")->capture_default_str();
-  reconcile->add_option("--partner-url", args.partner, "the payout partner, http://HOST:PORT")
+  reconcile->add_option("--partner-url", args.partner_url, "the payout partner, http://HOST:PORT")
       ->check(webhooks::app::server_url(false))
       ->capture_default_str();
-  reconcile->add_option("--partner-timeout-ms", args.timeout_ms, "timeout of the partner call")
+  reconcile->add_option("--partner-timeout-ms", args.timeout_ms, "timeout of each partner call")
       ->check(duration(DurationUnit::milliseconds))
       ->capture_default_str();
+  reconcile->add_flag(
+      "--resolve", args.resolve,
+      "act on the findings: reverse each duplicate transfer but the payout's first "
+      "(key kxr-<transfer_id>), re-submit each missing one under its downstream "
+      "key; each step is recorded in `reconciliations` before the partner is called");
+  reconcile
+      ->add_flag("--dry-run", args.dry_run,
+                 "with --resolve: print the plan (and steps left by an earlier run), write and "
+                 "call nothing")
+      ->needs("--resolve");
+  reconcile->add_flag("--json", args.json,
+                      "print one JSON document instead of the table and lines");
+  reconcile
+      ->add_option("--crash-after-partner-calls", args.crash_after_partner_calls,
+                   "test hook: SIGKILL this process after N calls to the partner in --resolve, "
+                   "before recording the last one's outcome (0: right after the plan is committed)")
+      ->check(count(0));
   return reconcile;
 }
 
@@ -148,15 +161,14 @@ int main(int argc, char** argv) {
   add_relay_options(app, config);
   add_server_options(app, config);
   add_test_hooks(app, config);
-  ReconcileArgs reconcile_args;
+  webhooks::orders::ReconcileOptions reconcile_args;
   const CLI::App* reconcile = add_reconcile(app, reconcile_args);
   if (const auto exit_code = webhooks::app::parse_command_line(app, argc, argv)) {
     return *exit_code;
   }
   try {
     if (*reconcile) {
-      return webhooks::orders::reconcile_command(reconcile_args.db, reconcile_args.partner,
-                                                 reconcile_args.timeout_ms);
+      return webhooks::orders::reconcile_command(reconcile_args, std::cout);
     }
     return webhooks::orders::serve(config);
   } catch (const std::exception& e) {

@@ -90,6 +90,49 @@ TransferResult PartnerClient::create_transfer(const std::string& key, std::int64
   return result;
 }
 
+ReversalResult PartnerClient::reverse_transfer(const std::string& transfer_id,
+                                               const std::string& key) {
+  const httplib::Headers headers = {{"X-Idempotency-Key", key}};
+  const std::string path = "/transfers/" + transfer_id + "/reversals";
+  ReversalResult result;
+  std::chrono::milliseconds wait = options_.backoff;
+  for (int attempt = 1; attempt <= options_.attempts; ++attempt) {
+    if (attempt > 1) {
+      std::this_thread::sleep_for(wait);
+      wait *= 2;
+    }
+    const httplib::Result answer =
+        make_client(options_)->Post(path, headers, "{}", "application/json");
+    result.status = answer ? answer->status : 0;
+    if (!answer) {
+      result.error = "partner: " + httplib::to_string(answer.error());
+      continue;
+    }
+    const nlohmann::json parsed = parse_json_or_discarded(answer->body);
+    const nlohmann::json* reversal = &parsed;
+    if (answer->status == 409 && parsed.is_object() && parsed.contains("reversal")) {
+      reversal = &parsed["reversal"];
+    }
+    if (answer->status == 200 || answer->status == 201 || reversal != &parsed) {
+      if (reversal->is_object() && reversal->contains("id") && (*reversal)["id"].is_string()) {
+        result.kind = ReversalResult::Kind::reversed;
+        result.reversal_id = (*reversal)["id"].get<std::string>();
+        result.error.clear();
+        return result;
+      }
+      result.error = "partner: an answer without a reversal id";
+    } else if (!retryable(answer->status)) {
+      result.kind = ReversalResult::Kind::rejected;
+      result.error = error_message(answer->body);
+      return result;
+    } else {
+      result.error = "partner: HTTP " + std::to_string(answer->status);
+    }
+  }
+  result.kind = ReversalResult::Kind::unavailable;
+  return result;
+}
+
 std::vector<PartnerTransfer> PartnerClient::list_transfers() {
   auto client = make_client(options_);
   const httplib::Result answer = client->Get("/transfers");
@@ -107,8 +150,12 @@ std::vector<PartnerTransfer> PartnerClient::list_transfers() {
   }
   std::vector<PartnerTransfer> out;
   for (const auto& t : parsed["transfers"]) {
+    const auto reversed_by = t.find("reversed_by");
     out.push_back({t.value("id", ""), t.value("idempotency_key", ""), t.value("currency", ""),
-                   t.value("destination", ""), t.value("amount", std::int64_t{0})});
+                   t.value("destination", ""), t.value("amount", std::int64_t{0}),
+                   reversed_by != t.end() && reversed_by->is_string()
+                       ? reversed_by->get<std::string>()
+                       : std::string()});
   }
   return out;
 }

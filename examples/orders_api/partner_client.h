@@ -1,6 +1,6 @@
 // The orders API's client of the payout partner: POST /transfers with X-Idempotency-Key, retried
 // with the same key on timeouts, connection errors, 408, 425, 429 and 5xx; GET /transfers for
-// reconciliation.
+// reconciliation; POST /transfers/{id}/reversals for `reconcile --resolve`.
 #pragma once
 
 #include <chrono>
@@ -35,6 +35,18 @@ struct TransferResult {
 struct PartnerTransfer {
   std::string id, idempotency_key, currency, destination;
   std::int64_t amount = 0;
+  std::string reversed_by;  // the id of its reversal, "" when not reversed
+};
+
+struct ReversalResult {
+  enum class Kind {
+    reversed,     // 201 new, 200 replayed, or 409 already_reversed: the transfer is reversed
+    rejected,     // another 4xx (404 transfer_not_found, 422 idempotency_key_reused)
+    unavailable,  // every try ended in a timeout, a connection error or a retryable status
+  } kind = Kind::unavailable;
+  int status = 0;           // the last HTTP status, 0 when the last try got none
+  std::string reversal_id;  // reversed: the reversal that undoes the transfer
+  std::string error;        // rejected, unavailable
 };
 
 class PartnerClient {
@@ -45,6 +57,10 @@ class PartnerClient {
   // Creates (or finds) the transfer for `key`. Blocks for up to attempts x timeout plus backoff.
   TransferResult create_transfer(const std::string& key, std::int64_t amount,
                                  const std::string& currency, const std::string& destination);
+
+  // Reverses `transfer_id` under `key`, retried with the same key like create_transfer (the partner
+  // always deduplicates reversals).
+  ReversalResult reverse_transfer(const std::string& transfer_id, const std::string& key);
 
   // Every transfer the partner holds. Throws Error(io) when the partner cannot be read.
   std::vector<PartnerTransfer> list_transfers();

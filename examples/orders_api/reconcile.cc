@@ -3,57 +3,81 @@
 #include <map>
 
 namespace webhooks::orders {
+namespace {
 
-ReconcileReport reconcile(db::Database& db, PartnerClient& partner) {
+std::string result_text(const ReconcileReport& report) {
+  const int findings = report.finding_count();
+  if (findings == 0) return "clean";
+  return std::to_string(findings) + (findings == 1 ? " finding" : " findings");
+}
+
+// Classifies one payout given its transfers not reversed (oldest first).
+void classify(ReconcileReport& report, const db::Rows& payouts, std::size_t i,
+              const std::vector<const PartnerTransfer*>& found) {
+  const std::string& id = payouts.text(i, 0);
+  const std::string& key = payouts.text(i, 1);
+  const std::string& status = payouts.text(i, 4);
+  Finding finding{"", id, key, payouts.text(i, 3), payouts.integer(i, 2), {}};
+  for (const auto* t : found) finding.transfer_ids.push_back(t->id);
+  const std::string where = " payout=" + id + " downstream_key=" + key;
+  if (found.size() > 1) {
+    ++report.duplicates;
+    std::string ids;
+    for (const auto* t : found) ids += (ids.empty() ? "" : ",") + t->id;
+    report.details.push_back("duplicate" + where + " transfers=" + ids);
+    finding.kind = "duplicate";
+  } else if (found.empty()) {
+    if (status == "submitted") {
+      ++report.missing;
+      report.details.push_back("missing" + where);
+      finding.kind = "missing";
+    } else if (status == "rejected") {
+      ++report.rejected;
+    } else {
+      ++report.pending;
+      report.details.push_back("pending" + where + " transfer=none");
+    }
+  } else if (found[0]->amount != finding.amount || found[0]->currency != finding.currency) {
+    ++report.amount_differences;
+    report.details.push_back(
+        "amount_difference" + where + " payout_amount=" + std::to_string(finding.amount) + " " +
+        finding.currency + " transfer_amount=" + std::to_string(found[0]->amount) + " " +
+        found[0]->currency);
+    finding.kind = "amount_difference";
+  } else if (status == "pending") {
+    // The partner committed but we never learnt it: the client's retry will settle it.
+    ++report.pending;
+    report.details.push_back("pending" + where + " transfer=" + found[0]->id);
+  } else {
+    ++report.matched;
+  }
+  if (!finding.kind.empty()) report.findings.push_back(std::move(finding));
+}
+
+}  // namespace
+
+ReconcileReport reconcile(db::Database& db, const std::vector<PartnerTransfer>& transfers) {
   const db::Rows payouts = db.exec(
       "SELECT id, downstream_key, amount, currency, status, transfer_id FROM payouts"
       " ORDER BY created_at, id");
-  const std::vector<PartnerTransfer> transfers = partner.list_transfers();
-  std::map<std::string, std::vector<const PartnerTransfer*>> by_key;
-  for (const PartnerTransfer& t : transfers) by_key[t.idempotency_key].push_back(&t);
-
   ReconcileReport report;
+  std::map<std::string, std::vector<const PartnerTransfer*>> by_key;
+  for (const PartnerTransfer& t : transfers) {
+    if (t.reversed_by.empty()) {
+      by_key[t.idempotency_key].push_back(&t);
+    } else {
+      ++report.reversed;
+    }
+  }
   report.payouts = static_cast<int>(payouts.size());
   report.transfers = static_cast<int>(transfers.size());
   for (std::size_t i = 0; i < payouts.size(); ++i) {
-    const std::string& id = payouts.text(i, 0);
-    const std::string& key = payouts.text(i, 1);
-    const std::string& status = payouts.text(i, 4);
     std::vector<const PartnerTransfer*> found;
-    if (auto it = by_key.find(key); it != by_key.end()) {
+    if (auto it = by_key.find(payouts.text(i, 1)); it != by_key.end()) {
       found = std::move(it->second);
       by_key.erase(it);
     }
-    const std::string where = " payout=" + id + " downstream_key=" + key;
-    if (found.size() > 1) {
-      ++report.duplicates;
-      std::string ids;
-      for (const auto* t : found) ids += (ids.empty() ? "" : ",") + t->id;
-      report.details.push_back("duplicate" + where + " transfers=" + ids);
-    } else if (found.empty()) {
-      if (status == "submitted") {
-        ++report.missing;
-        report.details.push_back("missing" + where);
-      } else if (status == "rejected") {
-        ++report.rejected;
-      } else {
-        ++report.pending;
-        report.details.push_back("pending" + where + " transfer=none");
-      }
-    } else if (found[0]->amount != payouts.integer(i, 2) ||
-               found[0]->currency != payouts.text(i, 3)) {
-      ++report.amount_differences;
-      report.details.push_back(
-          "amount_difference" + where + " payout_amount=" + std::to_string(payouts.integer(i, 2)) +
-          " " + payouts.text(i, 3) + " transfer_amount=" + std::to_string(found[0]->amount) + " " +
-          found[0]->currency);
-    } else if (status == "pending") {
-      // The partner committed but we never learnt it: the client's retry will settle it.
-      ++report.pending;
-      report.details.push_back("pending" + where + " transfer=" + found[0]->id);
-    } else {
-      ++report.matched;
-    }
+    classify(report, payouts, i, found);
   }
   for (const auto& [key, rest] : by_key) {
     for (const auto* t : rest) {
@@ -64,9 +88,14 @@ ReconcileReport reconcile(db::Database& db, PartnerClient& partner) {
   return report;
 }
 
+ReconcileReport reconcile(db::Database& db, PartnerClient& partner) {
+  return reconcile(db, partner.list_transfers());
+}
+
 void print(const ReconcileReport& report, std::ostream& out) {
   out << "payouts: " << report.payouts << "\n"
       << "transfers: " << report.transfers << "\n"
+      << "reversed: " << report.reversed << "\n"
       << "matched: " << report.matched << "\n"
       << "duplicates: " << report.duplicates << "\n"
       << "missing: " << report.missing << "\n"
@@ -75,14 +104,23 @@ void print(const ReconcileReport& report, std::ostream& out) {
       << "pending: " << report.pending << "\n"
       << "rejected: " << report.rejected << "\n";
   for (const std::string& line : report.details) out << line << "\n";
-  const int findings =
-      report.duplicates + report.missing + report.amount_differences + report.unknown_transfers;
-  if (findings == 0) {
-    out << "result: clean\n";
-  } else {
-    out << "result: " << findings << (findings == 1 ? " finding" : " findings") << "\n";
-  }
+  out << "result: " << result_text(report) << "\n";
   out.flush();
+}
+
+nlohmann::json to_json(const ReconcileReport& r) {
+  return {{"payouts", r.payouts},
+          {"transfers", r.transfers},
+          {"reversed", r.reversed},
+          {"matched", r.matched},
+          {"duplicates", r.duplicates},
+          {"missing", r.missing},
+          {"amount_differences", r.amount_differences},
+          {"unknown_transfers", r.unknown_transfers},
+          {"pending", r.pending},
+          {"rejected", r.rejected},
+          {"details", r.details},
+          {"result", result_text(r)}};
 }
 
 }  // namespace webhooks::orders

@@ -1,7 +1,9 @@
 // `orders-api reconcile`: matches our payouts to the partner's transfers by downstream key and
-// amount, the check that proves no payout was lost or doubled.
+// amount, the check that proves no payout was lost or doubled. A reversed transfer (the partner's
+// reversed_by) no longer counts: a duplicate that `--resolve` reversed is settled.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -11,9 +13,18 @@
 
 namespace webhooks::orders {
 
+// One payout the report found wrong, with what --resolve needs to act on it.
+struct Finding {
+  std::string kind;  // duplicate, missing, amount_difference
+  std::string payout_id, downstream_key, currency;
+  std::int64_t amount = 0;                // the payout's, minor units
+  std::vector<std::string> transfer_ids;  // its transfers not reversed, oldest first
+};
+
 struct ReconcileReport {
   int payouts = 0;    // payouts in our database
-  int transfers = 0;  // transfers the partner holds
+  int transfers = 0;  // transfers the partner holds, reversed ones included
+  int reversed = 0;   // transfers the partner reversed (not counted below)
   int matched = 0;    // exactly one transfer, same amount and currency
   // Findings (any of them makes the report unclean):
   int duplicates = 0;          // payouts with more than one transfer for their downstream key
@@ -25,11 +36,17 @@ struct ReconcileReport {
   int pending = 0;
   int rejected = 0;
   std::vector<std::string> details;  // one line per finding or pending payout
+  std::vector<Finding> findings;     // duplicates, missing payouts and amount differences
 
-  bool clean() const {
-    return duplicates == 0 && missing == 0 && amount_differences == 0 && unknown_transfers == 0;
+  int finding_count() const {
+    return duplicates + missing + amount_differences + unknown_transfers;
   }
+  bool clean() const { return finding_count() == 0; }
 };
+
+// Matches every payout in `db` to `transfers` (the partner's list, oldest first). Throws
+// Error(storage).
+ReconcileReport reconcile(db::Database& db, const std::vector<PartnerTransfer>& transfers);
 
 // Reads every payout from `db` and every transfer from the partner. Throws Error(storage) or
 // Error(io).
@@ -38,5 +55,10 @@ ReconcileReport reconcile(db::Database& db, PartnerClient& partner);
 // The report as `name: count` lines, then the details, then `result: clean` or
 // `result: N findings`.
 void print(const ReconcileReport& report, std::ostream& out);
+
+// {"payouts":..,"transfers":..,"reversed":..,"matched":..,"duplicates":..,"missing":..,
+//  "amount_differences":..,"unknown_transfers":..,"pending":..,"rejected":..,"details":[...],
+//  "result":"clean" | "N findings"}
+nlohmann::json to_json(const ReconcileReport& report);
 
 }  // namespace webhooks::orders

@@ -10,7 +10,6 @@
 #include "orders.h"
 #include "partner_client.h"
 #include "payouts.h"
-#include "reconcile.h"
 #include "storage.h"
 #include "webhooks/app/flags.h"
 #include "webhooks/app/server.h"
@@ -260,15 +259,6 @@ int serve(const Config& config) {
   server.listen_after_bind();
   if (relay) relay->stop();  // finishes the post under way; unsent rows wait for the next start
   return 0;
-}
-
-int reconcile_command(const std::string& db_target, const std::string& partner_url,
-                      std::int64_t timeout_ms) {
-  auto db = db::Database::open(db_target);
-  PartnerClient partner(partner_options(partner_url, timeout_ms, 1));
-  const ReconcileReport report = reconcile(*db, partner);
-  print(report, std::cout);
-  return report.clean() ? 0 : 1;
 }
 
 }  // namespace webhooks::orders

@@ -1,4 +1,4 @@
-// orders-api's configuration and its two modes: serving HTTP, and `reconcile`.
+// orders-api's configuration and serving HTTP (`reconcile` is resolve.h).
 #pragma once
 
 #include <algorithm>
@@ -39,10 +39,5 @@ struct Config {
 // Serves until SIGTERM or SIGINT. Returns the exit code. Throws webhooks::Error on bad
 // configuration or an unreachable database.
 int serve(const Config& config);
-
-// Prints the reconciliation report on stdout; returns 0 when clean, 1 when it found anything.
-// Throws webhooks::Error when the database or the partner cannot be read.
-int reconcile_command(const std::string& db, const std::string& partner_url,
-                      std::int64_t timeout_ms);
 
 }  // namespace webhooks::orders

@@ -1,5 +1,6 @@
 #include "storage.h"
 
+#include "schema.h"
 #include "webhooks/idempotency/schema.h"
 #include "webhooks/outbox/schema.h"
 
@@ -39,7 +40,7 @@ CREATE INDEX IF NOT EXISTS payouts_by_key ON payouts (merchant_id, idempotency_k
 }  // namespace
 
 void prepare_database(db::Database& db, UnixMillis now) {
-  db.migrate({idempotency::schema(), outbox::schema()}, now);
+  db.migrate({idempotency::schema(), outbox::schema(), orders::schema()}, now);
   db.transact([](db::Transaction& tx) {
     // Serialises concurrent starts on PostgreSQL, where CREATE ... IF NOT EXISTS can race.
     if (tx.engine() == db::Engine::postgres) tx.exec("SELECT pg_advisory_xact_lock(7242024003)");

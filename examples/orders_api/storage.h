@@ -13,8 +13,9 @@
 namespace webhooks::orders {
 
 // Migrates the toolkit's components it uses (idempotency: idempotency_records; outbox: outbox;
-// never the publisher's tables) and creates `orders` and `payouts`
-// if absent. Safe to run at every start and from several processes. Throws Error(storage).
+// never the publisher's tables) and its own (orders_api: reconciliations), and creates `orders`
+// and `payouts` if absent. Safe to run at every start and from several processes. Throws
+// Error(storage).
 void prepare_database(db::Database& db, UnixMillis now);
 
 }  // namespace webhooks::orders

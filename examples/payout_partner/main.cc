@@ -1,6 +1,8 @@
 // payout-partner: a stand-in for a bank's payout API. POST /transfers creates a transfer,
-// deduplicated on X-Idempotency-Key; GET /transfers lists them. Faults on demand: answers lost
-// after the commit (--drop-after-commit), no deduplication (--ignore-idempotency-key), slowness
+// deduplicated on X-Idempotency-Key; POST /transfers/{id}/reversals undoes one (always
+// deduplicated, once per transfer); GET /transfers lists them with reversed_by. Faults on demand:
+// answers lost after the commit (--drop-after-commit), no deduplication (--ignore-idempotency-key),
+// slowness
 // (--delay-ms). docs/orders-api.md, "The payout partner".
 #include <CLI/CLI.hpp>
 #include <atomic>
@@ -8,6 +10,7 @@
 #include <iostream>
 #include <thread>
 
+#include "reversals.h"
 #include "transfers.h"
 #include "webhooks/app/flags.h"
 #include "webhooks/app/server.h"
@@ -49,14 +52,20 @@ class Partner {
   Partner(const Config& config, db::Database& db)
       : config_(config),
         transfers_(db, !config.ignore_idempotency_key),
+        reversals_(db),
         drops_left_(config.drop_after_commit),
         ids_(system_clock()) {}
 
-  void create_tables() { transfers_.create_tables(); }
+  void create_tables() {
+    transfers_.create_tables();
+    reversals_.create_tables();
+  }
 
   void routes(http::Server& server) {
     server.Post("/transfers",
                 [this](const httplib::Request& req, httplib::Response& res) { create(req, res); });
+    server.Post(R"(/transfers/([^/]+)/reversals)",
+                [this](const httplib::Request& req, httplib::Response& res) { reverse(req, res); });
     server.Get("/transfers", [this](const httplib::Request&, httplib::Response& res) {
       nlohmann::json list = nlohmann::json::array();
       for (const Transfer& t : transfers_.list()) list.push_back(to_json(t));
@@ -118,8 +127,46 @@ class Partner {
     app::json_answer(res, replayed ? 200 : 201, to_text(to_json(result.transfer)));
   }
 
+  // POST /transfers/{id}/reversals: 201 new, 200 replayed (same key, same transfer), 404
+  // transfer_not_found, 409 already_reversed (with "reversal"), 422 idempotency_key_reused.
+  void reverse(const httplib::Request& req, httplib::Response& res) {
+    if (config_.delay_ms > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(config_.delay_ms));
+    const std::string transfer_id = req.matches[1];
+    const std::string key = req.get_header_value("X-Idempotency-Key");
+    const auto result =
+        reversals_.create(key, transfer_id, "rv_" + ids_.next(), system_clock().now_ms());
+    using Outcome = Reversals::Outcome;
+    switch (result.outcome) {
+      case Outcome::no_transfer:
+        return app::json_error(res, 404, "transfer_not_found", "no transfer has this id");
+      case Outcome::key_reused:
+        return app::json_error(res, 422, "idempotency_key_reused",
+                               "this X-Idempotency-Key was used for another transfer's reversal");
+      case Outcome::already_reversed: {
+        const nlohmann::json body = {
+            {"error",
+             {{"code", "already_reversed"},
+              {"message", "this transfer was already reversed, by the reversal in \"reversal\""}}},
+            {"reversal", to_json(result.reversal)}};
+        return app::json_answer(res, 409, to_text(body));
+      }
+      case Outcome::replayed:
+      case Outcome::created:
+        break;
+    }
+    const bool replayed = result.outcome == Outcome::replayed;
+    log_event(spdlog::level::info, {{"event", replayed ? "reversal_replayed" : "reversal_created"},
+                                    {"reversal_id", result.reversal.id},
+                                    {"transfer_id", transfer_id},
+                                    {"idempotency_key", key}});
+    if (replayed) res.set_header("Idempotent-Replayed", "true");
+    app::json_answer(res, replayed ? 200 : 201, to_text(to_json(result.reversal)));
+  }
+
   const Config& config_;
   Transfers transfers_;
+  Reversals reversals_;
   std::atomic<int> drops_left_;
   UuidV7Generator ids_;
 };
@@ -146,13 +193,16 @@ int main(int argc, char** argv) {
   webhooks::app::limit_malloc_arenas();
   webhooks::app::block_stop_signals();
   webhooks::partner::Config config;
-  CLI::App app{"payout-partner: a fake payout partner with idempotent POST /transfers"};
+  CLI::App app{
+      "payout-partner: a fake payout partner with idempotent POST /transfers and "
+      "POST /transfers/{id}/reversals"};
   app.add_option("--listen", config.listen, "HOST:PORT to listen on; port 0 picks a free port")
       ->check(webhooks::app::listen_address())
       ->capture_default_str();
   app.add_option("--db", config.db, "SQLite path or postgres:// URL")->capture_default_str();
   app.add_flag("--ignore-idempotency-key", config.ignore_idempotency_key,
-               "create a new transfer for every request, whatever its X-Idempotency-Key");
+               "create a new transfer for every request, whatever its X-Idempotency-Key "
+               "(reversals stay deduplicated)");
   app.add_option("--drop-after-commit", config.drop_after_commit,
                  "close the connection without answering after committing the next N transfers")
       ->check(webhooks::app::count(0))

@@ -42,7 +42,9 @@ nlohmann::json to_json(const Transfer& t) {
           {"idempotency_key", t.idempotency_key},
           {"amount", t.request.amount},
           {"currency", t.request.currency},
-          {"destination", t.request.destination}};
+          {"destination", t.request.destination},
+          {"reversed_by",
+           t.reversed_by.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.reversed_by)}};
 }
 
 std::optional<TransferRequest> parse_transfer_request(const nlohmann::json& body,
@@ -86,7 +88,7 @@ Transfers::Result Transfers::create(const std::string& key, const TransferReques
     const db::Rows inserted = tx.exec(
         kInsert, {id, key, dedup_key, request.amount, request.currency, request.destination, now});
     if (inserted.affected() == 1) {
-      result = {Outcome::created, Transfer{id, key, request, now}};
+      result = {Outcome::created, Transfer{id, key, request, now, ""}};
       return;
     }
     // READ COMMITTED: this statement sees the row the conflicting insert committed.
@@ -102,10 +104,16 @@ Transfers::Result Transfers::create(const std::string& key, const TransferReques
 }
 
 std::vector<Transfer> Transfers::list() {
-  const db::Rows rows = db_.exec(std::string(kColumns) + " ORDER BY created_at, id");
+  const db::Rows rows = db_.exec(
+      "SELECT t.id, t.idempotency_key, t.amount, t.currency, t.destination, t.created_at, r.id"
+      " FROM transfers t LEFT JOIN reversals r ON r.transfer_id = t.id"
+      " ORDER BY t.created_at, t.id");
   std::vector<Transfer> out;
   out.reserve(rows.size());
-  for (std::size_t i = 0; i < rows.size(); ++i) out.push_back(row_to_transfer(rows, i));
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    out.push_back(row_to_transfer(rows, i));
+    out.back().reversed_by = rows.text(i, 6);
+  }
   return out;
 }
 

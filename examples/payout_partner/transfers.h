@@ -24,9 +24,11 @@ struct Transfer {
   std::string idempotency_key;  // as sent; "" when the request had none
   TransferRequest request;
   UnixMillis created_at = 0;
+  std::string reversed_by;  // the id of its reversal (list() only), "" when not reversed
 };
 
-// {"id","idempotency_key","amount","currency","destination"}
+// {"id","idempotency_key","amount","currency","destination","reversed_by"}: reversed_by is the
+// reversal's id or null.
 nlohmann::json to_json(const Transfer& transfer);
 
 // Parses a POST /transfers body. Returns std::nullopt and sets `error` when a field is missing or
@@ -52,7 +54,8 @@ class Transfers {
   Result create(const std::string& key, const TransferRequest& request, const std::string& id,
                 UnixMillis now);
 
-  // Every transfer, oldest first. Throws Error(storage).
+  // Every transfer, oldest first, with reversed_by. Requires the `reversals` table
+  // (Reversals::create_tables). Throws Error(storage).
   std::vector<Transfer> list();
 
  private:

@@ -95,6 +95,7 @@ int Demo::run_steps(std::vector<std::string>& failures) {
   wait_for_deliveries("deliveries");
   operator_replay();
   collect();
+  immature_phase();
   failures = verify();
   stop_servers(failures);
   f_.total_seconds = seconds_since(started_);

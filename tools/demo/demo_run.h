@@ -2,7 +2,8 @@
 // and checks. The methods live in one file per concern: demo.cc (the run's steps and the work
 // directory), servers.cc (starting, supervising and stopping the servers), load.cc (the orders
 // and payouts, waiting for deliveries, operator replays), collect.cc (what the servers recorded),
-// verify.cc (the invariants); report.h prints the table and the summary.
+// verify.cc (the invariants), immature.cc (an immature partner's duplicates, resolved); report.h
+// prints the table and the summary.
 #pragma once
 
 #include <atomic>
@@ -64,6 +65,10 @@ class Demo {
   void fetch_publisher_records();
   void count_figures();
   void reconcile();
+
+  // immature.cc: the partner turns immature, reconcile --resolve undoes its duplicates
+  void immature_phase();
+  launcher::Finished run_reconcile(const std::string& name, std::vector<std::string> extra);
 
   // verify.cc: the invariants, one line per failure (at most 20)
   std::vector<std::string> verify() const;

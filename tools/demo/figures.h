@@ -30,6 +30,12 @@ struct Figures {
   int partner_drops = 0, transfers = 0, payouts_one_transfer = 0;
   int reconcile_exit = -1;
   std::string reconcile_result, reconcile_detail;
+  // The immature-partner phase (immature.cc): payouts doubled, duplicates the first reconcile
+  // found, `reconcile --resolve`'s exit code, then the last reconcile's exit code, reversed count
+  // and result.
+  int immature_payouts = 0, immature_duplicates = -1, immature_resolve_exit = -1,
+      immature_reconcile_exit = -1, immature_reversed = -1;
+  std::string immature_result;
   double load_seconds = 0, delivery_seconds = 0, stop_seconds = 0, total_seconds = 0;
 };
 

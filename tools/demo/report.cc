@@ -59,6 +59,9 @@ void print_delivery_rows(const Figures& f) {
       n(f.payouts_one_transfer) + " payouts with exactly one; " + n(f.partner_drops) +
           " answers dropped after commit");
   row("reconcile", f.reconcile_result, f.reconcile_detail);
+  row("immature partner, reconcile --resolve", f.immature_result,
+      n(f.immature_payouts) + " payouts doubled: " + n(f.immature_duplicates) +
+          " duplicates found, " + n(f.immature_reversed) + " reversed, then reconcile");
 }
 
 }  // namespace
@@ -113,6 +116,11 @@ void write_summary(const std::filesystem::path& path, const Figures& f,
                                {"payouts_with_one_transfer", f.payouts_one_transfer},
                                {"reconcile_exit_code", f.reconcile_exit},
                                {"reconcile_result", f.reconcile_result},
+                               {"immature_payouts", f.immature_payouts},
+                               {"immature_duplicates", f.immature_duplicates},
+                               {"immature_resolve_exit_code", f.immature_resolve_exit},
+                               {"immature_reversed", f.immature_reversed},
+                               {"immature_reconcile_result", f.immature_result},
                                {"seconds", f.total_seconds}};
   std::ofstream out(path);
   out << summary.dump(2) << "\n";

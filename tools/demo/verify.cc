@@ -99,6 +99,15 @@ void check_totals(const Figures& f, const Options& o, const std::filesystem::pat
     out.fail("orders-api reconcile: " + f.reconcile_result + " (see " +
              (work / "reconcile.out").string() + ")");
   }
+  if (f.immature_duplicates != f.immature_payouts || f.immature_resolve_exit != 0 ||
+      f.immature_reconcile_exit != 0 || f.immature_reversed != f.immature_payouts ||
+      f.immature_result != "clean") {
+    out.fail("the immature partner: " + std::to_string(f.immature_duplicates) +
+             " duplicates found, reconcile --resolve exit " +
+             std::to_string(f.immature_resolve_exit) + ", " + std::to_string(f.immature_reversed) +
+             " reversed, then " + f.immature_result + " (see " +
+             (work / "reconcile-resolve.out").string() + ")");
+  }
 }
 
 }  // namespace

@@ -142,11 +142,11 @@ nlohmann::json Stack::transfers() {
   return nlohmann::json::parse(result->body)["transfers"];
 }
 
-launcher::Finished Stack::reconcile() {
-  return launcher::run_to_end("orders-api",
-                              {"reconcile", "--db", orders_db, "--partner-url",
-                               "http://127.0.0.1:" + std::to_string(partner_port)},
-                              dir);
+launcher::Finished Stack::reconcile(const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"reconcile", "--db", orders_db, "--partner-url",
+                                   "http://127.0.0.1:" + std::to_string(partner_port)};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return launcher::run_to_end("orders-api", args, dir);
 }
 
 db::Database& Stack::db() {

@@ -57,8 +57,8 @@ class Stack {
              std::optional<std::string> key = std::nullopt);
   // The partner's GET /transfers, as its "transfers" array.
   nlohmann::json transfers();
-  // `orders-api reconcile` against this stack's databases.
-  launcher::Finished reconcile();
+  // `orders-api reconcile` against this stack's databases, with `extra` arguments.
+  launcher::Finished reconcile(const std::vector<std::string>& extra = {});
 
   // The orders database, opened from the test process.
   db::Database& db();

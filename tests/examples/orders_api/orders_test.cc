@@ -26,10 +26,11 @@ TEST_CASE(
   REQUIRE(s.post("/orders", "order-1", kOrder).status == 201);
   CHECK(webhooks::test::table_names(s.db()) ==
         std::vector<std::string>{"idempotency_records", "orders", "outbox", "payouts",
-                                 "webhooks_migrations"});
+                                 "reconciliations", "webhooks_migrations"});
   CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'publisher'") == 0);
   CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'outbox'") == 2);
   CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'idempotency'") == 3);
+  CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'orders_api'") == 1);
 }
 
 TEST_CASE("same key and body twice: the second gets the first's status and body, replayed") {

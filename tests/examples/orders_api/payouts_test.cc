@@ -23,7 +23,8 @@ const std::string kPayout =
 std::string report(int payouts, int transfers, int matched, int duplicates, int pending,
                    const std::string& details, const std::string& result) {
   return "payouts: " + std::to_string(payouts) + "\ntransfers: " + std::to_string(transfers) +
-         "\nmatched: " + std::to_string(matched) + "\nduplicates: " + std::to_string(duplicates) +
+         "\nreversed: 0\nmatched: " + std::to_string(matched) +
+         "\nduplicates: " + std::to_string(duplicates) +
          "\nmissing: 0\namount_differences: 0\nunknown_transfers: 0\npending: " +
          std::to_string(pending) + "\nrejected: 0\n" + details + "result: " + result + "\n";
 }

@@ -99,6 +99,12 @@ TEST_CASE(
   CHECK(summary["receiver_restarts"] == 1);
   CHECK(summary["reconcile_exit_code"] == 0);
   CHECK(summary["reconcile_result"] == "clean");
+  // The immature partner's phase: 3 payouts doubled, reversed by reconcile --resolve.
+  CHECK(summary["immature_payouts"] == 3);
+  CHECK(summary["immature_duplicates"] == 3);
+  CHECK(summary["immature_resolve_exit_code"] == 0);
+  CHECK(summary["immature_reversed"] == 3);
+  CHECK(summary["immature_reconcile_result"] == "clean");
   // Every event was delivered at least once; ~30 % of first handler calls fail on purpose.
   CHECK(summary["attempts"] > 70);
   CHECK(summary["handler_calls"] > 70);
@@ -109,6 +115,8 @@ TEST_CASE(
   CHECK(std::regex_search(out, std::regex(R"(\n  orders created +60 )")));
   CHECK(std::regex_search(out, std::regex(R"(\n  partner transfers +10 )")));
   CHECK(std::regex_search(out, std::regex(R"(\n  reconcile +clean )")));
+  CHECK(out.find("\n  immature partner, reconcile --resolve       clean   3 payouts doubled: 3 "
+                 "duplicates found, 3 reversed, then reconcile\n") != std::string::npos);
   CHECK(out.find("OK: every order and payout event had exactly one effect") != std::string::npos);
   // The progress lines (not a terminal: one per quarter, the last one always). The replays' bar
   // counted the events already handled, 70/70 from its first line, not the replays.
