@@ -24,7 +24,9 @@
   function sinceValue() {
     const input = document.getElementById("since");
     if (!input || !input.value) return null;
-    const date = new Date(input.value);
+    // A datetime-local value has no zone: it is read as UTC, like every time the console shows
+    // (new Date would read it as the browser's local time).
+    const date = new Date(/(Z|[+-]\d\d:\d\d)$/i.test(input.value) ? input.value : input.value + "Z");
     return isNaN(date.getTime()) ? null : date.toISOString();
   }
 

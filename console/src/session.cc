@@ -86,11 +86,12 @@ bool same_secret(std::string_view a, std::string_view b) {
 }
 
 Sessions::Sessions(SecretOf secret_of, SignIn sign_in, const Clock& clock,
-                   std::chrono::seconds lifetime)
+                   std::chrono::seconds lifetime, std::string cookie_name)
     : secret_of_(std::move(secret_of)),
       sign_in_(std::move(sign_in)),
       clock_(clock),
-      lifetime_(lifetime) {}
+      lifetime_(lifetime),
+      cookie_name_(std::move(cookie_name)) {}
 
 Sessions Sessions::single_token(std::string token, const Clock& clock,
                                 std::chrono::seconds lifetime) {

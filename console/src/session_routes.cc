@@ -27,8 +27,8 @@ std::string_view cookie_value(const httplib::Request& req, std::string_view name
   return {};
 }
 
-std::string session_cookie(std::string_view value, std::int64_t max_age) {
-  return std::string(kCookieName) + "=" + std::string(value) +
+std::string session_cookie(std::string_view name, std::string_view value, std::int64_t max_age) {
+  return std::string(name) + "=" + std::string(value) +
          "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" + std::to_string(max_age);
 }
 
@@ -39,7 +39,7 @@ bool changes_state(const std::string& method) {
 }  // namespace
 
 std::optional<Session> Sessions::of_request(const httplib::Request& req) const {
-  const std::string_view value = cookie_value(req, kCookieName);
+  const std::string_view value = cookie_value(req, cookie_name_);
   if (value.empty()) return std::nullopt;
   return verify(value);
 }
@@ -72,7 +72,8 @@ void Sessions::mount(http::Server& server, std::string title) const {
     if (!principal) {
       return send_html(res, 401, render_login(title, "That token is not right."));
     }
-    res.set_header("Set-Cookie", session_cookie(issue(*principal), lifetime_.count()));
+    res.set_header("Set-Cookie",
+                   session_cookie(cookie_name_, issue(*principal), lifetime_.count()));
     redirect(res, "/console");
   });
   server.Post("/console/logout", [this](const httplib::Request& req, httplib::Response& res) {
@@ -85,7 +86,7 @@ void Sessions::mount(http::Server& server, std::string title) const {
         return send_html(res, 403, "<!DOCTYPE html><title>Forbidden</title><p>csrf_failed</p>");
       }
     }
-    res.set_header("Set-Cookie", session_cookie("", 0));
+    res.set_header("Set-Cookie", session_cookie(cookie_name_, "", 0));
     redirect(res, "/console/login");
   });
   mount_assets(server);

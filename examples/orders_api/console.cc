@@ -37,7 +37,8 @@ KeysConsole::KeysConsole(Keys api_keys, idempotency::Store& store, const Clock& 
       store_(store),
       clock_(clock),
       sessions_([this](std::string_view merchant) { return merchant_secret(api_keys_, merchant); },
-                [this](std::string_view token) { return merchant_of(api_keys_, token); }, clock) {}
+                [this](std::string_view token) { return merchant_of(api_keys_, token); }, clock,
+                console::kSessionLifetime, "orders_console") {}
 
 void KeysConsole::mount(http::Server& server) {
   sessions_.mount(server, kConsoleTitle);

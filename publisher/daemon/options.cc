@@ -258,7 +258,7 @@ void add_maintenance_flags(CLI::App& app, Flags& f) {
       ->check(duration_text(Zero::allowed));
   option(app, "--overview-refresh", f.overview_refresh, "WEBHOOKS_OVERVIEW_REFRESH",
          "how often the console's overview is recounted once counting it per request gets slow "
-         "(over 20 ms): the oldest its figures get")
+         "(over 20 ms); a count taking longer than a tenth of this waits 10 times its own time")
       ->check(duration_text());
   option(app, "--ops-url", o.ops_url, "WEBHOOKS_OPS_URL",
          "deliver endpoint.failing and endpoint.disabled events (operations) to this URL, signed "

@@ -124,7 +124,7 @@ std::string actions(const Endpoint& e) {
   out += action("rotate-secret", "Rotate secret", base + "/rotate-secret", "{}", " data-secret");
   out += action("send-test", "Send a test event", "/v1/events", test.dump(), " data-idempotency");
   out +=
-      "</div>\n<div class=\"actions\">\n<label for=\"since\">Since</label>\n"
+      "</div>\n<div class=\"actions\">\n<label for=\"since\">Since (UTC)</label>\n"
       "<input id=\"since\" type=\"datetime-local\" step=\"1\">\n";
   out += action("recover", "Recover failed since", base + "/recover", R"({"since":"{since}"})");
   out += action("replay-missing", "Replay missing since", base + "/replay-missing",

@@ -69,7 +69,12 @@ std::string events_body(const EventFilter& f, const EventPage& rows, const std::
         "</tr>\n";
   }
   out += "</table>\n";
-  if (rows.events.empty()) out += "<p id=\"no-events\">No events match.</p>\n";
+  if (rows.events.empty()) {
+    out += rows.next_cursor.empty()
+               ? "<p id=\"no-events\">No events match.</p>\n"
+               : "<p id=\"no-events\">None of the tasks read for this page match; older ones may "
+                 "(Older events).</p>\n";
+  }
   if (!rows.next_cursor.empty()) out += next_link(f, since, until, rows.next_cursor);
   return out;
 }

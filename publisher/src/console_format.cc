@@ -36,9 +36,50 @@ std::string console_filters(const std::vector<std::string>& event_types) {
 }
 
 std::string console_pretty_json(const std::string& payload) {
-  const nlohmann::json parsed = nlohmann::json::parse(payload, nullptr, false);
-  if (parsed.is_discarded()) return payload;
-  return parsed.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  // Re-indented, not parsed and dumped: a number (36893488147419103233, 1.50), a string and the
+  // order of keys stay byte for byte as stored and delivered.
+  if (!nlohmann::json::accept(payload)) return payload;
+  std::string out;
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  const auto newline = [&] { out += '\n' + std::string(static_cast<std::size_t>(depth) * 2, ' '); };
+  for (std::size_t i = 0; i < payload.size(); ++i) {
+    const char c = payload[i];
+    if (in_string) {
+      out += c;
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+    if (c == '{' || c == '[') {
+      std::size_t next = payload.find_first_not_of(" \t\n\r", i + 1);
+      if (next != std::string::npos && (payload[next] == '}' || payload[next] == ']')) {
+        out += std::string{c, payload[next]};  // {} or []
+        i = next;
+        continue;
+      }
+      out += c;
+      ++depth;
+      newline();
+    } else if (c == '}' || c == ']') {
+      --depth;
+      newline();
+      out += c;
+    } else if (c == ',') {
+      out += c;
+      newline();
+    } else {
+      in_string = c == '"';
+      out += c == ':' ? std::string(": ") : std::string(1, c);
+    }
+  }
+  return out;
 }
 
 std::optional<UnixMillis> console_parse_time(const std::string& text) {

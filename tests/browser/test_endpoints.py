@@ -69,7 +69,7 @@ class EndpointsConsole(ConsoleCase):
         self.assertIsNone(p.task(self.missed, self.down))
         created = p.api.expect(200, "GET", f"/v1/events/{self.missed}")["created_at"]
         b.open(f"/console/endpoints/{self.down}")
-        b.set_value("input#since", created[:19])  # 2026-12-02T13:45:12, the browser is on UTC
+        b.set_value("input#since", created[:19])  # 2026-12-02T13:45:12, read as UTC
         self.assertEqual(b.act("replay-missing"), "replay-missing: done (202) tasks=1")
         task = p.wait_task_state(self.missed, self.down, "succeeded")
         self.assertEqual(task["attempts"], 1)

@@ -68,7 +68,7 @@ class RecoverConsole(ConsoleCase):
         self.receiver.answer_with(200)
         created = p.api.expect(200, "GET", f"/v1/events/{self.event}")["created_at"]
         b.open(f"/console/endpoints/{self.endpoint}")
-        b.set_value("input#since", created[:23])  # 2026-12-02T13:45:12.345, the browser is on UTC
+        b.set_value("input#since", created[:23])  # 2026-12-02T13:45:12.345, read as UTC
         self.assertEqual(b.act("recover"), "recover: done (202) tasks=1")
         b.open(f"/console/events/{self.event}")
         row = self.task_row(self.task["id"])

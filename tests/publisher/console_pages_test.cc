@@ -277,3 +277,23 @@ TEST_CASE("console: an endpoint's figures, and a disabled one on the overview") 
 }
 
 }  // namespace webhooks::test
+
+namespace webhooks::test {
+namespace {
+
+TEST_CASE("console: the payload is shown as stored: numbers, key order and strings unchanged") {
+  Console c("console_payload");
+  c.f.add_endpoint("m_1", "http://127.0.0.1:9/hook");
+  const publisher::Accepted accepted =
+      c.f.publish("m_1", "payout.created",
+                  R"({"z":36893488147419103233, "fee":1.50,"e":1E3,"a":[ ],"o":{},"s":"q\"},\\"})");
+  c.sign_in();
+  const std::string event = c.get("/console/events/" + accepted.event_id);
+  CHECK(has(event,
+            "<pre id=\"payload\">{\n  &quot;z&quot;: 36893488147419103233,\n  &quot;fee&quot;: "
+            "1.50,\n  &quot;e&quot;: 1E3,\n  &quot;a&quot;: [],\n  &quot;o&quot;: {},\n  "
+            "&quot;s&quot;: &quot;q\\&quot;},\\\\&quot;\n}</pre>"));
+}
+
+}  // namespace
+}  // namespace webhooks::test

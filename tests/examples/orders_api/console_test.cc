@@ -74,7 +74,7 @@ TEST_CASE("console: no session is a 303 to the sign-in form; a wrong key is 401"
   CHECK(has(b.last_body, R"(id="login-error")"));
   CHECK(b.cookie.empty());
   const auto forged = httplib::Client("127.0.0.1", s.api_port)
-                          .Get("/console", {{"Cookie", "webhooks_console=99999999999.00.00"}});
+                          .Get("/console", {{"Cookie", "orders_console=99999999999.00.00"}});
   REQUIRE(forged);
   CHECK(forged->status == 303);
 }
@@ -87,6 +87,9 @@ TEST_CASE("console: lists exactly the merchant's keys, escaped, filtered, with a
   REQUIRE(s.post("/orders", "theirs", kOrder, "key-m2").status == 201);
   Browser b(s.api_port);
   REQUIRE(b.sign_in("key-m1") == 303);
+  // Its own cookie name: the publisher's console (webhooks_console) on the same host stays signed
+  // in, and never receives this session.
+  CHECK(b.cookie.starts_with("orders_console="));
   const auto page = b.get("/console");
   REQUIRE(page);
   CHECK(page->status == 200);
@@ -140,5 +143,5 @@ TEST_CASE("console: sign-out needs the page's CSRF token") {
   REQUIRE(out);
   CHECK(out->status == 303);
   CHECK(out->get_header_value("Location") == "/console/login");
-  CHECK(out->get_header_value("Set-Cookie").starts_with("webhooks_console=;"));
+  CHECK(out->get_header_value("Set-Cookie").starts_with("orders_console=;"));
 }

@@ -33,6 +33,9 @@
 
 namespace webhooks::console {
 
+// The session cookie's name by default (the publisher's console). Another console on the same
+// host names its own (orders-api: "orders_console"): cookies ignore the port, so one name would
+// sign each console out of the other and send one's session to the other.
 inline constexpr std::string_view kCookieName = "webhooks_console";
 // A session's lifetime: 12 hours from sign-in.
 inline constexpr std::chrono::seconds kSessionLifetime = std::chrono::hours(12);
@@ -62,7 +65,8 @@ class Sessions {
   using SignIn = std::function<std::optional<std::string>(std::string_view token)>;
 
   Sessions(SecretOf secret_of, SignIn sign_in, const Clock& clock,
-           std::chrono::seconds lifetime = kSessionLifetime);
+           std::chrono::seconds lifetime = kSessionLifetime,
+           std::string cookie_name = std::string(kCookieName));
   // One secret, one principal "": signing in takes exactly `token` (none when it is empty).
   static Sessions single_token(std::string token, const Clock& clock,
                                std::chrono::seconds lifetime = kSessionLifetime);
@@ -78,7 +82,7 @@ class Sessions {
   // Whether `token` is the session's CSRF token (constant-time).
   static bool csrf_matches(const Session& session, std::string_view token);
 
-  // The session of the request's `webhooks_console` cookie, verified.
+  // The session of the request's cookie (`cookie_name`), verified.
   std::optional<Session> of_request(const httplib::Request& req) const;
   // For a page: the session, or std::nullopt after answering 303 to /console/login.
   std::optional<Session> require(const httplib::Request& req, httplib::Response& res) const;
@@ -98,6 +102,7 @@ class Sessions {
   SignIn sign_in_;
   const Clock& clock_;
   std::chrono::seconds lifetime_;
+  std::string cookie_name_;
 };
 
 // Constant-time equality of two strings (their lengths may leak, not their content).
