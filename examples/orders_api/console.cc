@@ -55,7 +55,8 @@ void KeysConsole::list_page(const httplib::Request& req, httplib::Response& res)
   idempotency::ListPage page;
   std::string error = filter.error;
   try {
-    page = store_.list(session->principal, filter.query, clock_.now_ms());
+    // A bad filter lists nothing (not every key unfiltered), as the publisher's events page.
+    if (error.empty()) page = store_.list(session->principal, filter.query, clock_.now_ms());
   } catch (const Error& e) {
     if (e.code() != ErrorCode::invalid_argument) throw;
     error = "That page link is not valid any more: start again from the first page.";

@@ -116,6 +116,10 @@ void to_options(Flags& f) {
   o.retention = parse_duration(f.retention);
   o.retention_pause = parse_duration(f.retention_pause);
   o.overview_refresh = parse_duration(f.overview_refresh);
+  if (o.ops_url.empty() && !o.ops_secret.empty()) {
+    throw CLI::ValidationError("--ops-secret",
+                               "signs the operational webhook: give --ops-url too, or drop it");
+  }
   if (!o.ops_url.empty() && o.ops_secret.empty()) {
     throw CLI::ValidationError("--ops-url",
                                "needs a signing secret: give --ops-secret, --ops-secret-file or "

@@ -124,6 +124,16 @@ struct Publisher::Parts {
 
 Publisher::Publisher(Options options) {
   validate(options);
+  if (options.retention.count() > 0 && options.retention < options.replay_max_age) {
+    // Events purged before the replay window ends can no longer be replayed or replayed-missing.
+    log_event(spdlog::level::warn,
+              {{"event", "retention_shorter_than_replay_max_age"},
+               {"retention_ms", options.retention.count()},
+               {"replay_max_age_ms", options.replay_max_age.count()},
+               {"message",
+                "--retention is shorter than --replay-max-age: events purged before the replay "
+                "window ends cannot be replayed (docs/operations.md, \"Retention\")"}});
+  }
   parts_ = std::make_unique<Parts>(std::move(options));
 }
 

@@ -8,6 +8,7 @@
 #include "fixture.h"
 #include "log_capture.h"
 #include "receiver.h"
+#include "support/test_env.h"
 #include "webhooks/rfc3339.h"
 
 namespace webhooks::test {
@@ -135,6 +136,29 @@ TEST_CASE("a batch of 500 purges 500 events; events without tasks too", "[retent
   CHECK(pass.purged == PurgeCounts{510, 0, 0});
   CHECK(pass.batches == 2);
   CHECK(rows(f.db, "publisher_events") == 0);
+}
+
+}  // namespace
+}  // namespace webhooks::test
+
+namespace webhooks::test {
+namespace {
+
+TEST_CASE("a retention shorter than the replay window is logged once at start", "[retention]") {
+  const LogCapture logs;
+  publisher::Options o;
+  o.database = database_target("retention_warning");
+  o.retention = std::chrono::hours(1);  // --replay-max-age is 7 days
+  { const publisher::Publisher warned(o); }
+  const auto lines = logs.lines("retention_shorter_than_replay_max_age");
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0]["retention_ms"] == 3'600'000);
+  CHECK(lines[0]["replay_max_age_ms"] == 604'800'000);
+  o.retention = o.replay_max_age;  // as long: fine
+  { const publisher::Publisher quiet(o); }
+  o.retention = 0ms;  // kept forever
+  { const publisher::Publisher forever(o); }
+  CHECK(logs.lines("retention_shorter_than_replay_max_age").size() == 1);
 }
 
 }  // namespace

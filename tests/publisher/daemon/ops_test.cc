@@ -133,6 +133,9 @@ TEST_CASE("--ops-url needs a secret; bad retention values exit 2", "[daemon]") {
   refused({"--retention-batch", "0"},
           "--retention-batch: must be a whole number from 1 to 100000, not 0\n");
   refused({"--retention-pause", "soon"}, "--retention-pause: ");
+  refused({"--ops-secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
+          "--ops-secret: signs the operational webhook: give --ops-url too, or drop it");
+  refused({"--overview-refresh", "0s"}, "--overview-refresh: ");
 }
 
 }  // namespace
