@@ -24,7 +24,7 @@ int Store::insert_event(db::Transaction& tx, const Event& event, UnixMillis now)
 }
 
 std::optional<Event> Store::find_event(const std::string& event_id) {
-  const db::Rows rows = db_->exec(sql::kSelectEvent, {event_id});
+  const db::Rows rows = db_->read(sql::kSelectEvent, {event_id});
   if (rows.empty()) return std::nullopt;
   return detail::event_from(rows, 0);
 }
@@ -34,7 +34,7 @@ std::vector<Event> Store::list_events(const EventQuery& query) {
 }
 
 std::vector<Task> Store::tasks_of_event(const std::string& event_id) {
-  const db::Rows rows = db_->exec(sql::kSelectEventTasks, {event_id});
+  const db::Rows rows = db_->read(sql::kSelectEventTasks, {event_id});
   std::vector<Task> tasks;
   for (std::size_t r = 0; r < rows.size(); ++r) {
     Task t;
@@ -57,7 +57,7 @@ std::vector<Task> Store::tasks_of_event(const std::string& event_id) {
 }
 
 std::vector<DeliveryAttempt> Store::attempts_of_event(const std::string& event_id) {
-  const db::Rows rows = db_->exec(sql::kSelectEventAttempts, {event_id});
+  const db::Rows rows = db_->read(sql::kSelectEventAttempts, {event_id});
   std::vector<DeliveryAttempt> attempts;
   for (std::size_t r = 0; r < rows.size(); ++r) {
     DeliveryAttempt a;
