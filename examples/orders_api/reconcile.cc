@@ -1,6 +1,8 @@
 #include "reconcile.h"
 
+#include <algorithm>
 #include <map>
+#include <set>
 
 namespace webhooks::orders {
 namespace {
@@ -11,23 +13,52 @@ std::string result_text(const ReconcileReport& report) {
   return std::to_string(findings) + (findings == 1 ? " finding" : " findings");
 }
 
-// Classifies one payout given its transfers not reversed (oldest first).
+// True when every transfer has the payout's amount and currency.
+bool amounts_match(const Finding& f, const std::vector<const PartnerTransfer*>& found) {
+  return std::all_of(found.begin(), found.end(), [&](const PartnerTransfer* t) {
+    return t->amount == f.amount && t->currency == f.currency;
+  });
+}
+
+// Classifies one payout given its transfers not reversed (oldest first, but the one the payout
+// records first: its client was told that one) and whether the partner reversed any of its key.
 void classify(ReconcileReport& report, const db::Rows& payouts, std::size_t i,
-              const std::vector<const PartnerTransfer*>& found) {
+              std::vector<const PartnerTransfer*> found, bool reversed_any) {
   const std::string& id = payouts.text(i, 0);
   const std::string& key = payouts.text(i, 1);
   const std::string& status = payouts.text(i, 4);
+  const std::string& recorded = payouts.text(i, 5);
+  std::stable_partition(found.begin(), found.end(),
+                        [&](const PartnerTransfer* t) { return t->id == recorded; });
   Finding finding{"", id, key, payouts.text(i, 3), payouts.integer(i, 2), {}};
   for (const auto* t : found) finding.transfer_ids.push_back(t->id);
   const std::string where = " payout=" + id + " downstream_key=" + key;
-  if (found.size() > 1) {
+  if (found.size() > 1 && !amounts_match(finding, found)) {
+    // Which one to keep is a human's call: reversing could keep the wrong amount.
+    ++report.amount_differences;
+    std::string amounts;
+    for (const auto* t : found) {
+      amounts += (amounts.empty() ? "" : ",") + t->id + "=" + std::to_string(t->amount) + " " +
+                 t->currency;
+    }
+    report.details.push_back("amount_difference" + where +
+                             " payout_amount=" + std::to_string(finding.amount) + " " +
+                             finding.currency + " transfers=" + amounts);
+    finding.kind = "amount_difference";
+  } else if (found.size() > 1) {
     ++report.duplicates;
     std::string ids;
     for (const auto* t : found) ids += (ids.empty() ? "" : ",") + t->id;
     report.details.push_back("duplicate" + where + " transfers=" + ids);
     finding.kind = "duplicate";
   } else if (found.empty()) {
-    if (status == "submitted") {
+    if (status == "submitted" && reversed_any) {
+      // Its transfer was reversed at the partner: re-submitting under the same key would only
+      // replay the reversed one. A human decides.
+      ++report.missing;
+      report.details.push_back("missing" + where + " reversed_at_partner=true");
+      finding.kind = "missing_reversed";
+    } else if (status == "submitted") {
       ++report.missing;
       report.details.push_back("missing" + where);
       finding.kind = "missing";
@@ -62,11 +93,13 @@ ReconcileReport reconcile(db::Database& db, const std::vector<PartnerTransfer>& 
       " ORDER BY created_at, id");
   ReconcileReport report;
   std::map<std::string, std::vector<const PartnerTransfer*>> by_key;
+  std::set<std::string> reversed_keys;
   for (const PartnerTransfer& t : transfers) {
     if (t.reversed_by.empty()) {
       by_key[t.idempotency_key].push_back(&t);
     } else {
       ++report.reversed;
+      reversed_keys.insert(t.idempotency_key);
     }
   }
   report.payouts = static_cast<int>(payouts.size());
@@ -77,7 +110,7 @@ ReconcileReport reconcile(db::Database& db, const std::vector<PartnerTransfer>& 
       found = std::move(it->second);
       by_key.erase(it);
     }
-    classify(report, payouts, i, found);
+    classify(report, payouts, i, std::move(found), reversed_keys.contains(payouts.text(i, 1)));
   }
   for (const auto& [key, rest] : by_key) {
     for (const auto* t : rest) {

@@ -15,10 +15,14 @@ namespace webhooks::orders {
 
 // One payout the report found wrong, with what --resolve needs to act on it.
 struct Finding {
-  std::string kind;  // duplicate, missing, amount_difference
+  // duplicate, missing, missing_reversed (its transfer was reversed at the partner: never
+  // re-submitted), amount_difference (also several transfers of which one differs)
+  std::string kind;
   std::string payout_id, downstream_key, currency;
-  std::int64_t amount = 0;                // the payout's, minor units
-  std::vector<std::string> transfer_ids;  // its transfers not reversed, oldest first
+  std::int64_t amount = 0;  // the payout's, minor units
+  // Its transfers not reversed, oldest first, but the one the payout records first (the one its
+  // client was told about, which --resolve keeps).
+  std::vector<std::string> transfer_ids;
 };
 
 struct ReconcileReport {

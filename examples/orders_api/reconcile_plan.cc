@@ -16,6 +16,10 @@ constexpr std::string_view kPlanned =
     "SELECT id, payout_id, action, transfer_id, kept_transfer_id, idempotency_key, amount,"
     " currency, state, result FROM reconciliations WHERE state = 'planned' ORDER BY id";
 
+constexpr std::string_view kFailed =
+    "SELECT id FROM reconciliations WHERE action = $1 AND idempotency_key = $2 AND state = 'failed'"
+    " ORDER BY id LIMIT 1";
+
 db::Param text_or_null(const std::string& text) {
   return text.empty() ? db::Param(nullptr) : db::Param(std::string_view(text));
 }
@@ -60,6 +64,19 @@ std::vector<Step> save_plan(db::Database& db, const std::vector<Step>& steps, Un
   db.transact([&](db::Transaction& tx) {
     saved.clear();
     for (const Step& s : steps) {
+      // A step an earlier run recorded as failed (the partner refused it) that this report plans
+      // again is tried again, under the same key.
+      const db::Rows failed = tx.exec(kFailed, {s.action, s.key});
+      if (!failed.empty()) {
+        tx.exec(
+            "UPDATE reconciliations SET state = 'planned', result = NULL, updated_at = $1"
+            " WHERE id = $2",
+            {now, failed.text(0, 0)});
+        Step again = s;
+        again.id = failed.text(0, 0);
+        saved.push_back(std::move(again));
+        continue;
+      }
       const db::Rows inserted =
           tx.exec(kInsert, {s.id, s.payout_id, s.action, text_or_null(s.transfer_id),
                             text_or_null(s.kept_transfer_id), s.key, s.amount, s.currency, now});

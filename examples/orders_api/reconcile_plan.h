@@ -40,7 +40,8 @@ std::vector<Step> plan_steps(const ReconcileReport& report,
                              const std::vector<PartnerTransfer>& transfers, UuidV7Generator& ids);
 
 // Inserts `steps` in one transaction; a reversal of a transfer already in the table is skipped
-// (one per transfer). Returns the steps inserted. Throws Error(storage).
+// (one per transfer), but a step recorded `failed` by an earlier run (the partner refused it) is
+// planned again, keeping its id and key. Returns the steps to carry out. Throws Error(storage).
 std::vector<Step> save_plan(db::Database& db, const std::vector<Step>& steps, UnixMillis now);
 
 // The steps still `planned`, in id order. Throws Error(storage), also when the table is absent.

@@ -139,6 +139,7 @@ bool Store::rotate_secret(const std::string& id, const std::string& secret,
     if (tx.exec(sql::kTouchEndpoint, {id, std::int64_t{now}}).affected() == 0) return;
     found = true;
     tx.exec(sql::kExpireSecrets, {id, std::int64_t{old_expires_at}});
+    tx.exec(sql::kDeleteSecret, {id, secret});
     tx.exec(sql::kInsertSecret, {id, secret, std::int64_t{now}, nullptr});
   });
   return found;
@@ -153,6 +154,7 @@ bool Store::rotate_keys(const std::string& id, const std::vector<std::string>& k
     found = true;
     tx.exec(sql::kExpireSecrets, {id, std::int64_t{old_expires_at}});
     for (const std::string& key : keys) {
+      tx.exec(sql::kDeleteSecret, {id, key});
       tx.exec(sql::kInsertSecret, {id, key, std::int64_t{now}, nullptr});
     }
   });

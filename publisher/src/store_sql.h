@@ -29,6 +29,10 @@ inline constexpr std::string_view kInsertEndpoint =
 inline constexpr std::string_view kInsertSecret =
     "INSERT INTO publisher_endpoint_secrets (endpoint_id, secret, created_at, expires_at) "
     "VALUES ($1, $2, $3, $4)";
+// A key given again at a rotation (rolling back to an earlier key) replaces its old row, so it
+// signs again as the current key, without expiry.
+inline constexpr std::string_view kDeleteSecret =
+    "DELETE FROM publisher_endpoint_secrets WHERE endpoint_id = $1 AND secret = $2";
 inline constexpr std::string_view kSelectEndpoint =
     "SELECT " WEBHOOKS_ENDPOINT_COLUMNS " FROM publisher_endpoints WHERE id = $1";
 inline constexpr std::string_view kSelectEndpoints =

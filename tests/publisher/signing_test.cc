@@ -145,6 +145,17 @@ TEST_CASE("a v1a endpoint rotated to both signs with the old key until the grace
   CHECK_FALSE(verifies(after, {}, {kPublicKey}, later));
   CHECK(verifies(after, {}, {new_key.public_key().to_string()}, later));
   CHECK(verifies(after, {new_secret}, {}, later));
+
+  // Rolling back: the old (expired) v1a key given again is the current key again, alone.
+  f.advance(std::chrono::seconds(1));
+  REQUIRE(f.store.rotate_keys(endpoint.id, {kSigningKey}, SigningScheme::v1a, f.clock.now_ms(),
+                              f.clock.now_ms()));
+  const auto rolled_back = f.store.find_endpoint(endpoint.id);
+  REQUIRE(rolled_back->secrets.size() == 3);  // the two it replaces, expiring now, listed after
+  CHECK(rolled_back->secrets[0].secret == kSigningKey);
+  CHECK(rolled_back->secrets[0].expires_at == std::nullopt);
+  CHECK(rolled_back->secrets[1].expires_at == f.clock.now_ms());
+  CHECK(rolled_back->secrets[2].expires_at == f.clock.now_ms());
 }
 
 }  // namespace

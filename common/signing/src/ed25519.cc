@@ -70,6 +70,9 @@ std::string Ed25519PublicKey::to_string() const {
   return std::string(kPrefix) + base64_encode(raw_);
 }
 
+Ed25519SigningKey::Ed25519SigningKey(const std::array<std::uint8_t, 32>& seed)
+    : seed_(seed), key_(private_key(seed).release(), EVP_PKEY_free) {}
+
 Ed25519SigningKey Ed25519SigningKey::parse(std::string_view text) {
   return Ed25519SigningKey(parse_key32(text, kPrefix, "Ed25519 signing key"));
 }
@@ -81,21 +84,19 @@ Ed25519SigningKey Ed25519SigningKey::generate() {
 }
 
 Ed25519PublicKey Ed25519SigningKey::public_key() const {
-  PkeyPtr key = private_key(seed_);
   std::array<std::uint8_t, 32> raw;
   std::size_t size = raw.size();
-  if (EVP_PKEY_get_raw_public_key(key.get(), raw.data(), &size) != 1 || size != 32) {
+  if (EVP_PKEY_get_raw_public_key(key_.get(), raw.data(), &size) != 1 || size != 32) {
     throw Error(ErrorCode::crypto, "cannot derive the Ed25519 public key");
   }
   return Ed25519PublicKey(raw);
 }
 
 std::array<std::uint8_t, 64> Ed25519SigningKey::sign_raw(std::string_view message) const {
-  PkeyPtr key = private_key(seed_);
   MdCtxPtr ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
   std::array<std::uint8_t, 64> signature;
   std::size_t size = signature.size();
-  if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, key.get()) != 1 ||
+  if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, key_.get()) != 1 ||
       EVP_DigestSign(ctx.get(), signature.data(), &size,
                      reinterpret_cast<const unsigned char*>(message.data()), message.size()) != 1 ||
       size != 64) {

@@ -95,7 +95,8 @@ void check_settled(Stack& s) {
         CHECK(payouts.text(i, 2) == list[j]["id"]);  // the payout points at the kept transfer
       } else {
         ++reversed;
-        CHECK(j > 0);  // the first transfer is the one kept
+        // The transfer the payout records (the one its client was told about) is kept.
+        CHECK(list[j]["id"] != payouts.text(i, 2));
       }
     }
     CHECK(net == payouts.integer(i, 1));
@@ -242,4 +243,89 @@ TEST_CASE("reconcile --resolve with the partner down: exit 2, nothing planned") 
   CHECK(down.out == "");
   CHECK(down.err.starts_with("orders-api: GET http://127.0.0.1:"));
   CHECK(s.count("SELECT COUNT(*) FROM reconciliations") == 0);
+}
+
+namespace {
+
+// A second transfer under payout p-N's downstream key (the partner ignores keys); its id.
+std::string add_transfer(Stack& s, int n, int amount) {
+  const auto key = s.db().exec("SELECT downstream_key FROM payouts WHERE idempotency_key = $1",
+                               {"p-" + std::to_string(n)});
+  httplib::Client partner("127.0.0.1", s.partner_port);
+  const auto made = partner.Post(
+      "/transfers", {{"X-Idempotency-Key", key.text(0, 0)}},
+      R"({"amount":)" + std::to_string(amount) + R"(,"currency":"EUR","destination":"NL91"})",
+      "application/json");
+  REQUIRE(made->status == 201);
+  return nlohmann::json::parse(made->body)["id"];
+}
+
+void pay(Stack& s, int count) {
+  for (int i = 1; i <= count; ++i) {
+    REQUIRE(s.post("/payouts", "p-" + std::to_string(i),
+                   R"({"amount":100)" + std::to_string(i) +
+                       R"(,"currency":"EUR","destination":"NL91ABNA0417164300"})")
+                .status == 201);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("reconcile --resolve: a duplicate of another amount, a reversed payout: a human's") {
+  Stack s;
+  s.start_partner({"--ignore-idempotency-key"});
+  s.start_api();
+  pay(s, 2);
+  add_transfer(s, 1, 999);  // p-1 (1001) has a second transfer of 999: which to keep is unclear
+  const std::string p2 = s.db()
+                             .exec(
+                                 "SELECT transfer_id FROM payouts WHERE idempotency_key = "
+                                 "'p-2'")
+                             .text(0, 0);
+  httplib::Client partner("127.0.0.1", s.partner_port);
+  REQUIRE(partner
+              .Post("/transfers/" + p2 + "/reversals", {{"X-Idempotency-Key", "h-1"}}, "{}",
+                    "application/json")
+              ->status == 201);  // p-2 reversed at the partner, by hand
+  const auto before = s.transfers();
+  const auto resolved = s.reconcile({"--resolve"});
+  CHECK(resolved.exit_code == 1);
+  CHECK(resolved.out.starts_with(
+      "plan: 0 steps\n\npayouts: 2\ntransfers: 3\nreversed: 1\nmatched: 0\nduplicates: 0\n"
+      "missing: 1\namount_differences: 1\nunknown_transfers: 0\npending: 0\nrejected: 0\n"));
+  CHECK(resolved.out.find(" transfers=") != std::string::npos);
+  CHECK(resolved.out.find(" reversed_at_partner=true\n") != std::string::npos);
+  CHECK(s.transfers() == before);  // nothing reversed, nothing re-submitted
+  CHECK(s.count("SELECT COUNT(*) FROM reconciliations") == 0);
+}
+
+TEST_CASE("reconcile --resolve tries a step an earlier run recorded as failed again") {
+  Stack s;
+  s.start_partner({"--ignore-idempotency-key"});
+  s.start_api();
+  pay(s, 1);
+  REQUIRE(s.reconcile({"--resolve"}).exit_code == 0);  // clean; creates the table
+  const std::string kept =
+      s.db().exec("SELECT transfer_id FROM payouts WHERE idempotency_key = 'p-1'").text(0, 0);
+  const std::string extra = add_transfer(s, 1, 1001);
+  s.db().exec(
+      "INSERT INTO reconciliations (id, payout_id, action, transfer_id, kept_transfer_id,"
+      " idempotency_key, amount, currency, state, result, created_at, updated_at)"
+      " SELECT 'rc_failed', id, 'reverse', $1, $2, $3, 1001, 'EUR', 'failed', 'refused', 1, 1"
+      " FROM payouts WHERE idempotency_key = 'p-1'",
+      {extra, kept, "kxr-" + extra});
+  const auto resolved = s.reconcile({"--resolve"});
+  CHECK(resolved.exit_code == 0);
+  CHECK(resolved.out.starts_with("plan: 1 step\n"));
+  CHECK(s.count("SELECT COUNT(*) FROM reconciliations") == 1);
+  CHECK(s.count("SELECT COUNT(*) FROM reconciliations WHERE id = 'rc_failed' AND state = 'done'") ==
+        1);
+  int reversed = 0;
+  for (const auto& t : s.transfers()) {
+    if (!t["reversed_by"].is_null()) {
+      ++reversed;
+      CHECK(t["id"] == extra);
+    }
+  }
+  CHECK(reversed == 1);
 }

@@ -6,9 +6,12 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+
+struct evp_pkey_st;  // OpenSSL's EVP_PKEY
 
 namespace webhooks {
 
@@ -33,21 +36,25 @@ class Ed25519PublicKey {
 class Ed25519SigningKey {
  public:
   static constexpr std::string_view kPrefix = "whsk_";
-  // Parses "whsk_<base64 of the 32-byte seed>". Throws Error(ErrorCode::invalid_key).
+  // Parses "whsk_<base64 of the 32-byte seed>" and builds its OpenSSL key. Throws
+  // Error(ErrorCode::invalid_key), or Error(crypto) if OpenSSL fails.
   static Ed25519SigningKey parse(std::string_view text);
   // A new key from OpenSSL's CSPRNG. Throws Error(crypto) if OpenSSL fails.
   static Ed25519SigningKey generate();
 
   Ed25519PublicKey public_key() const;
-  // The 64-byte Ed25519 signature of `message`.
+  // The 64-byte Ed25519 signature of `message`. The OpenSSL key is built once, when the key is
+  // parsed or generated (copies share it), so a signature costs only the signing. Thread-safe.
   std::array<std::uint8_t, 64> sign_raw(std::string_view message) const;
   // The signature entry "v1a,<base64>" over "<id>.<timestamp>.<body>" (timestamp in Unix seconds).
   std::string sign(std::string_view id, std::int64_t timestamp, std::string_view body) const;
   std::string to_string() const;  // "whsk_<base64 seed>". Never log it.
 
  private:
-  explicit Ed25519SigningKey(const std::array<std::uint8_t, 32>& seed) : seed_(seed) {}
+  // Throws Error(crypto) if OpenSSL cannot load the seed.
+  explicit Ed25519SigningKey(const std::array<std::uint8_t, 32>& seed);
   std::array<std::uint8_t, 32> seed_;
+  std::shared_ptr<evp_pkey_st> key_;  // built from seed_
 };
 
 }  // namespace webhooks
