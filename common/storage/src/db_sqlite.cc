@@ -4,9 +4,11 @@
 // prepared statements cached per connection and SQL text.
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cctype>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -153,6 +155,25 @@ struct Connection {
                 sqlite3_total_changes64(db) - before);
   }
 
+  // PRAGMA journal_mode=WAL. Switching a new file to WAL needs an exclusive lock, and SQLite
+  // answers SQLITE_BUSY at once, without the busy handler, when several connections (processes
+  // starting on one fresh file) try it together: tried again for up to `busy_timeout_ms`.
+  void enable_wal(int busy_timeout_ms) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms);
+    auto pause = std::chrono::milliseconds(1);
+    for (;;) {
+      const int rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+      if (rc == SQLITE_OK) return;
+      if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) ||
+          std::chrono::steady_clock::now() + pause > deadline) {
+        fail("PRAGMA journal_mode=WAL");
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(50));
+    }
+  }
+
   void run_script(const std::string& sql) {
     char* error = nullptr;
     if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
@@ -187,8 +208,8 @@ class SqliteDatabase final : public Database {
     const std::string synchronous = synchronous_pragma_value(options.sqlite_synchronous);
     writer_.open(path, true, busy_timeout_ms_, "SQLite database");
     try {
-      writer_.run_script("PRAGMA journal_mode=WAL; PRAGMA synchronous=" + synchronous +
-                         "; PRAGMA foreign_keys=ON;");
+      writer_.enable_wal(busy_timeout_ms_);
+      writer_.run_script("PRAGMA synchronous=" + synchronous + "; PRAGMA foreign_keys=ON;");
       if (options.sqlite_background_checkpoint && !in_memory(path)) {
         start_checkpointer(options, synchronous);
       }

@@ -192,7 +192,10 @@ TEST_CASE("several processes' components migrate one database at once, each migr
     });
   }
   for (std::thread& t : threads) t.join();
-  for (const std::string& error : errors) CHECK(error.empty());
+  for (const std::string& error : errors) {
+    INFO(error);
+    CHECK(error.empty());
+  }
   auto db = db::Database::open(target);
   const int all = count_of(idempotency::schema(), db->engine()) +
                   count_of(outbox::schema(), db->engine()) +
