@@ -27,6 +27,7 @@ struct Flags {
   double lease_s = 30, ttl_s = 7 * 24 * 3600;
   std::int64_t tolerance_s = 300;
   int max_connections = 4096;
+  int max_buffered_bytes = 64 * 1024 * 1024;
   std::int64_t request_timeout_ms = 30'000;
   int fiber_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   merchant::Faults faults;
@@ -68,6 +69,7 @@ int run(const Flags& flags) {
   });
   webhooks::app::ServerTuning tuning;
   tuning.max_connections = static_cast<std::size_t>(flags.max_connections);
+  tuning.max_buffered_bytes = static_cast<std::size_t>(flags.max_buffered_bytes);
   tuning.request_timeout = std::chrono::milliseconds(flags.request_timeout_ms);
   // The handler only writes through its transaction: it may run on fibers (docs/http-server.md).
   tuning.fiber_threads = static_cast<std::size_t>(flags.fiber_threads);
@@ -121,6 +123,12 @@ int main(int argc, char** argv) {
                  "open client connections at most; beyond it the one waiting the longest without a "
                  "whole request is closed")
       ->check(webhooks::app::count(1, 1'000'000))
+      ->capture_default_str();
+  app.add_option("--max-buffered-bytes", flags.max_buffered_bytes,
+                 "request bytes every connection together may hold buffered (heads, bodies being "
+                 "received); a "
+                 "request that would pass it is answered 503 server_busy with Retry-After")
+      ->check(webhooks::app::count(65536, 2147483647))
       ->capture_default_str();
   app.add_option("--request-timeout-ms", flags.request_timeout_ms,
                  "time for a request's head and body to arrive, from its first byte; 408 after")

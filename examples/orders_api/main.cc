@@ -96,6 +96,12 @@ void add_server_options(CLI::App& app, Config& config) {
                  "whole request is closed")
       ->check(count(1, 1'000'000))
       ->capture_default_str();
+  app.add_option("--max-buffered-bytes", config.max_buffered_bytes,
+                 "request bytes every connection together may hold buffered (heads, bodies being "
+                 "received); a "
+                 "request that would pass it is answered 503 server_busy with Retry-After")
+      ->check(count(65536, 2147483647))
+      ->capture_default_str();
   app.add_option("--request-timeout-ms", config.request_timeout_ms,
                  "time for a request's head and body to arrive, from its first byte; 408 after")
       ->check(duration(DurationUnit::milliseconds))

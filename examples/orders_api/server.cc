@@ -248,6 +248,7 @@ int serve(const Config& config) {
   // Handlers only block on the database; the partner call runs through http::run_blocking.
   tuning.fiber_threads = static_cast<std::size_t>(config.fiber_threads);
   tuning.max_connections = static_cast<std::size_t>(config.max_connections);
+  tuning.max_buffered_bytes = static_cast<std::size_t>(config.max_buffered_bytes);
   tuning.request_timeout = milliseconds(config.request_timeout_ms);
   const int port = app::bind_and_announce(server, address, tuning);
   log_event(spdlog::level::info,

@@ -28,8 +28,9 @@ struct Config {
   int threads = 64;  // HTTP worker threads when fiber_threads is 0
   // Handlers on fibers on this many threads (0: a pool of `threads`); the number of cores.
   int fiber_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  int max_connections = 4096;                // open client connections (webhooks::http::Server)
-  std::int64_t request_timeout_ms = 30'000;  // a request's head and body, from its first byte
+  int max_connections = 4096;                 // open client connections (webhooks::http::Server)
+  int max_buffered_bytes = 64 * 1024 * 1024;  // request bytes buffered, all connections together
+  std::int64_t request_timeout_ms = 30'000;   // a request's head and body, from its first byte
   // Test hooks (docs/orders-api.md, "Test hooks").
   std::int64_t operation_delay_ms = 0;
   bool crash_after_partner_commit = false;

@@ -43,6 +43,7 @@ struct Flags {
   int http_threads = static_cast<int>(options.server.threads);
   int fiber_threads = static_cast<int>(options.server.fiber_threads);
   int max_connections = static_cast<int>(options.server.max_connections);
+  int max_buffered_bytes = static_cast<int>(options.server.max_buffered_bytes);
   std::string request_timeout = flag_text(options.server.request_timeout);
   std::string retention = flag_text(options.retention);
   std::string retention_pause = flag_text(options.retention_pause);
@@ -112,6 +113,7 @@ void to_options(Flags& f) {
   o.server.threads = static_cast<std::size_t>(f.http_threads);
   o.server.fiber_threads = static_cast<std::size_t>(f.fiber_threads);
   o.server.max_connections = static_cast<std::size_t>(f.max_connections);
+  o.server.max_buffered_bytes = static_cast<std::size_t>(f.max_buffered_bytes);
   o.server.request_timeout = parse_duration(f.request_timeout);
   o.retention = parse_duration(f.retention);
   o.retention_pause = parse_duration(f.retention_pause);
@@ -292,6 +294,10 @@ void add_server_flags(CLI::App& app, Flags& f, std::string& log_level) {
          "open client connections at most; beyond it the one waiting the longest without a "
          "whole request is closed")
       ->check(app::count(1, 1'000'000));
+  option(app, "--max-buffered-bytes", f.max_buffered_bytes, "WEBHOOKS_MAX_BUFFERED_BYTES",
+         "request bytes every connection together may hold buffered (heads, bodies being "
+         "received); a request that would pass it is answered 503 server_busy with Retry-After")
+      ->check(app::count(65536, 2147483647));
   option(app, "--request-timeout", f.request_timeout, "WEBHOOKS_REQUEST_TIMEOUT",
          "time for a request's head and body to arrive, from its first byte; 408 after")
       ->check(duration_text());

@@ -1,15 +1,19 @@
-// The event loop's request framing (common/src/detail/request_framing.h, detail::frame_request).
-// Input: the bytes a client sent on a connection, framed under two sets of limits (small: 256-byte
-// head, 4 fields, 64-byte payload; wide: 64 KiB head, 100 fields, no payload limit).
-// Properties: never throws; ready + framed: the head ends with a blank line within the buffer and
-// the head limit, and the body (when not over_limit) within the buffer; over_limit: a body httplib
-// will not read; refuse: 431 headers_too_large with one of its two messages, for a head over a
-// limit; need_more: the head or the body is not whole yet; the bytes given in two parts (the first
-// needing more) frame exactly as given at once.
+// The event loop's request parser (common/http/src/detail/request_framing.h,
+// detail::frame_request). Input: the bytes a client sent on a connection, parsed under two sets of
+// limits (small: 256-byte head, 4 fields, 64-byte payload; wide: 64 KiB head, 100 fields, no
+// payload limit). Properties: never throws; ready: the head is strict RFC 9112 (every line ends in
+// CRLF, no bare CR, no NUL or other control byte but HTAB, no folded line, a request line of three
+// parts with single spaces and a version of HTTP/1.0 or HTTP/1.1, one Host line for HTTP/1.1, at
+// most one Content-Length, no Transfer-Encoding) ending with a blank line within the buffer and
+// the limits, and the body (when not over_limit) within the buffer; over_limit: a body httplib
+// will not read; refuse: one of the parser's statuses with its code; need_more: the head or the
+// body is not whole yet; the bytes given in two parts (the first needing more) parse exactly as
+// given at once; a refusal is answered again to every later call.
 #include "detail/request_framing.h"
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 
 #include "fuzz_check.h"
 
@@ -21,15 +25,61 @@ using namespace webhooks::http::detail;
 // head's last line start).
 bool same(const RequestFraming& a, const RequestFraming& b) {
   return a.line_begin == b.line_begin && a.lines == b.lines && a.head_end == b.head_end &&
-         a.length_headers == b.length_headers && a.length_value == b.length_value &&
-         a.chunked == b.chunked && a.expect_continue == b.expect_continue &&
-         a.head_method == b.head_method && a.body_method == b.body_method && a.framed == b.framed &&
-         a.over_limit == b.over_limit && a.body == b.body;
+         a.length_headers == b.length_headers && a.length == b.length &&
+         a.length_valid == b.length_valid && a.host_headers == b.host_headers &&
+         a.singletons == b.singletons && a.encoded == b.encoded && a.http10 == b.http10 &&
+         a.percent == b.percent && a.method == b.method && a.chunked == b.chunked &&
+         a.expect_continue == b.expect_continue && a.head_method == b.head_method &&
+         a.body_method == b.body_method && a.framed == b.framed && a.over_limit == b.over_limit &&
+         a.body == b.body;
 }
 
 bool same(const FrameResult& a, const FrameResult& b) {
   return a.kind == b.kind && a.status == b.status && std::string(a.code) == b.code &&
-         a.message == b.message;
+         a.message == b.message && std::string(a.header) == b.header;
+}
+
+bool ci_starts(std::string_view line, std::string_view lower_prefix) {
+  if (line.size() < lower_prefix.size()) return false;
+  for (std::size_t i = 0; i < lower_prefix.size(); ++i) {
+    const char c = line[i] >= 'A' && line[i] <= 'Z' ? static_cast<char>(line[i] + 32) : line[i];
+    if (c != lower_prefix[i]) return false;
+  }
+  return true;
+}
+
+// An accepted head, checked byte by byte apart from the parser: what a proxy in front and
+// cpp-httplib behind must read alike.
+void check_strict_head(std::string_view head) {
+  std::size_t hosts = 0, lengths = 0, line_no = 0;
+  std::size_t at = 0;
+  while (at < head.size()) {
+    const std::size_t lf = head.find('\n', at);
+    FUZZ_CHECK(lf != std::string_view::npos && lf > at && head[lf - 1] == '\r');
+    const std::string_view line = head.substr(at, lf - 1 - at);
+    for (const char ch : line) {
+      const auto b = static_cast<unsigned char>(ch);
+      FUZZ_CHECK(b == '\t' || (b >= 0x20 && b != 0x7F));  // no CR, LF, NUL or other control
+    }
+    if (line_no == 0) {
+      FUZZ_CHECK(std::count(line.begin(), line.end(), ' ') == 2);
+      FUZZ_CHECK(line.ends_with(" HTTP/1.1") || line.ends_with(" HTTP/1.0"));
+      FUZZ_CHECK(line.find('\t') == std::string_view::npos && line[0] != ' ');
+    } else if (!line.empty()) {
+      FUZZ_CHECK(line[0] != ' ' && line[0] != '\t');  // no obs-fold
+      const std::size_t colon = line.find(':');
+      FUZZ_CHECK(colon != std::string_view::npos && colon > 0);
+      FUZZ_CHECK(line.substr(0, colon).find_first_of(" \t") == std::string_view::npos);
+      hosts += ci_starts(line, "host:");
+      lengths += ci_starts(line, "content-length:");
+      FUZZ_CHECK(!ci_starts(line, "transfer-encoding:"));
+    }
+    ++line_no;
+    at = lf + 1;
+  }
+  FUZZ_CHECK(head.ends_with("\r\n\r\n"));
+  FUZZ_CHECK(hosts <= 1 && lengths <= 1);
+  FUZZ_CHECK(hosts == 1 || head.substr(0, head.find('\r')).ends_with(" HTTP/1.0"));
 }
 
 // What frame_request left in `s` for `in`: the head within the buffer and the limits.
@@ -42,10 +92,12 @@ void check_state(std::string_view in, const FramingLimits& limits, const Request
     FUZZ_CHECK(s.lines >= 1);
   }
   if (s.framed) {
-    FUZZ_CHECK(s.head_end != 0 && !s.chunked && s.length_headers <= 1);
+    FUZZ_CHECK(s.head_end != 0 && !s.chunked && s.length_headers <= 1 && s.length_valid);
     FUZZ_CHECK(s.head_end <= limits.max_header_bytes);
     FUZZ_CHECK(s.lines <= limits.max_header_count + 1);
-    FUZZ_CHECK(s.body == (s.length_headers == 1 ? std::stoull(s.length_value) : 0));
+    FUZZ_CHECK(s.body == (s.length_headers == 1 ? s.length : 0));
+    FUZZ_CHECK(s.body == 0 || s.body_method);
+    check_strict_head(in.substr(0, s.head_end));
   }
 }
 
@@ -65,18 +117,28 @@ void check_result(std::string_view in, const FramingLimits& limits, const Reques
                    s.body > std::min<std::uint64_t>(limits.payload_limit, kBufferedBodyMax));
       }
       break;
-    case Framing::refuse:
-      FUZZ_CHECK(r.status == 431 && std::string(r.code) == "headers_too_large");
-      FUZZ_CHECK(!s.framed);
+    case Framing::refuse: {
+      const std::string code = r.code;
+      FUZZ_CHECK(!s.framed && !r.message.empty() && same(s.refusal, r));
+      FUZZ_CHECK((r.status == 400 && code == "bad_request") ||
+                 (r.status == 411 && code == "length_required" && s.chunked) ||
+                 (r.status == 414 && code == "uri_too_long" && s.lines == 0) ||
+                 (r.status == 415 && code == "unsupported_media_type" && s.encoded) ||
+                 (r.status == 431 && code == "headers_too_large") ||
+                 (r.status == 501 && code == "not_implemented" && s.lines == 0) ||
+                 (r.status == 505 && code == "http_version_not_supported" && s.lines == 0));
       if (r.message == "the request has more than " + std::to_string(limits.max_header_count) +
                            " header fields") {
         FUZZ_CHECK(s.lines == limits.max_header_count + 1);
-      } else {
-        FUZZ_CHECK(r.message == "the request head is larger than " +
-                                    std::to_string(limits.max_header_bytes) + " bytes");
+      } else if (r.message == "the request head is larger than " +
+                                  std::to_string(limits.max_header_bytes) + " bytes") {
         FUZZ_CHECK(std::max(s.scanned, s.head_end) > limits.max_header_bytes);
       }
+      // Asked again, with more bytes or not: the same refusal.
+      RequestFraming again = s;
+      FUZZ_CHECK(same(frame_request(std::string(in) + "GET / HTTP/1.1\r\n", limits, again), r));
       break;
+    }
     case Framing::need_more:
       FUZZ_CHECK(r.status == 0 && r.message.empty() && !s.over_limit);
       if (s.head_end == 0) {

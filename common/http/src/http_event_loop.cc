@@ -27,6 +27,12 @@ using namespace std::chrono;
 // Accepted connections waiting for room when every open one is with a worker.
 constexpr std::size_t kPendingMax = 1024;
 
+// Request bytes held in the buffers of every webhooks::http::Server of the process.
+std::atomic<std::uint64_t> buffered_bytes{0};
+// A request that holds at most this much (a head, a small body) may use the whole budget; larger
+// ones only 7/8 of it, so slow large bodies filling their share leave room for small requests.
+constexpr std::uint64_t kSmallRequest = 64 * 1024;
+
 void fill_address(int fd, bool peer, std::string& host, int& port) {
   sockaddr_storage addr{};
   socklen_t length = sizeof addr;
@@ -50,6 +56,41 @@ ServedConnection* served_connection() {
 void set_served_connection(ServedConnection* connection) {
   fibers::local(fibers::Slot::served_connection) = connection;
 }
+
+FrameResult EventLoop::frame(Connection& c) {
+  FrameResult r = frame_request(c.in, limits_, c);
+  if (r.kind == Framing::refuse) return r;
+  // What the request will hold: all of it once framed (its body is still coming), else what is
+  // there. A body over the limit is never buffered.
+  std::uint64_t bytes = c.in.size();
+  if (c.framed && !c.over_limit) bytes = std::max<std::uint64_t>(bytes, c.head_end + c.body);
+  if (!hold(c, bytes)) {
+    c.refusal = {Framing::refuse, 503, "server_busy",
+                 "the server holds as many request bytes as it may; retry", "Retry-After: 1"};
+    return c.refusal;
+  }
+  if (r.kind == Framing::need_more && c.framed) c.in.reserve(static_cast<std::size_t>(bytes));
+  return r;
+}
+
+bool EventLoop::hold(Connection& c, std::uint64_t bytes) {
+  if (bytes <= c.held) {
+    buffered_bytes.fetch_sub(c.held - bytes);
+    c.held = bytes;
+    return true;
+  }
+  const std::uint64_t budget = tuning_.max_buffered_bytes;
+  const std::uint64_t limit = bytes <= kSmallRequest ? budget : budget - budget / 8;
+  const std::uint64_t more = bytes - c.held;
+  std::uint64_t now = buffered_bytes.load();
+  do {
+    if (now + more > limit) return false;
+  } while (!buffered_bytes.compare_exchange_weak(now, now + more));
+  c.held = bytes;
+  return true;
+}
+
+std::uint64_t buffered_request_bytes() { return buffered_bytes.load(); }
 
 void Connection::reset_framing() {
   static_cast<RequestFraming&>(*this) = RequestFraming{};
@@ -293,9 +334,10 @@ void EventLoop::expire(LoopClock::time_point now) {
     if (c.phase == Connection::Phase::skipping) {
       close_now(c);
     } else {
-      refuse(c, 408, "request_timeout",
-             "the request was not received within " +
-                 std::to_string(tuning_.request_timeout.count()) + " ms");
+      refuse(c, {Framing::refuse, 408, "request_timeout",
+                 "the request was not received within " +
+                     std::to_string(tuning_.request_timeout.count()) + " ms",
+                 ""});
     }
   }
 }

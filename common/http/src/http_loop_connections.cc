@@ -56,6 +56,7 @@ void EventLoop::clear_timer(Connection& c) {
 
 void EventLoop::close_now(Connection& c) {
   clear_timer(c);
+  hold(c, 0);
   ::close(c.fd);  // also leaves the epoll set
   connections_.erase(c.fd);
   open_.fetch_sub(1);
@@ -66,14 +67,16 @@ void EventLoop::start_linger(Connection& c) {
   ::shutdown(c.fd, SHUT_WR);
   c.in.clear();
   c.in.shrink_to_fit();
+  hold(c, 0);
   c.discarded = 0;
   c.phase = Connection::Phase::lingering;
   set_timer(c, LoopClock::now() + kLingerTime);
   arm(c);
 }
 
-void EventLoop::refuse(Connection& c, int status, const char* code, const std::string& message) {
-  send_now(c.fd, closing_answer(status, code, message, c.head_method));
+void EventLoop::refuse(Connection& c, const FrameResult& refusal) {
+  send_now(c.fd, closing_answer(refusal.status, refusal.code, refusal.message, c.head_method,
+                                refusal.header));
   start_linger(c);
 }
 
@@ -84,6 +87,14 @@ void EventLoop::on_readable(Connection& c) {
     const ssize_t n = ::recv(c.fd, chunk.data(), chunk.size(), MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n == 0 && !c.in.empty() &&
+        (c.phase == Connection::Phase::idle || c.phase == Connection::Phase::reading ||
+         c.phase == Connection::Phase::busy)) {
+      // The client shut down its side after sending (a half-close): what it sent is served
+      // when it is a whole request, and the connection closed after the answers.
+      c.peer_closed = true;
+      break;
+    }
     if (n <= 0) {  // end of stream or error: the client is gone
       close_now(c);
       return;
@@ -123,6 +134,11 @@ void EventLoop::on_readable(Connection& c) {
 
 void EventLoop::after_input(Connection& c) {
   if (c.in.empty()) {
+    hold(c, 0);
+    if (c.peer_closed) {
+      close_now(c);
+      return;
+    }
     c.has_start = false;
     c.phase = Connection::Phase::idle;
     if (stop_finished_) {
@@ -139,7 +155,7 @@ void EventLoop::after_input(Connection& c) {
   }
   const FrameResult r = frame(c);
   if (r.kind == Framing::refuse) {
-    refuse(c, r.status, r.code, r.message);
+    refuse(c, r);
     return;
   }
   if (r.kind == Framing::ready) {
@@ -149,6 +165,10 @@ void EventLoop::after_input(Connection& c) {
       return;
     }
     dispatch(c);
+    return;
+  }
+  if (c.peer_closed) {  // closed before the request was whole: an abort, nothing to answer
+    close_now(c);
     return;
   }
   if (c.head_end != 0 && c.expect_continue && !c.continue_sent && c.framed && c.body > 0) {

@@ -120,6 +120,7 @@ bool EventLoop::read_more(Connection& c) {
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
+    if (n == 0) c.peer_closed = true;  // the loop serves what is whole, then closes
     // A thread worker waits a little for the client's next request (cheaper than the hand-over
     // to the loop and back); a fiber worker has other requests to serve meanwhile.
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && !waited && c.in.empty() &&
@@ -144,7 +145,10 @@ void EventLoop::serve(Connection& c) {
     const bool last = ++c.served >= keep_alive_max_;
     bool closed = false;
     set_served_connection(&stream);
-    bool ok = server_.serve(stream, last, closed);
+    // cpp-httplib 0.11 percent-decodes header values: the raw head lets Server restore them.
+    const std::string_view raw_head =
+        c.percent ? std::string_view(c.in).substr(0, c.head_end) : std::string_view();
+    bool ok = server_.serve(stream, raw_head, last, closed);
     set_served_connection(nullptr);
     ok = stream.flush() && ok;
     if (stream.abandoned()) {
@@ -174,6 +178,7 @@ void EventLoop::serve(Connection& c) {
     c.in.erase(0, end);
     const auto started = c.started;
     c.reset_framing();
+    hold(c, c.in.size());
     if (c.skip > 0) {
       c.started = started;  // the discarding is bounded by the refused request's deadline
       break;

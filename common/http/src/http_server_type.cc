@@ -3,9 +3,14 @@
 // handlers the Content-Type as sent.
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "detail/event_loop.h"
+#include "detail/request_framing.h"
 #include "webhooks/http_server.h"
 
 namespace webhooks::http {
@@ -37,6 +42,32 @@ void hide_parsed_type(httplib::Request& req) {
       it->second = " " + it->second;
       return;
     }
+  }
+}
+
+// cpp-httplib 0.11 percent-decodes every header value it parses ("K%2Fx" reaches a handler as
+// "K/x"): each value that held '%' is set back to the bytes received, the k-th line of a name to
+// the k-th value httplib keeps for it.
+void restore_header_values(httplib::Request& req, std::string_view head) {
+  std::vector<std::pair<std::string_view, std::string_view>> fields;
+  detail::for_each_field(head, [&](std::string_view name, std::string_view value) {
+    fields.emplace_back(name, value);
+  });
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const auto [name, value] = fields[i];
+    if (value.find('%') == std::string_view::npos) continue;
+    std::size_t nth = 0;
+    for (std::size_t j = 0; j < i; ++j) {
+      const std::string_view other = fields[j].first;
+      nth += other.size() == name.size() &&
+             std::equal(other.begin(), other.end(), name.begin(), [](char a, char b) {
+               return std::tolower(static_cast<unsigned char>(a)) ==
+                      std::tolower(static_cast<unsigned char>(b));
+             });
+    }
+    auto [it, end] = req.headers.equal_range(std::string(name));
+    for (; it != end && nth > 0; ++it) --nth;
+    if (it != end) it->second = std::string(value);
   }
 }
 
@@ -128,8 +159,13 @@ bool Server::process_and_close_socket(socket_t sock) {
   return true;
 }
 
-bool Server::serve(httplib::Stream& stream, bool close_connection, bool& connection_closed) {
-  return process_request(stream, close_connection, connection_closed, hide_parsed_type);
+bool Server::serve(httplib::Stream& stream, std::string_view raw_head, bool close_connection,
+                   bool& connection_closed) {
+  return process_request(stream, close_connection, connection_closed,
+                         [raw_head](httplib::Request& req) {
+                           if (!raw_head.empty()) restore_header_values(req, raw_head);
+                           hide_parsed_type(req);
+                         });
 }
 
 }  // namespace webhooks::http

@@ -131,8 +131,8 @@ TEST_CASE("a request head with too many or too large header fields is answered 4
         R"({"error":{"code":"headers_too_large","message":"the request has more than 100 header fields"}})");
   }
   SECTION("100 header fields are served") {
-    std::string head = "GET /fast HTTP/1.1\r\n";
-    for (int i = 0; i < 100; ++i) head += "X-H" + std::to_string(i) + ": v\r\n";
+    std::string head = "GET /fast HTTP/1.1\r\nHost: a\r\n";
+    for (int i = 0; i < 99; ++i) head += "X-H" + std::to_string(i) + ": v\r\n";
     CHECK(body_of(raw_exchange(served.port, head + "\r\n")) == "ok");
   }
   SECTION("a head over 65536 bytes, in lines under cpp-httplib's 8 KiB") {

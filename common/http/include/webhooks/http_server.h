@@ -67,6 +67,15 @@ struct ServerTuning {
   // Bytes of one request head (request line, header lines, the blank line): 431 beyond. One line
   // is also limited by cpp-httplib to 8 KiB (400; a request line: 414).
   std::size_t max_header_bytes = 64 * 1024;
+  // Request bytes (heads and bodies being received or waiting for a handler) that the
+  // webhooks::http::Server instances of this process buffer at once, all connections of all of
+  // them together; each server checks the process's total against its own value. A request whose
+  // whole Content-Length body would take the total past it is answered 503 server_busy with
+  // Retry-After: 1 and its connection closed, before its body is read (a request of more than
+  // 64 KiB may take only 7/8 of the budget, so that small requests are still served while slow
+  // large bodies hold the rest). Peak memory for request bytes is then about this much, whatever
+  // max_connections and the body limit allow (docs/security.md, "Limits").
+  std::size_t max_buffered_bytes = 64 * 1024 * 1024;
   // stop_server: how long open keep-alive connections stay open after the stop, so that a
   // request sent on one meanwhile gets 503 server_stopping instead of a reset; the wait ends
   // earlier once every connection is closed. A plain server.stop() does not wait.
@@ -128,7 +137,11 @@ class Server : public httplib::Server {
   friend class detail::EventLoop;
   friend void stop_server(httplib::Server& server, int port);
   bool process_and_close_socket(socket_t sock) override;
-  bool serve(httplib::Stream& stream, bool close_connection, bool& connection_closed);
+  // cpp-httplib's processing of one buffered request. `raw_head`: the request's head as received
+  // when a header value holds '%' (cpp-httplib 0.11 percent-decodes values; they are restored
+  // from it, byte for byte), else empty.
+  bool serve(httplib::Stream& stream, std::string_view raw_head, bool close_connection,
+             bool& connection_closed);
   std::size_t payload_limit() const { return payload_max_length_; }
   std::chrono::seconds keep_alive_timeout() const {
     return std::chrono::seconds(keep_alive_timeout_sec_);

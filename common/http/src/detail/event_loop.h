@@ -40,7 +40,9 @@ struct Connection : RequestFraming {
   int local_port = 0, remote_port = 0;
   std::size_t served = 0;  // requests answered on this connection
 
-  bool continue_sent = false;       // the loop sent "100 Continue"
+  bool continue_sent = false;  // the loop sent "100 Continue"
+  bool peer_closed = false;    // the client shut down its side: serve what is whole, then close
+  std::uint64_t held = 0;      // request bytes charged to the process's buffer budget
   LoopClock::time_point started{};  // the request's first byte
   bool has_start = false;
 
@@ -60,6 +62,10 @@ struct Connection : RequestFraming {
 
   void reset_framing();
 };
+
+// Request bytes held now by the buffers of every webhooks::http::Server of the process (the
+// budget of ServerTuning::max_buffered_bytes), for tests.
+std::uint64_t buffered_request_bytes();
 
 class EventLoop : public std::enable_shared_from_this<EventLoop> {
  public:
@@ -104,7 +110,7 @@ class EventLoop : public std::enable_shared_from_this<EventLoop> {
   void accept_new(int fd);
   void take_back(Connection& c);
   void dispatch(Connection& c);
-  void refuse(Connection& c, int status, const char* code, const std::string& message);
+  void refuse(Connection& c, const FrameResult& refusal);
   void start_linger(Connection& c);
   void close_now(Connection& c);
   void arm(Connection& c);
@@ -122,7 +128,12 @@ class EventLoop : public std::enable_shared_from_this<EventLoop> {
   void give_back(Connection& c);
   void answer_stopping(Connection& c);
 
-  FrameResult frame(Connection& c) const { return frame_request(c.in, limits_, c); }
+  // frame_request on c's buffer, then the buffer budget: a request that would take the process's
+  // buffered request bytes past tuning.max_buffered_bytes is refused 503 server_busy.
+  FrameResult frame(Connection& c);
+  // Charges `c` with holding `bytes` of request bytes (more or fewer than before) against the
+  // process-wide budget; false (nothing charged) when more would not fit.
+  bool hold(Connection& c, std::uint64_t bytes);
   // This loop for a BufferedStream to wait on when its workers are fibers, else nullptr.
   EventLoop* fiber_loop() { return tuning_.fiber_threads > 0 ? this : nullptr; }
 
