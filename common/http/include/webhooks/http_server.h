@@ -91,9 +91,15 @@ class EventLoop;
 // listen_after_bind() are httplib's; bind_server applies a ServerTuning (without it the defaults
 // apply). Differences from httplib::Server:
 //   - a request reaches a worker thread only once its head and its Content-Length body are all
-//     received, within tuning.request_timeout (408), max_header_count and max_header_bytes (431);
-//     a body over the payload limit is handed over at once and answered 413 by httplib, then
-//     discarded as it arrives;
+//     received, within tuning.request_timeout (408), max_header_count and max_header_bytes (431),
+//     and its head passed one strict RFC 9112 parser: malformed framing is answered 400 (411,
+//     414, 415, 501, 505) with Connection: close before any handler or cpp-httplib's own parsing
+//     sees it (docs/security.md, "What the HTTP edge refuses"); a body over the payload limit is
+//     handed over at once and answered 413 by httplib, then discarded as it arrives;
+//   - header values reach handlers byte for byte (cpp-httplib 0.11 alone percent-decodes them);
+//   - a client that half-closes after whole requests is answered, then the connection closed;
+//   - the request bytes buffered by all servers of the process are bounded by
+//     tuning.max_buffered_bytes (503 server_busy);
 //   - an idle keep-alive connection waits in the event loop (closed after httplib's keep-alive
 //     timeout, set_keep_alive_timeout, 5 s by default), and at most tuning.max_connections are
 //     open;
@@ -184,6 +190,9 @@ void tune_server(httplib::Server& server, const ServerTuning& tuning = {});
 int bind_server(httplib::Server& server, const std::string& host, int port,
                 const ServerTuning& tuning = {});
 
+// On a webhooks::http::Server, the request parser under it refuses the malformed framing listed
+// below before these checks run; they remain for a plain httplib::Server.
+//
 // Bounds every request body to `limit` bytes without buffering more than that, by setting the
 // server's payload limit, pre-routing handler, error handler and logger (so call it once per
 // server, and pass your own pre-routing check, e.g. authentication, as `then`: it runs for the
