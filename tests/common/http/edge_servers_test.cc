@@ -26,7 +26,6 @@
 using webhooks::launcher::ChildProcess;
 using webhooks::test::body_of;
 using webhooks::test::connect_to;
-using webhooks::test::read_until_close;
 using webhooks::test::send_all;
 
 namespace {
@@ -99,11 +98,9 @@ std::string code_of(const std::string& answer) {
 void expect_refused(int port, const std::string& request, const std::string& status,
                     const std::string& code, const std::string& get_path) {
   INFO(request.substr(0, 120));
-  const int fd = connect_to(port);
-  send_all(fd, request + "GET " + get_path + " HTTP/1.1\r\nHost: a\r\n\r\n");
   bool closed = false;
-  const std::string answer = read_until_close(fd, closed);
-  ::close(fd);
+  const std::string answer = webhooks::test::send_until_close(
+      port, request + "GET " + get_path + " HTTP/1.1\r\nHost: a\r\n\r\n", closed);
   CHECK(closed);
   CHECK(answer.rfind("HTTP/1.1 " + status + "\r\n", 0) == 0);
   CHECK(answer.find("\r\nConnection: close\r\n") != std::string::npos);
@@ -262,11 +259,8 @@ TEST_CASE("every server refuses a compressed body (415) without inflating it") {
                    "Content-Encoding: " + coding +
                    "\r\nContent-Length: " + std::to_string(bomb.size()) + "\r\n") +
           bomb;
-      const int fd = connect_to(server.port);
-      send_all(fd, request);
       bool closed = false;
-      const std::string answer = read_until_close(fd, closed);
-      ::close(fd);
+      const std::string answer = webhooks::test::send_until_close(server.port, request, closed);
       CHECK(closed);
       CHECK(answer.rfind("HTTP/1.1 415 Unsupported Media Type\r\n", 0) == 0);
       CHECK(answer.find("\r\nAccept-Encoding: identity\r\n") != std::string::npos);
@@ -286,12 +280,9 @@ TEST_CASE("a half-closed client is answered: 20 of 20 on every server") {
     INFO(t.name);
     Started server(t, dir);
     for (int i = 0; i < 20; ++i) {
-      const int fd = connect_to(server.port);
-      send_all(fd, valid_post(t, "half-" + std::to_string(i)));
-      ::shutdown(fd, SHUT_WR);
       bool closed = false;
-      const std::string answer = read_until_close(fd, closed);
-      ::close(fd);
+      const std::string answer = webhooks::test::send_until_close(
+          server.port, valid_post(t, "half-" + std::to_string(i)), closed, /*half_close=*/true);
       CHECK(closed);
       CHECK(answers_in(answer) == 1);
       CHECK(status_of(answer) == t.created);
@@ -341,11 +332,9 @@ TEST_CASE("orders-api --max-buffered-bytes: a body past the budget is 503, small
   const int first = connect_to(server.port);
   send_all(first, large.substr(0, body_at + 1000));
   // The second large body would pass 7/8 of the budget: refused before it is read.
-  const int second = connect_to(server.port);
-  send_all(second, large.substr(0, body_at));
   bool closed = false;
-  const std::string busy = read_until_close(second, closed);
-  ::close(second);
+  const std::string busy =
+      webhooks::test::send_until_close(server.port, large.substr(0, body_at), closed);
   CHECK(closed);
   CHECK(busy.rfind("HTTP/1.1 503 Service Unavailable\r\n", 0) == 0);
   CHECK(busy.find("\r\nRetry-After: 1\r\n") != std::string::npos);

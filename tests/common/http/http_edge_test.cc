@@ -16,7 +16,6 @@
 
 using webhooks::test::body_of;
 using webhooks::test::connect_to;
-using webhooks::test::read_until_close;
 using webhooks::test::send_all;
 
 namespace {
@@ -65,12 +64,7 @@ std::string post(const std::string& body) {
 
 // Sends `data`, shuts down the sending side, and reads until the server closes.
 std::string send_then_half_close(int port, const std::string& data, bool& closed) {
-  const int fd = connect_to(port);
-  send_all(fd, data);
-  ::shutdown(fd, SHUT_WR);
-  std::string answers = read_until_close(fd, closed);
-  ::close(fd);
-  return answers;
+  return webhooks::test::send_until_close(port, data, closed, /*half_close=*/true);
 }
 
 std::size_t status_lines(const std::string& transcript, const std::string& status) {
@@ -158,10 +152,8 @@ TEST_CASE("the buffered request bytes of the process are bounded: 503 server_bus
 
   // A second one would pass 7/8 of the budget: refused before its body is read.
   bool closed = false;
-  const int second = connect_to(edge.port);
-  send_all(second, whole.substr(0, head));
-  const std::string busy = read_until_close(second, closed);
-  ::close(second);
+  const std::string busy =
+      webhooks::test::send_until_close(edge.port, whole.substr(0, head), closed);
   CHECK(closed);
   CHECK(busy.rfind("HTTP/1.1 503 Service Unavailable\r\n", 0) == 0);
   CHECK(busy.find("\r\nRetry-After: 1\r\n") != std::string::npos);

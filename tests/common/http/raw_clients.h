@@ -56,6 +56,18 @@ inline std::string read_until_close(int fd, bool& closed) {
   }
 }
 
+// Sends `data` on a new connection (then, with `half_close`, shuts down the sending side: FIN) and
+// reads everything until the server closes it (`closed`) or 5 s pass without a byte.
+inline std::string send_until_close(int port, const std::string& data, bool& closed,
+                                    bool half_close = false) {
+  const int fd = connect_to(port);
+  send_all(fd, data);
+  if (half_close) ::shutdown(fd, SHUT_WR);
+  std::string out = read_until_close(fd, closed);
+  ::close(fd);
+  return out;
+}
+
 // Room for the test's client sockets and the server's: 2 x 1,300 and more.
 inline void raise_open_files() {
   rlimit limit{};
