@@ -58,6 +58,9 @@ void set_served_connection(ServedConnection* connection) {
 }
 
 FrameResult EventLoop::frame(Connection& c) {
+  // RFC 9112, section 2.2: one empty line (CRLF) before a request line is ignored, as some clients
+  // send one after a body.
+  if (c.scanned == 0 && c.in.starts_with("\r\n")) c.in.erase(0, 2);
   FrameResult r = frame_request(c.in, limits_, c);
   if (r.kind == Framing::refuse) return r;
   // What the request will hold: all of it once framed (its body is still coming), else what is

@@ -121,6 +121,23 @@ TEST_CASE("a client that half-closes after a whole request is answered, then the
   CHECK(edge.calls == 23);
 }
 
+TEST_CASE("one empty line before a request line is ignored (RFC 9112, section 2.2)") {
+  const bool fibers = GENERATE(false, true);
+  EdgeServer edge(workers(fibers));
+  bool closed = false;
+  // A CRLF after a body, before the next request: both served.
+  const std::string two = webhooks::test::send_until_close(
+      edge.port, "\r\n" + post("ab") + "\r\n" + post("abc"), closed, /*half_close=*/true);
+  CHECK(status_lines(two, "HTTP/1.1 200 OK\r\n") == 2);
+  CHECK(edge.calls == 2);
+  // Two empty lines: the second is a request line that is not one.
+  const std::string bad =
+      webhooks::test::send_until_close(edge.port, "\r\n\r\n" + post("ab"), closed);
+  CHECK(closed);
+  CHECK(bad.rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0);
+  CHECK(edge.calls == 2);
+}
+
 TEST_CASE("header values reach handlers byte for byte, percent signs included") {
   const bool fibers = GENERATE(false, true);
   EdgeServer edge(workers(fibers));
