@@ -150,6 +150,12 @@ void EventLoop::serve(Connection& c) {
         c.percent ? std::string_view(c.in).substr(0, c.head_end) : std::string_view();
     bool ok = server_.serve(stream, raw_head, last, closed);
     set_served_connection(nullptr);
+    // The request's bytes leave the buffer budget before its answer goes out, so a client that has
+    // its answer finds them released.
+    const std::uint64_t request_bytes = c.framed && !c.over_limit
+                                            ? c.head_end + c.body
+                                            : static_cast<std::uint64_t>(stream.consumed());
+    hold(c, c.in.size() > request_bytes ? c.in.size() - request_bytes : 0);
     ok = stream.flush() && ok;
     if (stream.abandoned()) {
       c.abandon = true;
