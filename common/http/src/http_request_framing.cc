@@ -45,15 +45,6 @@ bool all_of(std::string_view text, std::uint8_t cls) {
   });
 }
 
-bool iequals(std::string_view a, std::string_view lower) {
-  if (a.size() != lower.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const char c = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] + 32) : a[i];
-    if (c != lower[i]) return false;
-  }
-  return true;
-}
-
 constexpr std::string_view kSingleHeaders[] = {"Content-Length",
                                                "Host",
                                                "Authorization",
@@ -79,14 +70,7 @@ static_assert(std::size(kSingleHeaders) <= 32, "RequestFraming::singletons has 3
 // The index of `name` in kSingleHeaders, or -1.
 int single_index(std::string_view name) {
   for (std::size_t i = 0; i < std::size(kSingleHeaders); ++i) {
-    const std::string_view known = kSingleHeaders[i];
-    if (known.size() != name.size()) continue;
-    if (std::equal(name.begin(), name.end(), known.begin(), [](char a, char b) {
-          const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? char(c + 32) : c; };
-          return lower(a) == lower(b);
-        })) {
-      return static_cast<int>(i);
-    }
+    if (ascii_iequals(name, kSingleHeaders[i])) return static_cast<int>(i);
   }
   return -1;
 }
@@ -155,9 +139,9 @@ FrameResult parse_request_line(std::string_view line, RequestFraming& s) {
   }
   const bool origin = target[0] == '/';
   const bool asterisk = target == "*" && method == "OPTIONS";
-  const bool absolute =
-      target.find("://") != std::string_view::npos &&
-      (iequals(target.substr(0, 7), "http://") || iequals(target.substr(0, 8), "https://"));
+  const bool absolute = target.find("://") != std::string_view::npos &&
+                        (ascii_iequals(target.substr(0, 7), "http://") ||
+                         ascii_iequals(target.substr(0, 8), "https://"));
   if (!origin && !asterisk && !absolute && method != "CONNECT") {
     return bad_request("the request target must start with '/'");
   }
@@ -201,19 +185,19 @@ FrameResult parse_field_line(std::string_view line, RequestFraming& s) {
     }
     s.singletons |= bit;
   }
-  if (iequals(name, "content-length")) {
+  if (ascii_iequals(name, "content-length")) {
     ++s.length_headers;
     s.length_valid = s.length_valid && !value.empty() && value.size() <= 19 &&
                      value.find_first_not_of("0123456789") == std::string_view::npos;
     if (s.length_valid) s.length = std::stoull(std::string(value));
-  } else if (iequals(name, "host")) {
+  } else if (ascii_iequals(name, "host")) {
     ++s.host_headers;
     if (!valid_host(value)) return bad_request("the Host header is not host[:port]");
-  } else if (iequals(name, "transfer-encoding")) {
+  } else if (ascii_iequals(name, "transfer-encoding")) {
     s.chunked = true;
-  } else if (iequals(name, "content-encoding")) {
-    if (!iequals(value, "identity")) s.encoded = true;
-  } else if (iequals(name, "expect") && value == "100-continue") {
+  } else if (ascii_iequals(name, "content-encoding")) {
+    if (!ascii_iequals(value, "identity")) s.encoded = true;
+  } else if (ascii_iequals(name, "expect") && value == "100-continue") {
     s.expect_continue = true;
   }
   return {};

@@ -3,8 +3,6 @@
 // handlers the Content-Type as sent.
 #include <unistd.h>
 
-#include <algorithm>
-#include <cctype>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -58,12 +56,7 @@ void restore_header_values(httplib::Request& req, std::string_view head) {
     if (value.find('%') == std::string_view::npos) continue;
     std::size_t nth = 0;
     for (std::size_t j = 0; j < i; ++j) {
-      const std::string_view other = fields[j].first;
-      nth += other.size() == name.size() &&
-             std::equal(other.begin(), other.end(), name.begin(), [](char a, char b) {
-               return std::tolower(static_cast<unsigned char>(a)) ==
-                      std::tolower(static_cast<unsigned char>(b));
-             });
+      nth += detail::ascii_iequals(fields[j].first, name);
     }
     auto [it, end] = req.headers.equal_range(std::string(name));
     for (; it != end && nth > 0; ++it) --nth;

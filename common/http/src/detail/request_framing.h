@@ -94,6 +94,17 @@ struct RequestFraming {
 FrameResult frame_request(std::string_view buffer, const FramingLimits& limits,
                           RequestFraming& state);
 
+// Whether `a` and `b` are equal but for ASCII letter case (header names, codings, schemes).
+constexpr bool ascii_iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] + 32) : a[i];
+    const char y = b[i] >= 'A' && b[i] <= 'Z' ? static_cast<char>(b[i] + 32) : b[i];
+    if (x != y) return false;
+  }
+  return true;
+}
+
 // The canonical name of a header that must come at most once in a request, when `name` (any
 // case) is one, else "". Such headers carry framing (Content-Length, Host), credentials
 // (Authorization), the body's type or an identity a server acts on once (Idempotency-Key,
