@@ -8,6 +8,7 @@
 #include "webhooks/log.h"
 #include "webhooks/publisher/duration.h"
 #include "webhooks/publisher/endpoint_signers.h"
+#include "webhooks/publisher/trace_context.h"
 #include "webhooks/rfc3339.h"
 #include "webhooks/version.h"
 #include "webhooks/wire.h"
@@ -25,7 +26,8 @@ std::string event_body(const Event& event) {
 namespace {
 
 DeliveryRequest build_signed(const ClaimedTask& task, std::int64_t dispatch_seconds,
-                             const std::string& delivery_id, const EndpointSigners& signers) {
+                             const std::string& delivery_id, const EndpointSigners& signers,
+                             const std::string& traceparent) {
   DeliveryRequest out;
   out.url = task.url;
   out.body = event_body(task.event);
@@ -37,14 +39,33 @@ DeliveryRequest build_signed(const ClaimedTask& task, std::int64_t dispatch_seco
                  {std::string(kHeaderDeliveryId), delivery_id},
                  {std::string(kHeaderEventType), task.event.type},
                  {"user-agent", "webhooks-publisher/" + std::string(kVersion)}};
+  if (!traceparent.empty()) {
+    out.headers.emplace_back("traceparent", traceparent);
+    if (!task.event.tracestate.empty()) out.headers.emplace_back("tracestate", task.event.tracestate);
+  }
+  const DeliveryControl& control = task.control;
+  if (const std::string authorization = authorization_value(control.auth); !authorization.empty()) {
+    out.headers.emplace_back("authorization", authorization);
+  }
+  for (const auto& header : control.headers) out.headers.push_back(header);
+  out.client_certificate = control.client_certificate;
+  out.client_key = control.client_key;
   return out;
+}
+
+// The traceparent of one attempt of `task`: a child of its event's (a new trace for an event
+// stored without one).
+std::string attempt_traceparent(const ClaimedTask& task) {
+  return valid_traceparent(task.event.traceparent) ? child_traceparent(task.event.traceparent)
+                                                   : new_traceparent();
 }
 
 }  // namespace
 
 DeliveryRequest build_delivery(const ClaimedTask& task, std::int64_t dispatch_seconds,
                                const std::string& delivery_id) {
-  return build_signed(task, dispatch_seconds, delivery_id, EndpointSigners(task.secrets));
+  return build_signed(task, dispatch_seconds, delivery_id, EndpointSigners(task.secrets),
+                      attempt_traceparent(task));
 }
 
 Dispatcher::Dispatcher(Store& store, Transport& transport, const RetryPolicy& policy,
@@ -77,6 +98,7 @@ Settlement Dispatcher::settle(const ClaimedTask& task, DeliveryAttempt attempt,
   const AttemptOutcome outcome = classify_attempt(a.status, options_.outcome_rules);
   metrics_.attempt(to_string(outcome), static_cast<double>(a.latency_ms) / 1000.0);
   record.endpoint_failed = outcome != AttemptOutcome::succeeded;
+  record.sequence_key = task.sequence_key;
   if (outcome == AttemptOutcome::succeeded) {
     record.next = Settlement::Next::succeeded;
     return record;
@@ -101,6 +123,7 @@ Settlement Dispatcher::settle(const ClaimedTask& task, DeliveryAttempt attempt,
              {"event_id", task.event.event_id},
              {"endpoint_id", task.task.endpoint_id},
              {"delivery_id", a.delivery_id},
+             {"trace_id", trace_id_of(a.traceparent)},
              {"attempt", a.attempt_number},
              {"status", a.status},
              {"error", error_text(a.error, a.error_message)},
@@ -218,6 +241,7 @@ std::vector<DeliveryRequest> Dispatcher::prepare(const std::vector<ClaimedTask>&
       dead.attempt.error_message = "age limit reached";
       dead.lease_owner = owner;
       dead.next = Settlement::Next::dead;
+      dead.sequence_key = task.sequence_key;
       settled.push_back(std::move(dead));
       continue;
     }
@@ -229,40 +253,57 @@ std::vector<DeliveryRequest> Dispatcher::prepare(const std::vector<ClaimedTask>&
     attempt.attempt_number = task.task.attempts + 1;
     attempt.trigger = task.task.next_trigger;
     attempt.started_at = clock_.now_ms();
+    attempt.traceparent = attempt_traceparent(task);
     auto endpoint_signers = signers.find(task.task.endpoint_id);
     if (endpoint_signers == signers.end()) {
       endpoint_signers =
           signers.emplace(task.task.endpoint_id, EndpointSigners(task.secrets)).first;
     }
     batch.push_back(build_signed(task, attempt.started_at / 1000, attempt.delivery_id,
-                                 endpoint_signers->second));
+                                 endpoint_signers->second, attempt.traceparent));
     attempts.push_back(std::move(attempt));
     sending.push_back(&task);
   }
   return batch;
 }
 
-int Dispatcher::run_once() {
+std::vector<ClaimedTask> Dispatcher::claim(int limit, const ClaimLimits& limits) {
   const UnixMillis now = clock_.now_ms();
   const std::string owner =
       options_.instance_id + "/" + std::to_string(batch_seq_.fetch_add(1) + 1);
   const auto lease_end = std::chrono::steady_clock::now() + options_.lease;
-  std::vector<ClaimedTask> claimed;
   try {
-    claimed = store_.claim(owner, options_.batch_size, now, now + options_.lease.count());
+    return store_.claim(owner, limit, now, now + options_.lease.count(), limits);
   } catch (const Error& e) {
     // The claim's COMMIT may have been applied with its answer lost (the connection broke):
     // tasks leased to `owner` would then wait out the whole lease. Put them back.
     if (e.code() == ErrorCode::storage) release_after_failed_claim(owner, lease_end);
     throw;
   }
+}
+
+bool Dispatcher::record_settled(const std::vector<Settlement>& records) {
+  const UnixMillis done = clock_.now_ms();
+  FailingRules rules;
+  if (const std::int64_t after = options_.disable_after.count(); after > 0) {
+    rules.disable_before = done - after;
+    rules.warn_before = done - after / 2;
+  }
+  rules.ops_merchant_id = options_.ops_merchant_id;
+  return record_until_stored(records, done, rules);
+}
+
+int Dispatcher::run_once() {
+  ClaimLimits limits;
+  limits.per_endpoint = options_.endpoint_in_flight;
+  const std::vector<ClaimedTask> claimed = claim(options_.batch_size, limits);
   if (claimed.empty()) return 0;
 
   std::vector<Settlement> records;
   std::vector<const ClaimedTask*> sending;
   std::vector<DeliveryAttempt> attempts;
   const std::vector<DeliveryRequest> batch =
-      prepare(claimed, owner, now, sending, attempts, records);
+      prepare(claimed, claimed.front().lease_owner, clock_.now_ms(), sending, attempts, records);
   std::vector<DeliveryResult> results =
       batch.empty() ? std::vector<DeliveryResult>{} : transport_.send(batch);
   for (std::size_t i = 0; i < sending.size(); ++i) {
@@ -275,14 +316,7 @@ int Dispatcher::run_once() {
     }
     records.push_back(settle(*sending[i], std::move(attempts[i]), std::move(result)));
   }
-  const UnixMillis done = clock_.now_ms();
-  FailingRules rules;
-  if (const std::int64_t after = options_.disable_after.count(); after > 0) {
-    rules.disable_before = done - after;
-    rules.warn_before = done - after / 2;
-  }
-  rules.ops_merchant_id = options_.ops_merchant_id;
-  if (!record_until_stored(records, done, rules)) {
+  if (!record_settled(records)) {
     throw Error(ErrorCode::storage, "gave up recording " + std::to_string(records.size()) +
                                         " attempts while stopping: the database kept failing");
   }
@@ -302,45 +336,140 @@ void Dispatcher::start() {
 }
 
 void Dispatcher::wake() {
+  DeliveryChannel* busy = nullptr;
   {
     std::lock_guard lock(mutex_);
     ++wake_seq_;
+    if (!channels_.empty()) busy = channels_[wake_turn_++ % channels_.size()];
   }
-  // One idle worker is enough for new work; a worker that claims a full batch wakes the next
-  // (work()), so a backlog still gets every worker without a herd on each ingest.
+  // One worker is enough for new work: an idle one if any, and one busy with deliveries in
+  // flight (its poll returns and it claims; workers take turns). A worker that claims a full
+  // batch claims again as slots free up, so a backlog still gets every worker.
   wake_cv_.notify_one();
+  if (busy != nullptr) busy->wakeup();
 }
 
 void Dispatcher::stop() {
+  std::vector<DeliveryChannel*> channels;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
+    channels = channels_;
   }
   wake_cv_.notify_all();
   stop_cv_.notify_all();
+  for (DeliveryChannel* c : channels) c->wakeup();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
 }
 
+// One worker: a pipeline instead of batches. It keeps up to batch_size attempts in flight on its
+// own channel, claims more as slots free up (each endpoint within its share: ClaimLimits), and
+// records attempts as they finish, a group per transaction. A slow or hanging endpoint holds
+// only its own share of the slots; it never holds the worker.
 void Dispatcher::work() {
+  using Steady = std::chrono::steady_clock;
+  std::unique_ptr<DeliveryChannel> channel = transport_.open_channel();
+  {
+    std::lock_guard lock(mutex_);
+    channels_.push_back(channel.get());
+  }
+  struct InFlight {
+    ClaimedTask task;
+    DeliveryAttempt attempt;
+  };
+  std::unordered_map<DeliveryChannel::Ticket, InFlight> in_flight;
+  std::unordered_map<std::string, int> held;  // in flight per endpoint
+  std::vector<Settlement> done;
+  ClaimLimits limits;
+  limits.per_endpoint = options_.endpoint_in_flight;
+  limits.per_endpoint_here = options_.endpoint_in_flight_per_worker;
+  limits.held = &held;
+  const int batch = options_.batch_size;
   std::uint64_t seen = 0;
+  bool woken = true, backlog = false;
+  Steady::time_point next_claim = Steady::now(), last_claim = Steady::time_point::min(),
+                     record_by = Steady::time_point::max();
   for (;;) {
+    bool stopping = false;
     {
       std::lock_guard lock(mutex_);
-      if (stopping_) return;
-      seen = wake_seq_;
+      stopping = stopping_;
+      if (wake_seq_ != seen) {
+        seen = wake_seq_;
+        woken = true;
+      }
     }
-    int settled = 0;
+    if (stopping && in_flight.empty() && done.empty()) break;
+    Steady::time_point now = Steady::now();
+    const int room = batch - static_cast<int>(in_flight.size());
+    const bool claim_due =
+        now >= next_claim ||
+        (now >= last_claim + options_.claim_spacing && (woken || (backlog && room >= batch / 2)));
+    if (!stopping && room > 0 && claim_due) {
+      woken = false;
+      last_claim = now;
+      next_claim = now + options_.poll_interval;
+      std::vector<ClaimedTask> claimed;
+      try {
+        claimed = claim(room, limits);
+      } catch (const std::exception& e) {
+        log_event(spdlog::level::err, {{"event", "dispatch_failed"}, {"error", e.what()}});
+      }
+      backlog = static_cast<int>(claimed.size()) == room;
+      if (backlog) wake();  // more may be due: bring in a peer
+      std::vector<const ClaimedTask*> sending;
+      std::vector<DeliveryAttempt> attempts;
+      const std::string owner = claimed.empty() ? std::string() : claimed.front().lease_owner;
+      std::vector<DeliveryRequest> requests =
+          prepare(claimed, owner, clock_.now_ms(), sending, attempts, done);
+      for (std::size_t i = 0; i < requests.size(); ++i) {
+        const DeliveryChannel::Ticket ticket = channel->submit(std::move(requests[i]));
+        ++held[sending[i]->task.endpoint_id];
+        in_flight.emplace(ticket, InFlight{*sending[i], std::move(attempts[i])});
+      }
+      now = Steady::now();
+    }
+    if (!done.empty() && record_by == Steady::time_point::max()) {
+      record_by = now + options_.record_delay;
+    }
+    if (!in_flight.empty()) {
+      const Steady::time_point until = std::min(next_claim, record_by);
+      const auto wait = std::max(std::chrono::milliseconds(0),
+                                 std::chrono::duration_cast<std::chrono::milliseconds>(until - now));
+      for (DeliveryChannel::Completion& c : channel->poll(wait)) {
+        auto it = in_flight.find(c.ticket);
+        if (it == in_flight.end()) continue;
+        if (--held[it->second.task.task.endpoint_id] == 0) held.erase(it->second.task.task.endpoint_id);
+        done.push_back(settle(it->second.task, std::move(it->second.attempt), std::move(c.result)));
+        in_flight.erase(it);
+      }
+      if (!done.empty() && record_by == Steady::time_point::max()) {
+        record_by = Steady::now() + options_.record_delay;
+      }
+    } else if (done.empty()) {
+      std::unique_lock lock(mutex_);
+      wake_cv_.wait_until(lock, next_claim, [&] { return stopping_ || wake_seq_ != seen; });
+      continue;
+    }
+    const bool record_now = !done.empty() && (in_flight.empty() || stopping ||
+                                              static_cast<int>(done.size()) >= batch / 2 ||
+                                              Steady::now() >= record_by);
+    if (!record_now) continue;
+    for (const Settlement& r : done) {
+      // A FIFO sequence moved on: its next task is due now.
+      if (r.sequence_key && r.next != Settlement::Next::retry) woken = true;
+    }
     try {
-      settled = run_once();
+      record_settled(done);
     } catch (const std::exception& e) {
       log_event(spdlog::level::err, {{"event", "dispatch_failed"}, {"error", e.what()}});
     }
-    if (settled >= options_.batch_size) wake();  // more may be due: bring in a peer
-    if (settled > 0) continue;
-    std::unique_lock lock(mutex_);
-    wake_cv_.wait_for(lock, options_.poll_interval, [&] { return stopping_ || wake_seq_ != seen; });
+    done.clear();
+    record_by = Steady::time_point::max();
   }
+  std::lock_guard lock(mutex_);
+  std::erase(channels_, channel.get());
 }
 
 }  // namespace webhooks::publisher

@@ -198,6 +198,16 @@ struct DeliveryQueue::Impl {
     curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
     curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
     curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, &t);
+    if (!t.request.client_certificate.empty()) {
+      curl_blob cert{t.request.client_certificate.data(), t.request.client_certificate.size(),
+                     CURL_BLOB_NOCOPY};
+      curl_blob key{t.request.client_key.data(), t.request.client_key.size(), CURL_BLOB_NOCOPY};
+      curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
+      curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &cert);
+      curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
+      curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &key);
+    }
+    if (!options.ca_file.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, options.ca_file.c_str());
     if (curl_easy_setopt(e, CURLOPT_URL, t.request.url.c_str()) != CURLE_OK) {
       set_failure(t.result, TransportError::invalid_request, "URL could not be used");
       return false;

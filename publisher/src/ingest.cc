@@ -5,6 +5,7 @@
 #include "webhooks/error.h"
 #include "webhooks/json_compact.h"
 #include "webhooks/json_parse.h"
+#include "webhooks/publisher/trace_context.h"
 
 namespace webhooks::publisher {
 namespace {
@@ -57,14 +58,36 @@ std::optional<EventInput> parse_event_input(std::string_view body, std::string& 
     message = "data must be a JSON object";
     return std::nullopt;
   }
+  std::string ordering_key;
+  if (const auto key = doc.find("ordering_key"); key != doc.end() && !key->is_null()) {
+    if (!key->is_string()) {
+      message = "ordering_key must be a string";
+      return std::nullopt;
+    }
+    message = check_ordering_key(key->get_ref<const std::string&>());
+    if (!message.empty()) return std::nullopt;
+    ordering_key = std::move(key->get_ref<std::string&>());
+  }
   error_code.clear();
   // The data as received: compact, number tokens byte for byte (a tree would round
   // 36893488147419103233 to a double). The body parsed above, so this cannot throw.
   std::optional<std::string> data_text = compact_json_member(body, "data");
   // The strings are moved out of the tree (read above without copies), not copied.
-  return EventInput{std::move(merchant->get_ref<std::string&>()),
-                    std::move(type->get_ref<std::string&>()),
-                    data_text ? std::move(*data_text) : std::string("{}"), std::string()};
+  EventInput input;
+  input.merchant_id = std::move(merchant->get_ref<std::string&>());
+  input.type = std::move(type->get_ref<std::string&>());
+  input.data = data_text ? std::move(*data_text) : std::string("{}");
+  input.context.ordering_key = std::move(ordering_key);
+  return input;
+}
+
+std::string check_ordering_key(std::string_view key) {
+  if (key.empty() || key.size() > 255) return "ordering_key must be 1 to 255 bytes";
+  for (const char c : key) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7F) return "ordering_key must not contain control characters";
+  }
+  return {};
 }
 
 Ingest::Ingest(Store& store, const Clock& clock, Metrics& metrics,
@@ -76,7 +99,7 @@ Ingest::Ingest(Store& store, const Clock& clock, Metrics& metrics,
       ids_(clock) {}
 
 Accepted Ingest::publish(std::string_view merchant_id, std::string_view type,
-                         std::string_view data_json) {
+                         std::string_view data_json, const EventContext& context) {
   std::string data;
   try {
     data = compact_json(data_json, kMaxJsonDepth - 1);  // the delivered body wraps it
@@ -90,7 +113,16 @@ Accepted Ingest::publish(std::string_view merchant_id, std::string_view type,
         "an event needs a merchant_id without NUL characters, a type without spaces and a JSON "
         "object as data");
   }
-  const EventInput input{std::string(merchant_id), std::string(type), std::move(data), {}};
+  if (!context.ordering_key.empty()) {
+    if (std::string problem = check_ordering_key(context.ordering_key); !problem.empty()) {
+      throw Error(ErrorCode::invalid_argument, problem);
+    }
+  }
+  EventInput input;
+  input.merchant_id = std::string(merchant_id);
+  input.type = std::string(type);
+  input.data = std::move(data);
+  input.context = context;
   Accepted accepted;
   store_.database().transact([&](db::Transaction& tx) { accepted = publish(tx, input); });
   metrics_.event_accepted();
@@ -100,8 +132,20 @@ Accepted Ingest::publish(std::string_view merchant_id, std::string_view type,
 
 Accepted Ingest::publish(db::Transaction& tx, const EventInput& input) {
   const UnixMillis now = clock_.now_ms();
-  const Event event{ids_.next(), input.merchant_id,    input.type, input.data,
-                    now,         input.idempotency_key};
+  Event event;
+  event.event_id = ids_.next();
+  event.merchant_id = input.merchant_id;
+  event.type = input.type;
+  event.payload = input.data;
+  event.created_at = now;
+  event.idempotency_key = input.idempotency_key;
+  event.ordering_key = input.context.ordering_key;
+  if (valid_traceparent(input.context.traceparent)) {
+    event.traceparent = input.context.traceparent;
+    if (valid_tracestate(input.context.tracestate)) event.tracestate = input.context.tracestate;
+  } else {
+    event.traceparent = new_traceparent();
+  }
   return Accepted{event.event_id, store_.insert_event(tx, event, now)};
 }
 
@@ -111,10 +155,13 @@ void Ingest::notify() const {
 
 idempotency::Response Ingest::handle(idempotency::Guard& guard,
                                      std::optional<std::string_view> idempotency_key,
-                                     std::string_view body) {
+                                     std::string_view body, std::string_view traceparent,
+                                     std::string_view tracestate) {
   std::string code, message;
   std::optional<EventInput> input = parse_event_input(body, code, message);
   if (!input) return idempotency::error_response(400, code, message);
+  input->context.traceparent = traceparent;
+  input->context.tracestate = tracestate;
   // Kept with the event; the guard reads the header the same way and answers a bad one 400.
   idempotency::KeyCheck key = idempotency::parse_idempotency_key(idempotency_key);
   if (key.status == idempotency::KeyCheck::Status::ok) input->idempotency_key = std::move(key.key);

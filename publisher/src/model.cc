@@ -1,5 +1,10 @@
 #include "webhooks/publisher/model.h"
 
+#include <cctype>
+#include <span>
+
+#include "webhooks/base64.h"
+
 namespace webhooks::publisher {
 
 bool filter_matches(const std::vector<std::string>& filter, std::string_view event_type) {
@@ -65,6 +70,79 @@ std::optional<SigningScheme> parse_signing_scheme(std::string_view text) noexcep
     if (to_string(s) == text) return s;
   }
   return std::nullopt;
+}
+
+}  // namespace webhooks::publisher
+
+namespace webhooks::publisher {
+
+std::string_view to_string(Ordering ordering) noexcept {
+  return ordering == Ordering::fifo ? "fifo" : "none";
+}
+
+std::optional<Ordering> parse_ordering(std::string_view text) noexcept {
+  if (text == "none") return Ordering::none;
+  if (text == "fifo") return Ordering::fifo;
+  return std::nullopt;
+}
+
+std::string_view to_string(EndpointAuth::Type type) noexcept {
+  switch (type) {
+    case EndpointAuth::Type::bearer:
+      return "bearer";
+    case EndpointAuth::Type::basic:
+      return "basic";
+    case EndpointAuth::Type::none:
+      break;
+  }
+  return "none";
+}
+
+std::string authorization_value(const EndpointAuth& auth) {
+  switch (auth.type) {
+    case EndpointAuth::Type::bearer:
+      return "Bearer " + auth.token;
+    case EndpointAuth::Type::basic: {
+      const std::string pair = auth.username + ":" + auth.password;
+      return "Basic " + base64_encode(std::span(
+                            reinterpret_cast<const std::uint8_t*>(pair.data()), pair.size()));
+    }
+    case EndpointAuth::Type::none:
+      break;
+  }
+  return {};
+}
+
+std::string check_static_header(std::string_view name, std::string_view value) {
+  static constexpr std::string_view kTokenExtras = "!#$%&'*+-.^_`|~";
+  if (name.empty()) return "a header name must not be empty";
+  for (const char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (!std::isalnum(u) && kTokenExtras.find(c) == std::string_view::npos) {
+      return "header name \"" + std::string(name) + "\" is not an HTTP token (RFC 9110 5.1)";
+    }
+  }
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static constexpr std::string_view kReserved[] = {
+      "host",       "content-length", "content-type", "authorization", "transfer-encoding",
+      "connection", "traceparent",    "tracestate",   "user-agent",    "expect"};
+  for (const std::string_view reserved : kReserved) {
+    if (lower == reserved) {
+      return "header \"" + std::string(name) + "\" is set by the publisher" +
+             (reserved == "authorization" ? " (use \"auth\")" : "");
+    }
+  }
+  if (lower.starts_with("webhook-")) {
+    return "webhook-* headers are the signature's (Standard Webhooks v1)";
+  }
+  for (const char c : value) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\t') || u == 0x7F) {
+      return "the value of header \"" + std::string(name) + "\" has a control character";
+    }
+  }
+  return {};
 }
 
 }  // namespace webhooks::publisher

@@ -41,6 +41,7 @@ HttpDeliveryOptions http_options(const Options& o) {
   http.connect_timeout = o.connect_timeout;
   http.total_timeout = o.timeout;
   http.allow_private_networks = o.allow_private_networks;
+  http.ca_file = o.ca_file;
   return http;
 }
 
@@ -49,6 +50,8 @@ DispatcherOptions dispatcher_options(const Options& o) {
   dispatch.instance_id = o.instance_id;
   dispatch.workers = o.workers;
   dispatch.batch_size = o.batch_size;
+  dispatch.endpoint_in_flight = o.max_endpoint_connections;
+  dispatch.endpoint_in_flight_per_worker = endpoint_connections_per_worker(o);
   dispatch.lease = o.delivery_lease;
   dispatch.poll_interval = o.poll_interval;
   dispatch.disable_after = o.disable_after;

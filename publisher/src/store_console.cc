@@ -16,8 +16,14 @@ using detail::parse_types;
 namespace sql = detail::sql;
 
 Event detail::event_from(const db::Rows& rows, std::size_t r, std::size_t first) {
-  return Event{rows.text(r, first),     rows.text(r, first + 1),    rows.text(r, first + 2),
-               rows.text(r, first + 3), rows.integer(r, first + 4), rows.text(r, first + 5)};
+  Event e;
+  e.event_id = rows.text(r, first);
+  e.merchant_id = rows.text(r, first + 1);
+  e.type = rows.text(r, first + 2);
+  e.payload = rows.text(r, first + 3);
+  e.created_at = rows.integer(r, first + 4);
+  e.idempotency_key = rows.text(r, first + 5);
+  return e;
 }
 
 namespace {

@@ -1,7 +1,9 @@
+#include <algorithm>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "delivery_control_columns.h"
 #include "ops_notice.h"
 #include "store_sql.h"
 #include "webhooks/publisher/store.h"
@@ -24,18 +26,80 @@ std::string_view next_state(Settlement::Next next) {
 
 }  // namespace
 
+namespace {
+
+// How many tasks of the due endpoint in row `r` of kSelectDueEndpoints this claim may take, with
+// `room` left: its share under `limits` and its rate limit (which takes the endpoint's lock and
+// forgets the window's old claims first).
+std::int64_t endpoint_quota(db::Transaction& tx, const db::Rows& due, std::size_t r,
+                            std::int64_t room, const ClaimLimits& limits, UnixMillis now) {
+  const std::string& endpoint_id = due.text(r, 0);
+  std::int64_t quota = room;
+  if (limits.per_endpoint > 0) quota = std::min(quota, limits.per_endpoint - due.integer(r, 2));
+  if (limits.per_endpoint_here > 0 && limits.held != nullptr) {
+    const auto held = limits.held->find(endpoint_id);
+    const int mine = held == limits.held->end() ? 0 : held->second;
+    quota = std::min<std::int64_t>(quota, limits.per_endpoint_here - mine);
+  }
+  if (quota <= 0 || due.is_null(r, 3)) return quota;
+  if (tx.engine() == db::Engine::postgres) tx.exec(sql::kLockRateLimited, {endpoint_id});
+  tx.exec(sql::kForgetRateLog, {endpoint_id, std::int64_t{now}});
+  const std::int64_t used = tx.exec(sql::kCountRateLog, {endpoint_id}).integer(0, 0);
+  return std::min(quota, due.integer(r, 3) - used);
+}
+
+ClaimedTask claimed_from(const db::Rows& rows, std::size_t r, const std::string& lease_owner) {
+  ClaimedTask c;
+  c.task.id = rows.integer(r, 0);
+  c.task.event_id = rows.text(r, 1);
+  c.task.endpoint_id = rows.text(r, 2);
+  c.task.state = TaskState::delivering;
+  c.task.attempts = static_cast<int>(rows.integer(r, 3));
+  c.task.next_attempt_at = rows.integer(r, 4);
+  c.task.next_trigger = parse_trigger(rows.text(r, 5)).value_or(Trigger::scheduled);
+  c.task.age_from = rows.integer(r, 6);
+  c.task.created_at = rows.integer(r, 7);
+  c.url = rows.text(r, 8);
+  c.event.event_id = c.task.event_id;
+  c.event.merchant_id = rows.text(r, 9);
+  c.event.type = rows.text(r, 10);
+  c.event.payload = rows.text(r, 11);
+  c.event.created_at = rows.integer(r, 12);
+  c.event.ordering_key = rows.text(r, 13);
+  c.event.traceparent = rows.text(r, 14);
+  c.event.tracestate = rows.text(r, 15);
+  if (!rows.is_null(r, 16)) c.sequence_key = rows.text(r, 16);
+  c.control = detail::control_from(rows, r, 17);
+  c.lease_owner = lease_owner;
+  return c;
+}
+
+}  // namespace
+
 std::vector<ClaimedTask> Store::claim(const std::string& lease_owner, int limit, UnixMillis now,
-                                      UnixMillis lease_until) {
+                                      UnixMillis lease_until, const ClaimLimits& limits) {
   std::vector<ClaimedTask> claimed;
   const std::string_view claim_sql =
       db_->engine() == db::Engine::sqlite ? sql::kClaimSqlite : sql::kClaimPostgres;
   db_->transact([&](db::Transaction& tx) {
     claimed.clear();
     tx.exec(sql::kReap, {std::int64_t{now}});
-    const std::int64_t taken = tx.exec(claim_sql, {lease_owner, std::int64_t{now},
-                                                   std::int64_t{limit}, std::int64_t{lease_until}})
-                                   .affected();
-    if (taken == 0) return;
+    const db::Rows due = tx.exec(sql::kSelectDueEndpoints, {std::int64_t{now}});
+    std::int64_t room = limit;
+    for (std::size_t r = 0; r < due.size() && room > 0; ++r) {
+      const std::int64_t quota = endpoint_quota(tx, due, r, room, limits, now);
+      if (quota <= 0) continue;
+      const std::string& endpoint_id = due.text(r, 0);
+      const std::int64_t taken =
+          tx.exec(claim_sql, {lease_owner, std::int64_t{now}, quota, std::int64_t{lease_until},
+                              endpoint_id})
+              .affected();
+      if (taken > 0 && !due.is_null(r, 3)) {
+        tx.exec(sql::kLogRate, {endpoint_id, std::int64_t{now}, lease_owner});
+      }
+      room -= taken;
+    }
+    if (room == limit) return;
     const db::Rows rows = tx.exec(sql::kSelectClaimed, {lease_owner});
     const db::Rows secrets = tx.exec(sql::kSelectClaimedSecrets, {lease_owner, std::int64_t{now}});
     std::unordered_map<std::string, std::vector<std::string>> by_endpoint;
@@ -43,21 +107,8 @@ std::vector<ClaimedTask> Store::claim(const std::string& lease_owner, int limit,
       by_endpoint[secrets.text(r, 0)].push_back(secrets.text(r, 1));
     }
     for (std::size_t r = 0; r < rows.size(); ++r) {
-      ClaimedTask c;
-      c.task.id = rows.integer(r, 0);
-      c.task.event_id = rows.text(r, 1);
-      c.task.endpoint_id = rows.text(r, 2);
-      c.task.state = TaskState::delivering;
-      c.task.attempts = static_cast<int>(rows.integer(r, 3));
-      c.task.next_attempt_at = rows.integer(r, 4);
-      c.task.next_trigger = parse_trigger(rows.text(r, 5)).value_or(Trigger::scheduled);
-      c.task.age_from = rows.integer(r, 6);
-      c.task.created_at = rows.integer(r, 7);
-      c.url = rows.text(r, 8);
-      c.event = Event{c.task.event_id,  rows.text(r, 9),     rows.text(r, 10),
-                      rows.text(r, 11), rows.integer(r, 12), {}};
+      ClaimedTask c = claimed_from(rows, r, lease_owner);
       c.secrets = by_endpoint[c.task.endpoint_id];
-      c.lease_owner = lease_owner;
       claimed.push_back(std::move(c));
     }
   });
@@ -110,6 +161,20 @@ void endpoint_failed(Store& store, db::Transaction& tx, const Settlement& r,
                            detail::ops_notice(tx, a.endpoint_id), reason, now);
 }
 
+// PostgreSQL: the locks of the FIFO sequences whose task `records` finish, in (endpoint, key)
+// order as ingest takes them, before anything else, so the two never wait on each other in turn.
+void lock_finished_sequences(db::Transaction& tx, const std::vector<Settlement>& records) {
+  std::vector<std::pair<std::string_view, std::string_view>> sequences;
+  for (const Settlement& r : records) {
+    if (r.sequence_key && r.next != Settlement::Next::retry) {
+      sequences.emplace_back(r.attempt.endpoint_id, *r.sequence_key);
+    }
+  }
+  std::sort(sequences.begin(), sequences.end());
+  sequences.erase(std::unique(sequences.begin(), sequences.end()), sequences.end());
+  for (const auto& [endpoint_id, key] : sequences) tx.exec(sql::kLockSequence, {endpoint_id, key});
+}
+
 }  // namespace
 
 RecordedHealth Store::record(const std::vector<Settlement>& records, UnixMillis now,
@@ -121,6 +186,7 @@ RecordedHealth Store::record(const std::vector<Settlement>& records, UnixMillis 
     // Endpoints whose failing streak this transaction already cleared: another success of the
     // same endpoint needs no second UPDATE (a failure in between forgets the endpoint).
     std::unordered_set<std::string_view> healthy;
+    if (tx.engine() == db::Engine::postgres) lock_finished_sequences(tx, records);
     for (const Settlement& r : records) {
       const DeliveryAttempt& a = r.attempt;
       const std::string text = error_text(a.error, a.error_message);
@@ -129,13 +195,19 @@ RecordedHealth Store::record(const std::vector<Settlement>& records, UnixMillis 
         tx.exec(sql::kInsertAttempt,
                 {a.delivery_id, std::int64_t{a.task_id}, a.event_id, a.endpoint_id,
                  std::int64_t{a.attempt_number}, to_string(a.trigger), std::int64_t{a.started_at},
-                 std::int64_t{a.status}, std::int64_t{a.latency_ms}, error, a.response_snippet});
+                 std::int64_t{a.status}, std::int64_t{a.latency_ms}, error, a.response_snippet,
+                 a.traceparent.empty() ? db::Param(nullptr) : db::Param(a.traceparent)});
       }
       const UnixMillis next_at =
           r.next == Settlement::Next::retry ? r.next_attempt_at : std::int64_t{now};
-      tx.exec(sql::kSettleTask,
-              {std::int64_t{a.task_id}, r.lease_owner, next_state(r.next), std::int64_t{next_at},
-               std::int64_t{a.status}, error, std::int64_t{now}});
+      const bool settled =
+          tx.exec(sql::kSettleTask,
+                  {std::int64_t{a.task_id}, r.lease_owner, next_state(r.next),
+                   std::int64_t{next_at}, std::int64_t{a.status}, error, std::int64_t{now}})
+              .affected() > 0;
+      if (settled && r.sequence_key && r.next != Settlement::Next::retry) {
+        tx.exec(sql::kAdvanceSequence, {a.endpoint_id, *r.sequence_key, std::int64_t{now}});
+      }
       if (!r.endpoint_failed) {
         if (healthy.insert(a.endpoint_id).second) tx.exec(sql::kEndpointHealthy, {a.endpoint_id});
         continue;

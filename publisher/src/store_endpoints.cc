@@ -1,5 +1,6 @@
 #include <nlohmann/json.hpp>
 
+#include "delivery_control_columns.h"
 #include "event_types_column.h"
 #include "store_sql.h"
 #include "webhooks/json_parse.h"
@@ -47,6 +48,7 @@ Endpoint endpoint_from(const db::Rows& rows, std::size_t r) {
   e.created_at = rows.integer(r, 8);
   e.updated_at = rows.integer(r, 9);
   e.signing = parse_signing_scheme(rows.text(r, 10)).value_or(SigningScheme::v1);
+  e.control = detail::control_from(rows, r, 11);
   return e;
 }
 
@@ -70,10 +72,21 @@ void Store::create_endpoint(const Endpoint& e) {
   const std::string types = types_json(e.event_types);
   db_->transact([&](db::Transaction& tx) {
     const db::Param reason = e.enabled ? db::Param(nullptr) : db::Param(e.disabled_reason);
-    tx.exec(sql::kInsertEndpoint,
-            {e.id, e.merchant_id, e.url, types, e.description, std::int64_t{e.enabled ? 1 : 0},
-             reason, time_param(e.failing_since), std::int64_t{e.created_at},
-             std::int64_t{e.updated_at}, std::string(to_string(e.signing))});
+    const std::string signing(to_string(e.signing));
+    std::vector<db::Param> params = {e.id,
+                                     e.merchant_id,
+                                     e.url,
+                                     types,
+                                     e.description,
+                                     std::int64_t{e.enabled ? 1 : 0},
+                                     reason,
+                                     time_param(e.failing_since),
+                                     std::int64_t{e.created_at},
+                                     std::int64_t{e.updated_at},
+                                     signing};
+    const detail::ControlColumns control(e.control);
+    for (const db::Param& p : control.params()) params.push_back(p);
+    tx.exec(sql::kInsertEndpoint, params);
     for (const EndpointSecret& s : e.secrets) {
       tx.exec(sql::kInsertSecret,
               {e.id, s.secret, std::int64_t{s.created_at}, time_param(s.expires_at)});
@@ -105,9 +118,16 @@ std::vector<Endpoint> Store::list_endpoints(const std::string& merchant_id) {
 }
 
 bool Store::update_endpoint(const Endpoint& e, UnixMillis now) {
-  return db_->exec(sql::kUpdateEndpoint,
-                   {e.id, e.url, types_json(e.event_types), e.description, std::int64_t{now}})
-             .affected() > 0;
+  const std::string types = types_json(e.event_types);
+  std::vector<db::Param> params = {e.id, e.url, types, e.description, std::int64_t{now}};
+  const detail::ControlColumns control(e.control);
+  for (const db::Param& p : control.params()) params.push_back(p);
+  bool found = false;
+  db_->transact([&](db::Transaction& tx) {
+    found = tx.exec(sql::kUpdateEndpoint, params).affected() > 0;
+    if (found && e.control.ordering != Ordering::fifo) tx.exec(sql::kReleaseSequences, {e.id});
+  });
+  return found;
 }
 
 bool Store::delete_endpoint(const std::string& id, UnixMillis now) {

@@ -7,17 +7,35 @@ namespace webhooks::publisher {
 using detail::parse_types;
 namespace sql = detail::sql;
 
+namespace {
+
+db::Param text_or_null(const std::string& text) {
+  return text.empty() ? db::Param(nullptr) : db::Param(std::string_view(text));
+}
+
+}  // namespace
+
 int Store::insert_event(db::Transaction& tx, const Event& event, UnixMillis now) {
-  const db::Param key =
-      event.idempotency_key.empty() ? db::Param(nullptr) : db::Param(event.idempotency_key);
-  tx.exec(sql::kInsertEvent, {event.event_id, event.merchant_id, event.type, event.payload,
-                              std::int64_t{event.created_at}, key});
+  tx.exec(sql::kInsertEvent,
+          {event.event_id, event.merchant_id, event.type, event.payload,
+           std::int64_t{event.created_at}, text_or_null(event.idempotency_key),
+           text_or_null(event.ordering_key), text_or_null(event.traceparent),
+           text_or_null(event.tracestate)});
   const db::Rows endpoints = tx.exec(sql::kSelectFanOut, {event.merchant_id});
   int tasks = 0;
-  for (std::size_t r = 0; r < endpoints.size(); ++r) {
+  for (std::size_t r = 0; r < endpoints.size(); ++r) {  // by endpoint id: the locks' order
     if (!filter_matches(parse_types(endpoints.text(r, 1)), event.type)) continue;
-    tx.exec(sql::kInsertTask, {event.event_id, endpoints.text(r, 0), std::int64_t{now},
-                               std::int64_t{event.created_at}});
+    const std::string& endpoint_id = endpoints.text(r, 0);
+    if (parse_ordering(endpoints.text(r, 2)) == Ordering::fifo) {
+      if (tx.engine() == db::Engine::postgres) {
+        tx.exec(sql::kLockSequence, {endpoint_id, event.ordering_key});
+      }
+      tx.exec(sql::kInsertSequencedTask, {event.event_id, endpoint_id, std::int64_t{now},
+                                          std::int64_t{event.created_at}, event.ordering_key});
+    } else {
+      tx.exec(sql::kInsertTask, {event.event_id, endpoint_id, std::int64_t{now},
+                                 std::int64_t{event.created_at}});
+    }
     ++tasks;
   }
   return tasks;
@@ -26,7 +44,11 @@ int Store::insert_event(db::Transaction& tx, const Event& event, UnixMillis now)
 std::optional<Event> Store::find_event(const std::string& event_id) {
   const db::Rows rows = db_->read(sql::kSelectEvent, {event_id});
   if (rows.empty()) return std::nullopt;
-  return detail::event_from(rows, 0);
+  Event event = detail::event_from(rows, 0);
+  event.ordering_key = rows.text(0, 6);
+  event.traceparent = rows.text(0, 7);
+  event.tracestate = rows.text(0, 8);
+  return event;
 }
 
 std::vector<Event> Store::list_events(const EventQuery& query) {
@@ -72,6 +94,7 @@ std::vector<DeliveryAttempt> Store::attempts_of_event(const std::string& event_i
     a.latency_ms = rows.integer(r, 8);
     a.error = parse_error_text(rows.text(r, 9), a.error_message);
     a.response_snippet = rows.text(r, 10);
+    a.traceparent = rows.text(r, 11);
     attempts.push_back(std::move(a));
   }
   return attempts;

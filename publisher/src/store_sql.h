@@ -8,13 +8,14 @@ namespace webhooks::publisher::detail::sql {
 
 #define WEBHOOKS_ENDPOINT_COLUMNS                                                             \
   "id, merchant_id, url, event_types, description, enabled, disabled_reason, failing_since, " \
-  "created_at, updated_at, signing"
+  "created_at, updated_at, signing, rate_limit, ordering, headers, auth, client_certificate, " \
+  "client_key"
 #define WEBHOOKS_TASK_COLUMNS                                                             \
   "id, event_id, endpoint_id, state, attempts, next_attempt_at, next_trigger, age_from, " \
   "last_status, last_error, created_at, updated_at, parked"
 #define WEBHOOKS_ATTEMPT_COLUMNS                                                            \
   "delivery_id, task_id, event_id, endpoint_id, attempt_number, trigger_kind, started_at, " \
-  "status, latency_ms, error, response_snippet"
+  "status, latency_ms, error, response_snippet, traceparent"
 // 1 when the task's endpoint is disabled or gone, else 0: the `parked` of a task put back to
 // pending (a parked task is outside the due index, schema/<engine>/0004_parked_tasks.sql).
 #define WEBHOOKS_PARKED_UNLESS_ENABLED                                  \
@@ -25,7 +26,7 @@ namespace webhooks::publisher::detail::sql {
 // --- endpoints ---
 inline constexpr std::string_view kInsertEndpoint =
     "INSERT INTO publisher_endpoints (" WEBHOOKS_ENDPOINT_COLUMNS
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)";
 inline constexpr std::string_view kInsertSecret =
     "INSERT INTO publisher_endpoint_secrets (endpoint_id, secret, created_at, expires_at) "
     "VALUES ($1, $2, $3, $4)";
@@ -42,8 +43,15 @@ inline constexpr std::string_view kSelectSecrets =
     "SELECT secret, created_at, expires_at FROM publisher_endpoint_secrets WHERE endpoint_id = $1 "
     "ORDER BY created_at DESC, secret";
 inline constexpr std::string_view kUpdateEndpoint =
-    "UPDATE publisher_endpoints SET url = $2, event_types = $3, description = $4, updated_at = $5 "
-    "WHERE id = $1";
+    "UPDATE publisher_endpoints SET url = $2, event_types = $3, description = $4, updated_at = $5, "
+    "rate_limit = $6, ordering = $7, headers = $8, auth = $9, client_certificate = $10, "
+    "client_key = $11 WHERE id = $1";
+// An endpoint no longer FIFO: its waiting tasks (parked 2) are due at once, outside any sequence.
+inline constexpr std::string_view kReleaseSequences =
+    "UPDATE publisher_tasks SET sequence_key = NULL, parked = CASE WHEN parked = 2 THEN "
+    WEBHOOKS_PARKED_UNLESS_ENABLED
+    " ELSE parked END WHERE endpoint_id = $1 AND sequence_key IS NOT NULL "
+    "AND state IN ('pending', 'delivering')";
 inline constexpr std::string_view kDeleteSecrets =
     "DELETE FROM publisher_endpoint_secrets WHERE endpoint_id = $1";
 inline constexpr std::string_view kDeleteEndpoint = "DELETE FROM publisher_endpoints WHERE id = $1";
@@ -80,15 +88,35 @@ inline constexpr std::string_view kCountDisabled =
 // --- events ---
 inline constexpr std::string_view kInsertEvent =
     "INSERT INTO publisher_events (event_id, merchant_id, event_type, payload, created_at, "
-    "idempotency_key) VALUES ($1, $2, $3, $4, $5, $6)";
+    "idempotency_key, ordering_key, traceparent, tracestate) "
+    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
 inline constexpr std::string_view kSelectFanOut =
-    "SELECT id, event_types FROM publisher_endpoints WHERE merchant_id = $1 AND enabled = 1";
+    "SELECT id, event_types, ordering FROM publisher_endpoints WHERE merchant_id = $1 "
+    "AND enabled = 1 ORDER BY id";
+// A task of a FIFO endpoint: $5 its sequence; it waits (parked 2) behind an unfinished task of the
+// same sequence. On PostgreSQL the caller holds the sequence's lock (kLockSequence) first.
+inline constexpr std::string_view kInsertSequencedTask =
+    "INSERT INTO publisher_tasks (event_id, endpoint_id, state, attempts, next_attempt_at, "
+    "next_trigger, age_from, created_at, updated_at, event_created_at, sequence_key, parked) "
+    "VALUES ($1, $2, 'pending', 0, $3, 'scheduled', $4, $3, $3, $4, $5, CASE WHEN EXISTS "
+    "(SELECT 1 FROM publisher_tasks w WHERE w.endpoint_id = $2 AND w.sequence_key = $5 "
+    "AND w.state IN ('pending', 'delivering')) THEN 2 ELSE 0 END)";
+// PostgreSQL: serializes the writers of one sequence ($1: endpoint id, $2: key) until commit, so
+// a task is never added behind one that is being settled unseen. Taken in (endpoint, key) order.
+inline constexpr std::string_view kLockSequence =
+    "SELECT pg_advisory_xact_lock(hashtextextended($1 || chr(10) || $2, 0))";
+// After the task ahead settled (succeeded or dead): the sequence's next waiting task is due now.
+inline constexpr std::string_view kAdvanceSequence =
+    "UPDATE publisher_tasks SET parked = 0, next_attempt_at = $3, updated_at = $3 WHERE id = "
+    "(SELECT MIN(id) FROM publisher_tasks WHERE endpoint_id = $1 AND sequence_key = $2 "
+    "AND state = 'pending' AND parked = 2)";
 inline constexpr std::string_view kInsertTask =
     "INSERT INTO publisher_tasks (event_id, endpoint_id, state, attempts, next_attempt_at, "
     "next_trigger, age_from, created_at, updated_at, event_created_at) "
     "VALUES ($1, $2, 'pending', 0, $3, 'scheduled', $4, $3, $3, $4)";
-#define WEBHOOKS_EVENT_COLUMNS \
-  "event_id, merchant_id, event_type, payload, created_at, idempotency_key"
+#define WEBHOOKS_EVENT_COLUMNS                                                                \
+  "event_id, merchant_id, event_type, payload, created_at, idempotency_key, ordering_key, " \
+  "traceparent, tracestate"
 inline constexpr std::string_view kSelectEvent =
     "SELECT " WEBHOOKS_EVENT_COLUMNS " FROM publisher_events WHERE event_id = $1";
 inline constexpr std::string_view kSelectEventTasks =
@@ -122,18 +150,46 @@ inline constexpr std::string_view kLockRecoverEndpoint =
 inline constexpr std::string_view kReap =
     "UPDATE publisher_tasks SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL, "
     "updated_at = $1 WHERE state = 'delivering' AND lease_expires_at <= $1";
-// $1 owner, $2 now, $3 limit, $4 lease_until. Parked tasks are outside the due index; the join
-// still checks the endpoint, so a task that escaped parking is never claimed while it is disabled.
+// The endpoints with due tasks, the one due longest first: $1 now. A loose scan of
+// publisher_tasks_endpoint_due (one step per endpoint with pending tasks, however many it holds),
+// then per endpoint its oldest due time, its tasks being delivered and its rate limit.
+inline constexpr std::string_view kSelectDueEndpoints =
+    "WITH RECURSIVE due(endpoint_id) AS ("
+    "SELECT (SELECT endpoint_id FROM publisher_tasks WHERE state = 'pending' AND parked = 0 "
+    "ORDER BY endpoint_id LIMIT 1) "
+    "UNION ALL SELECT (SELECT t.endpoint_id FROM publisher_tasks t WHERE t.state = 'pending' "
+    "AND t.parked = 0 AND t.endpoint_id > due.endpoint_id ORDER BY t.endpoint_id LIMIT 1) "
+    "FROM due WHERE due.endpoint_id IS NOT NULL) "
+    "SELECT id, first_due, busy, rate_limit FROM (SELECT e.id, (SELECT MIN(t.next_attempt_at) "
+    "FROM publisher_tasks t WHERE t.endpoint_id = e.id AND t.state = 'pending' AND t.parked = 0) "
+    "AS first_due, (SELECT COUNT(*) FROM publisher_tasks b WHERE b.endpoint_id = e.id "
+    "AND b.state = 'delivering') AS busy, e.rate_limit FROM due d JOIN publisher_endpoints e "
+    "ON e.id = d.endpoint_id WHERE e.enabled = 1) x WHERE first_due <= $1 ORDER BY first_due, id";
+// One endpoint's share of a claim: $1 owner, $2 now, $3 limit, $4 lease_until, $5 endpoint id.
 #define WEBHOOKS_CLAIM                                                                          \
   "UPDATE publisher_tasks SET state = 'delivering', lease_owner = $1, lease_expires_at = $4, "  \
-  "updated_at = $2 WHERE id IN (SELECT t.id FROM publisher_tasks t JOIN publisher_endpoints e " \
-  "ON e.id = t.endpoint_id WHERE t.state = 'pending' AND t.parked = 0 "                         \
-  "AND t.next_attempt_at <= $2 AND e.enabled = 1 ORDER BY t.next_attempt_at LIMIT $3"
+  "updated_at = $2 WHERE id IN (SELECT t.id FROM publisher_tasks t WHERE t.endpoint_id = $5 "   \
+  "AND t.state = 'pending' AND t.parked = 0 AND t.next_attempt_at <= $2 "                      \
+  "ORDER BY t.next_attempt_at LIMIT $3"
 inline constexpr std::string_view kClaimSqlite = WEBHOOKS_CLAIM ")";
-inline constexpr std::string_view kClaimPostgres = WEBHOOKS_CLAIM " FOR UPDATE OF t SKIP LOCKED)";
+inline constexpr std::string_view kClaimPostgres = WEBHOOKS_CLAIM " FOR UPDATE SKIP LOCKED)";
+// The rate limit's window, $1 endpoint id, $2 now: forget claims a second old or more, lock the
+// endpoint's row (PostgreSQL: the counting claims of all daemons take turns), count the rest.
+inline constexpr std::string_view kForgetRateLog =
+    "DELETE FROM publisher_rate_log WHERE endpoint_id = $1 AND sent_at <= $2 - 1000";
+inline constexpr std::string_view kLockRateLimited =
+    "SELECT 1 FROM publisher_endpoints WHERE id = $1 FOR UPDATE";
+inline constexpr std::string_view kCountRateLog =
+    "SELECT COUNT(*) FROM publisher_rate_log WHERE endpoint_id = $1";
+// One row per task of endpoint $1 just claimed by $3, at $2.
+inline constexpr std::string_view kLogRate =
+    "INSERT INTO publisher_rate_log (endpoint_id, sent_at) SELECT $1, $2 FROM publisher_tasks "
+    "WHERE lease_owner = $3 AND endpoint_id = $1 AND state = 'delivering'";
 inline constexpr std::string_view kSelectClaimed =
     "SELECT t.id, t.event_id, t.endpoint_id, t.attempts, t.next_attempt_at, t.next_trigger, "
-    "t.age_from, t.created_at, e.url, ev.merchant_id, ev.event_type, ev.payload, ev.created_at "
+    "t.age_from, t.created_at, e.url, ev.merchant_id, ev.event_type, ev.payload, ev.created_at, "
+    "ev.ordering_key, ev.traceparent, ev.tracestate, t.sequence_key, e.rate_limit, e.ordering, "
+    "e.headers, e.auth, e.client_certificate, e.client_key "
     "FROM publisher_tasks t JOIN publisher_endpoints e ON e.id = t.endpoint_id "
     "JOIN publisher_events ev ON ev.event_id = t.event_id "
     "WHERE t.lease_owner = $1 AND t.state = 'delivering' ORDER BY t.next_attempt_at, t.id";
@@ -145,7 +201,8 @@ inline constexpr std::string_view kSelectClaimedSecrets =
 // broke); the attempt row it already wrote stays as it is.
 inline constexpr std::string_view kInsertAttempt =
     "INSERT INTO publisher_attempts (" WEBHOOKS_ATTEMPT_COLUMNS
-    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (delivery_id) DO NOTHING";
+    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
+    "ON CONFLICT (delivery_id) DO NOTHING";
 // $1 id, $2 owner, $3 state, $4 next_attempt_at, $5 status, $6 error, $7 now.
 inline constexpr std::string_view kSettleTask =
     "UPDATE publisher_tasks SET state = $3, attempts = attempts + 1, next_attempt_at = $4, "

@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -42,12 +43,36 @@ namespace webhooks::publisher {
 // DeliveryAttempt (model.h), written back inside a Settlement (store.h) with the task's next
 // state.
 
-// Sends a batch of requests concurrently and returns one result per request, in order. Must
-// never follow redirects. Thread-safe: several workers call it at once.
+// One worker's own way to the transport: requests submitted one by one, their results collected
+// as they finish, in any order (the pipeline of Dispatcher::start()). One thread at a time may
+// call submit and poll; wakeup() may be called from any thread.
+class DeliveryChannel {
+ public:
+  using Ticket = std::uint64_t;
+  struct Completion {
+    Ticket ticket;
+    DeliveryResult result;
+  };
+  virtual ~DeliveryChannel() = default;
+  // Queues a request; never blocks. Returns its ticket, unique on this channel.
+  virtual Ticket submit(DeliveryRequest request) = 0;
+  // Waits up to `wait` (milliseconds) for finished requests, returning as soon as one has
+  // finished (with all finished by then), when nothing is in flight, or on wakeup(). Each ticket
+  // is returned exactly once; may return none.
+  virtual std::vector<Completion> poll(std::chrono::milliseconds wait) = 0;
+  // Makes a waiting poll(), or the next one, return at once.
+  virtual void wakeup() = 0;
+};
+
+// Sends webhook requests. Must never follow redirects. Thread-safe: several workers use it at
+// once.
 class Transport {
  public:
   virtual ~Transport() = default;
+  // Sends a batch concurrently and returns one result per request, in order (run_once()).
   virtual std::vector<DeliveryResult> send(const std::vector<DeliveryRequest>& batch) = 0;
+  // A new channel for one worker (its own connections).
+  virtual std::unique_ptr<DeliveryChannel> open_channel() = 0;
 };
 
 // The body every attempt of `event` carries: {"id","type","timestamp" (RFC 3339 creation
@@ -66,9 +91,20 @@ struct DispatcherOptions {
   std::string instance_id;
   // Worker threads started by start(); each claims and sends its own batches.
   int workers = 4;
-  // Tasks claimed per batch (also the most a worker has in flight). The defaults here are
-  // Options' (options.h), which a Publisher passes on.
+  // The most attempts a worker has in flight (and the most tasks run_once() claims). The
+  // defaults here are Options' (options.h), which a Publisher passes on.
   int batch_size = 32;
+  // Isolation (ClaimLimits, store.h): attempts to one endpoint in flight at once, all workers
+  // and daemons together, and per worker; 0: no limit. A hanging endpoint holds at most this
+  // many of the workers' slots.
+  int endpoint_in_flight = 32;
+  int endpoint_in_flight_per_worker = 8;
+  // A worker claims at most this often when woken (each ingest wakes one), so a stream of
+  // events is claimed in groups, not one transaction per event. Real time.
+  std::chrono::milliseconds claim_spacing{std::chrono::milliseconds(5)};
+  // Finished attempts wait at most this long (real time) to be recorded together with others;
+  // half a batch, or nothing left in flight, records at once.
+  std::chrono::milliseconds record_delay{std::chrono::milliseconds(10)};
   // How long a claim holds its tasks. Must exceed the transport's total timeout, or another
   // daemon may take the task over while it is still being sent. Default 2 min.
   std::chrono::milliseconds lease{std::chrono::minutes(2)};
@@ -109,7 +145,9 @@ class Dispatcher {
   // Runs run_once until nothing is due; returns the total. For tests.
   int run_until_idle();
 
-  // Starts the worker threads.
+  // Starts the worker threads. Unlike run_once(), a worker does not wait for a whole batch: it
+  // keeps up to batch_size attempts in flight, claims as slots free up, and records attempts as
+  // they finish (a group per transaction), so one endpoint's slow answers hold only its share.
   void start();
   // Wakes idle workers (new events, replays). Thread-safe.
   void wake();
@@ -120,6 +158,11 @@ class Dispatcher {
 
  private:
   void work();
+  // A claim of up to `limit` tasks under a new lease owner; after a storage failure, puts back
+  // what it may have claimed (release_after_failed_claim) and rethrows.
+  std::vector<ClaimedTask> claim(int limit, const ClaimLimits& limits);
+  // record_until_stored with this moment's FailingRules. False when it gave up.
+  bool record_settled(const std::vector<Settlement>& records);
   // Store::record, retried as DispatcherOptions describes. False when it gave up.
   bool record_until_stored(const std::vector<Settlement>& records, UnixMillis done,
                            const FailingRules& rules);
@@ -153,6 +196,8 @@ class Dispatcher {
   std::condition_variable wake_cv_;
   std::condition_variable stop_cv_;  // notified by stop(): cuts short a retry's pause
   std::uint64_t wake_seq_ = 0;
+  std::vector<DeliveryChannel*> channels_;  // the running workers' channels
+  std::size_t wake_turn_ = 0;               // the channel the next wake() wakes
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

@@ -32,6 +32,9 @@ struct DeliveryRequest {
   HeaderList headers;  // sent as given, in order; names and values must not contain CR or LF.
                        // "content-type: application/json" is added when none is given.
   std::string body;    // sent as the POST body, byte for byte
+  // Mutual TLS (https:// only): the client certificate (chain) and its private key, PEM; both
+  // empty for none. A certificate or key that does not load fails the attempt (error tls).
+  std::string client_certificate, client_key;
 };
 
 // What one request came to: an HTTP status, or why there was none. The dispatcher records it as
@@ -77,6 +80,9 @@ struct HttpDeliveryOptions {
   // false (the default) refuses, at connect time, every address that is not public
   // (ssrf_guard.h), loopback included. The daemon's --allow-private-networks sets it.
   bool allow_private_networks = false;
+  // PEM file of the certificate authorities TLS endpoints are verified against; empty: the
+  // system's store. The daemon's --ca-file sets it (e.g. a private CA, or a test's).
+  std::string ca_file;
 };
 
 namespace detail {

@@ -16,6 +16,8 @@ class HttpTransport final : public Transport {
   // Each client gets `options`; clients are created on demand, one per concurrent send().
   explicit HttpTransport(HttpDeliveryOptions options = {}) : options_(options) {}
   std::vector<DeliveryResult> send(const std::vector<DeliveryRequest>& batch) override;
+  // A channel over its own DeliveryQueue (detail/delivery_queue.h): its own connections.
+  std::unique_ptr<DeliveryChannel> open_channel() override;
 
  private:
   HttpDeliveryOptions options_;

@@ -36,14 +36,31 @@ struct Accepted {
   int tasks = 0;
 };
 
+// What an event carries besides its data: its FIFO ordering key and W3C trace context
+// (trace_context.h). All optional.
+struct EventContext {
+  // 1..255 bytes without control characters; empty: none (model.h, Event::ordering_key).
+  std::string ordering_key;
+  // A traceparent to continue; empty or invalid: the publisher starts a new trace (W3C Trace
+  // Context: a receiver of an invalid traceparent restarts the trace).
+  std::string traceparent;
+  // Kept only with a valid traceparent, and when valid_tracestate() accepts it.
+  std::string tracestate;
+};
+
 // A validated ingest body: {"merchant_id": non-empty string without NUL, "type": 1..255 printable
-// ASCII without spaces, "data": object}. Other members are ignored.
+// ASCII without spaces, "data": object, "ordering_key": optional string (EventContext)}. Other
+// members are ignored.
 struct EventInput {
   std::string merchant_id;
   std::string type;
   std::string data;  // the `data` object as compact JSON text: key order and number tokens kept
   std::string idempotency_key;  // kept with the event (Event::idempotency_key); may be empty
+  EventContext context;
 };
+
+// Empty when `key` may be an ordering key (1..255 bytes, no control characters); else why not.
+std::string check_ordering_key(std::string_view key);
 
 // Parses and validates an ingest body (parse_json's limits: nesting at most 128 deep, strict
 // UTF-8). On failure returns std::nullopt and sets `error_code` ("invalid_json" or
@@ -61,7 +78,10 @@ class Ingest {
   // Writes the event and its tasks in one new transaction. `data_json` must be a JSON object
   // nested at most 127 deep (json_parse.h); it is stored compact with its number tokens as written.
   // Throws Error(invalid_argument) for bad input, Error(storage) when the database fails.
-  Accepted publish(std::string_view merchant_id, std::string_view type, std::string_view data_json);
+  // `context`: the event's ordering key and trace context (EventContext); a bad ordering key
+  // throws Error(invalid_argument) too.
+  Accepted publish(std::string_view merchant_id, std::string_view type, std::string_view data_json,
+                   const EventContext& context = {});
   // The same inside the caller's transaction (e.g. together with an idempotency record).
   // REQUIRES: validated input. The caller calls notify() after the commit.
   Accepted publish(db::Transaction& tx, const EventInput& input);
@@ -74,9 +94,12 @@ class Ingest {
   // `Idempotent-Replayed: true` for a replay; 409 idempotency_key_in_use (with Retry-After) while
   // another caller holds the key; 422 idempotency_key_reused for another body; 503
   // storage_unavailable (Retry-After: 1) when the database fails (nothing was written).
+  // `traceparent` / `tracestate`: the request's W3C headers (EventContext), not part of the
+  // request's fingerprint. A bad "ordering_key" answers 400 invalid_request.
   idempotency::Response handle(idempotency::Guard& guard,
                                std::optional<std::string_view> idempotency_key,
-                               std::string_view body);
+                               std::string_view body, std::string_view traceparent = {},
+                               std::string_view tracestate = {});
 
  private:
   Store& store_;

@@ -36,6 +36,48 @@ struct EndpointSecret {
   bool is_v1a() const { return secret.starts_with("whsk_"); }
 };
 
+// How an endpoint's deliveries are ordered: "none" (the default: in parallel, retries in any
+// order) or "fifo" (the events of one ordering key one at a time, in acceptance order: the next
+// is sent once the one ahead succeeded or is dead; docs/publisher-delivery.md, "Ordering").
+enum class Ordering { none, fifo };
+std::string_view to_string(Ordering ordering) noexcept;
+// "none" or "fifo"; std::nullopt for anything else.
+std::optional<Ordering> parse_ordering(std::string_view text) noexcept;
+
+// A credential sent with each delivery besides the signature (an HTTP Authorization header):
+// none, "bearer" (Authorization: Bearer <token>) or "basic" (RFC 7617, username:password).
+// Stored like a secret: the admin API shows only its type.
+struct EndpointAuth {
+  enum class Type { none, bearer, basic } type = Type::none;
+  std::string token;               // bearer
+  std::string username, password;  // basic
+  bool operator==(const EndpointAuth&) const = default;
+};
+std::string_view to_string(EndpointAuth::Type type) noexcept;
+// The Authorization header value for `auth` ("Bearer …", "Basic <base64>"); empty for none.
+std::string authorization_value(const EndpointAuth& auth);
+
+// How deliveries to an endpoint are sent, besides where and how they are signed: per endpoint on
+// POST /v1/endpoints and PATCH /v1/endpoints/{id} (docs/operations.md, "Admin API").
+struct DeliveryControl {
+  // Deliveries per second at most (>= 1), across every worker and daemon on the database; a
+  // task held back is not an attempt. std::nullopt: unlimited.
+  std::optional<int> rate_limit;
+  Ordering ordering = Ordering::none;
+  // Static headers added to each delivery, in order (names checked: never webhook-*, Host,
+  // Content-Length, Content-Type, Authorization, Transfer-Encoding, Connection, traceparent,
+  // tracestate; check_static_header()).
+  std::vector<std::pair<std::string, std::string>> headers;
+  EndpointAuth auth;
+  // Mutual TLS on https:// URLs: the client certificate (chain) and its private key, PEM; both
+  // empty for none. The key is never shown again.
+  std::string client_certificate, client_key;
+};
+
+// Empty when `name: value` may be a static header of an endpoint; else why not (a token name per
+// RFC 9110 5.1, a value without control characters but HTAB, not a name the publisher sets).
+std::string check_static_header(std::string_view name, std::string_view value);
+
 struct Endpoint {
   std::string id;
   std::string merchant_id;
@@ -50,6 +92,7 @@ struct Endpoint {
   // What a rotation generates (schema 0005_endpoint_signing.sql); the keys themselves say how
   // each signs, so keys of the scheme before a rotation sign through their grace period.
   SigningScheme signing = SigningScheme::v1;
+  DeliveryControl control;
   UnixMillis created_at = 0, updated_at = 0;
 };
 
@@ -67,6 +110,14 @@ struct Event {
   // The Idempotency-Key it was ingested with over HTTP (unquoted); empty when published
   // in-process (Ingest::publish) or ingested before keys were kept.
   std::string idempotency_key;
+  // Orders the event among its merchant's events on FIFO endpoints (Ordering); empty: none (a
+  // FIFO endpoint then orders it with every other keyless event).
+  std::string ordering_key;
+  // W3C Trace Context (trace_context.h): the traceparent given at ingest, or one the publisher
+  // started for the event; each attempt carries its trace id with a span id of its own. Empty
+  // only for events stored before trace context was kept. tracestate is passed on as given.
+  std::string traceparent;
+  std::string tracestate;
 };
 
 enum class TaskState { pending, delivering, succeeded, dead };
@@ -112,6 +163,7 @@ struct DeliveryAttempt {
   TransportError error = TransportError::none;  // none when a response arrived
   std::string error_message;                    // empty when a response arrived
   std::string response_snippet;                 // the start of the response body
+  std::string traceparent;  // the traceparent the attempt carried (empty before it was kept)
 };
 
 }  // namespace webhooks::publisher

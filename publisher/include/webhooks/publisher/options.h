@@ -101,6 +101,10 @@ struct Options {
   // Tasks claimed per batch. Default: 32.
   int batch_size = 32;
 
+  // PEM file of the certificate authorities https:// endpoints are verified against; empty: the
+  // system's store. Default: empty.
+  std::string ca_file;
+
   // Time to connect (TCP and TLS) to an endpoint. Default: 5 s.
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(5)};
 

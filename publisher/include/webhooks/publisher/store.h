@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "webhooks/db.h"
@@ -33,10 +34,28 @@ namespace webhooks::publisher {
 // A claimed task with everything needed to deliver it.
 struct ClaimedTask {
   Task task;  // state delivering; attempts = attempts made before this one
-  Event event;
+  Event event;  // with its ordering key and trace context
   std::string url;
   std::vector<std::string> secrets;  // the endpoint's keys (whsec_, whsk_) active at claim time
+  DeliveryControl control;           // the endpoint's headers, auth and client certificate
+  // The task's FIFO sequence (the event's ordering key, "" for none) on a FIFO endpoint;
+  // std::nullopt otherwise.
+  std::optional<std::string> sequence_key;
   std::string lease_owner;
+};
+
+// How much of one claim each endpoint may take, so that one endpoint's backlog or slowness never
+// holds up the others' deliveries (docs/publisher-delivery.md, "Isolation").
+struct ClaimLimits {
+  // Tasks of one endpoint being delivered at once, every worker and daemon on the database
+  // together (its tasks in state delivering, read when the claim starts: claims running at the
+  // same moment on PostgreSQL may each take the rest, so it can be passed by what they take).
+  // 0: no limit.
+  int per_endpoint = 0;
+  // The caller's own tasks of one endpoint in flight at most (its HTTP client's connections to
+  // it), `held` counting those it has; 0: no limit.
+  int per_endpoint_here = 0;
+  const std::unordered_map<std::string, int>* held = nullptr;
 };
 
 // A claimed task settled: its recorded attempt and what it leads to, written back by
@@ -51,6 +70,9 @@ struct Settlement {
   UnixMillis next_attempt_at = 0;  // retry: when
   bool endpoint_failed = false;    // not 2xx: the endpoint's failing streak goes on
   std::string disable_reason;      // non-empty: disable the endpoint (410)
+  // The task's FIFO sequence (ClaimedTask::sequence_key): once it succeeded or is dead, the next
+  // waiting task of the sequence is due.
+  std::optional<std::string> sequence_key;
 };
 
 // An endpoint Store::record disabled, and why ("410 Gone", kFailingContinuously).
@@ -197,7 +219,9 @@ class Store {
   std::optional<Endpoint> find_endpoint(const std::string& id);
   // Every endpoint of `merchant_id` (all when empty), oldest first.
   std::vector<Endpoint> list_endpoints(const std::string& merchant_id);
-  // Writes url, event_types and description. False when there is no such endpoint.
+  // Writes url, event_types, description and the delivery control (model.h). An endpoint no
+  // longer FIFO releases its waiting tasks (due at once, parked if it is disabled). False when
+  // there is no such endpoint.
   bool update_endpoint(const Endpoint& endpoint, UnixMillis now);
   // Deletes the endpoint and its secrets; its unfinished tasks become dead ("endpoint deleted").
   bool delete_endpoint(const std::string& id, UnixMillis now);
@@ -261,11 +285,15 @@ class Store {
 
   // --- Dispatch (store_dispatch.cc) ---
   // Leases up to `limit` due tasks to `lease_owner` until `lease_until`: pending tasks with
-  // next_attempt_at <= now, and delivering tasks whose lease lapsed, of enabled endpoints (parked
-  // tasks are not looked at), oldest due first. `lease_owner` must be unique per call (it
-  // identifies the batch).
+  // next_attempt_at <= now (delivering tasks whose lease lapsed are pending again first), of
+  // enabled endpoints (parked and waiting FIFO tasks are not looked at). Endpoints take turns,
+  // the one whose oldest task is due longest first, each taking its oldest due tasks up to
+  // `limits` and, with a rate limit of N, up to N claimed in the last second (those claimed are
+  // logged in publisher_rate_log; on PostgreSQL the endpoint's row is locked for the count, so
+  // daemons never pass N together). Reads one index entry per endpoint with pending tasks, never
+  // an endpoint's whole backlog. `lease_owner` must be unique per call (it identifies the batch).
   std::vector<ClaimedTask> claim(const std::string& lease_owner, int limit, UnixMillis now,
-                                 UnixMillis lease_until);
+                                 UnixMillis lease_until, const ClaimLimits& limits = {});
   // Writes the attempts and the tasks' next states in one transaction. A task whose lease moved
   // on keeps its state (its attempt row is still written). `disable_failing_before`: an endpoint
   // whose failing streak started at or before it is disabled (0: never). Disabling an endpoint
