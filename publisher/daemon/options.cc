@@ -187,6 +187,10 @@ void add_api_flags(CLI::App& app, Flags& f) {
   app.add_flag("--allow-private-networks", o.allow_private_networks,
                "deliver to loopback, private, link-local and CGNAT addresses (tests, demos)")
       ->envname("WEBHOOKS_ALLOW_PRIVATE_NETWORKS");
+  option(app, "--ca-file", o.ca_file, "WEBHOOKS_CA_FILE",
+         "PEM file of the certificate authorities https:// endpoints are verified against "
+         "(default: the system's)")
+      ->check(CLI::ExistingFile);
   add_retry_schedule(app, f);
   option(app, "--permanent-status", o.permanent_statuses, "WEBHOOKS_PERMANENT_STATUSES",
          "4xx answers that make a task dead at once instead of retried, comma-separated (e.g. "

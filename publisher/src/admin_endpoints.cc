@@ -1,6 +1,7 @@
 // The /v1/endpoints routes.
 #include <httplib.h>
 
+#include "admin_delivery_control.h"
 #include "admin_json.h"
 #include "webhooks/ed25519.h"
 #include "webhooks/error.h"
@@ -152,15 +153,19 @@ void create_endpoint(Store& store, const Clock& clock, const SsrfOptions& ssrf,
   e.merchant_id = merchant->get<std::string>();
   e.url = body->at("url").get<std::string>();
   e.description = body->value("description", "");
+  if (!detail::read_delivery_control(*body, e.url, e.control, res)) return;
   e.created_at = e.updated_at = now;
   e.signing = *signing;
   for (const std::string& key : keys->stored) e.secrets.push_back({key, now, std::nullopt});
   store.create_endpoint(e);
-  log_event(spdlog::level::info, {{"event", "endpoint_created"},
-                                  {"endpoint_id", e.id},
-                                  {"merchant_id", e.merchant_id},
-                                  {"url", e.url},
-                                  {"signing", to_string(e.signing)}});
+  log_event(spdlog::level::info,
+            {{"event", "endpoint_created"},
+             {"endpoint_id", e.id},
+             {"merchant_id", e.merchant_id},
+             {"url", e.url},
+             {"signing", to_string(e.signing)},
+             {"rate_limit", e.control.rate_limit ? json(*e.control.rate_limit) : json()},
+             {"ordering", to_string(e.control.ordering)}});
   json out = detail::endpoint_json(e);
   out.update(keys->shown);  // the only time a secret is shown
   answer(res, 201, out);
@@ -182,7 +187,8 @@ void get_endpoint(Store& store, const httplib::Request& req, httplib::Response& 
   answer(res, 200, detail::endpoint_json(*e));
 }
 
-// PATCH /v1/endpoints/{id}: url, event_types and description, each when present.
+// PATCH /v1/endpoints/{id}: url, event_types, description and the delivery control
+// (admin_delivery_control.h), each when present.
 void update_endpoint(Store& store, const Clock& clock, const SsrfOptions& ssrf,
                      const httplib::Request& req, httplib::Response& res) {
   const auto body = detail::json_body(req, res);
@@ -197,7 +203,17 @@ void update_endpoint(Store& store, const Clock& clock, const SsrfOptions& ssrf,
   if (body->contains("description") && body->at("description").is_string()) {
     e->description = body->at("description").get<std::string>();
   }
+  if (!detail::read_delivery_control(*body, e->url, e->control, res)) return;
   store.update_endpoint(*e, clock.now_ms());
+  log_event(spdlog::level::info,
+            {{"event", "endpoint_updated"},
+             {"endpoint_id", e->id},
+             {"url", e->url},
+             {"rate_limit", e->control.rate_limit ? json(*e->control.rate_limit) : json()},
+             {"ordering", to_string(e->control.ordering)},
+             {"headers", e->control.headers.size()},
+             {"auth", to_string(e->control.auth.type)},
+             {"client_certificate", !e->control.client_certificate.empty()}});
   answer(res, 200, detail::endpoint_json(*store.find_endpoint(e->id)));
 }
 

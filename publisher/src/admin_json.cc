@@ -1,11 +1,13 @@
 #include "admin_json.h"
 
+#include "admin_delivery_control.h"
 #include "webhooks/error.h"
 #include "webhooks/error_body.h"
 #include "webhooks/http_server.h"
 #include "webhooks/idempotency/guard.h"
 #include "webhooks/json_parse.h"
 #include "webhooks/publisher/endpoint_signers.h"
+#include "webhooks/publisher/trace_context.h"
 #include "webhooks/random.h"
 #include "webhooks/rfc3339.h"
 
@@ -22,19 +24,22 @@ nlohmann::json endpoint_json(const Endpoint& e) {
     if (const auto public_key = public_key_of(s.secret)) entry["public_key"] = *public_key;
     secrets.push_back(std::move(entry));
   }
-  return {{"id", e.id},
-          {"merchant_id", e.merchant_id},
-          {"url", e.url},
-          {"event_types", e.event_types},
-          {"description", e.description},
-          {"enabled", e.enabled},
-          {"disabled_reason", e.enabled ? nlohmann::json() : nlohmann::json(e.disabled_reason)},
-          {"failing_since",
-           e.failing_since ? nlohmann::json(format_rfc3339(*e.failing_since)) : nlohmann::json()},
-          {"signing", to_string(e.signing)},
-          {"secrets", secrets},
-          {"created_at", format_rfc3339(e.created_at)},
-          {"updated_at", format_rfc3339(e.updated_at)}};
+  nlohmann::json out = {
+      {"id", e.id},
+      {"merchant_id", e.merchant_id},
+      {"url", e.url},
+      {"event_types", e.event_types},
+      {"description", e.description},
+      {"enabled", e.enabled},
+      {"disabled_reason", e.enabled ? nlohmann::json() : nlohmann::json(e.disabled_reason)},
+      {"failing_since",
+       e.failing_since ? nlohmann::json(format_rfc3339(*e.failing_since)) : nlohmann::json()},
+      {"signing", to_string(e.signing)},
+      {"secrets", secrets},
+      {"created_at", format_rfc3339(e.created_at)},
+      {"updated_at", format_rfc3339(e.updated_at)}};
+  out.update(delivery_control_json(e.control));
+  return out;
 }
 
 RawJson::RawJson() {
@@ -75,13 +80,17 @@ std::string RawJson::splice(const std::string& dumped) const {
 }
 
 nlohmann::json event_json(const Event& e, RawJson& raw) {
-  return {{"event_id", e.event_id},
-          {"merchant_id", e.merchant_id},
-          {"type", e.type},
-          {"created_at", format_rfc3339(e.created_at)},
-          {"idempotency_key",
-           e.idempotency_key.empty() ? nlohmann::json() : nlohmann::json(e.idempotency_key)},
-          {"data", raw.hold(e.payload.empty() ? std::string("{}") : e.payload)}};
+  return {
+      {"event_id", e.event_id},
+      {"merchant_id", e.merchant_id},
+      {"type", e.type},
+      {"created_at", format_rfc3339(e.created_at)},
+      {"idempotency_key",
+       e.idempotency_key.empty() ? nlohmann::json() : nlohmann::json(e.idempotency_key)},
+      {"ordering_key", e.ordering_key.empty() ? nlohmann::json() : nlohmann::json(e.ordering_key)},
+      {"traceparent", e.traceparent.empty() ? nlohmann::json() : nlohmann::json(e.traceparent)},
+      {"tracestate", e.tracestate.empty() ? nlohmann::json() : nlohmann::json(e.tracestate)},
+      {"data", raw.hold(e.payload.empty() ? std::string("{}") : e.payload)}};
 }
 
 nlohmann::json task_json(const Task& t) {
@@ -89,6 +98,7 @@ nlohmann::json task_json(const Task& t) {
           {"endpoint_id", t.endpoint_id},
           {"state", to_string(t.state)},
           {"parked", t.parked},
+          {"waiting", t.waiting},
           {"attempts", t.attempts},
           {"next_attempt_at", format_rfc3339(t.next_attempt_at)},
           {"next_trigger", to_string(t.next_trigger)},
@@ -110,7 +120,10 @@ nlohmann::json attempt_json(const DeliveryAttempt& a) {
           {"status", a.status},
           {"latency_ms", a.latency_ms},
           {"error", error.empty() ? nlohmann::json() : nlohmann::json(error)},
-          {"response_snippet", a.response_snippet}};
+          {"response_snippet", a.response_snippet},
+          {"traceparent", a.traceparent.empty() ? nlohmann::json() : nlohmann::json(a.traceparent)},
+          {"trace_id",
+           a.traceparent.empty() ? nlohmann::json() : nlohmann::json(trace_id_of(a.traceparent))}};
 }
 
 void answer(httplib::Response& res, int status, const nlohmann::json& body, const RawJson* raw) {

@@ -41,7 +41,8 @@ DeliveryRequest build_signed(const ClaimedTask& task, std::int64_t dispatch_seco
                  {"user-agent", "webhooks-publisher/" + std::string(kVersion)}};
   if (!traceparent.empty()) {
     out.headers.emplace_back("traceparent", traceparent);
-    if (!task.event.tracestate.empty()) out.headers.emplace_back("tracestate", task.event.tracestate);
+    if (!task.event.tracestate.empty())
+      out.headers.emplace_back("tracestate", task.event.tracestate);
   }
   const DeliveryControl& control = task.control;
   if (const std::string authorization = authorization_value(control.auth); !authorization.empty()) {
@@ -403,9 +404,8 @@ void Dispatcher::work() {
     if (stopping && in_flight.empty() && done.empty()) break;
     Steady::time_point now = Steady::now();
     const int room = batch - static_cast<int>(in_flight.size());
-    const bool claim_due =
-        now >= next_claim ||
-        (now >= last_claim + options_.claim_spacing && (woken || (backlog && room >= batch / 2)));
+    const bool claim_due = now >= next_claim || (now >= last_claim + options_.claim_spacing &&
+                                                 (woken || (backlog && room >= batch / 2)));
     if (!stopping && room > 0 && claim_due) {
       woken = false;
       last_claim = now;
@@ -435,12 +435,14 @@ void Dispatcher::work() {
     }
     if (!in_flight.empty()) {
       const Steady::time_point until = std::min(next_claim, record_by);
-      const auto wait = std::max(std::chrono::milliseconds(0),
-                                 std::chrono::duration_cast<std::chrono::milliseconds>(until - now));
+      const auto wait =
+          std::max(std::chrono::milliseconds(0),
+                   std::chrono::duration_cast<std::chrono::milliseconds>(until - now));
       for (DeliveryChannel::Completion& c : channel->poll(wait)) {
         auto it = in_flight.find(c.ticket);
         if (it == in_flight.end()) continue;
-        if (--held[it->second.task.task.endpoint_id] == 0) held.erase(it->second.task.task.endpoint_id);
+        if (--held[it->second.task.task.endpoint_id] == 0)
+          held.erase(it->second.task.task.endpoint_id);
         done.push_back(settle(it->second.task, std::move(it->second.attempt), std::move(c.result)));
         in_flight.erase(it);
       }
@@ -452,9 +454,9 @@ void Dispatcher::work() {
       wake_cv_.wait_until(lock, next_claim, [&] { return stopping_ || wake_seq_ != seen; });
       continue;
     }
-    const bool record_now = !done.empty() && (in_flight.empty() || stopping ||
-                                              static_cast<int>(done.size()) >= batch / 2 ||
-                                              Steady::now() >= record_by);
+    const bool record_now =
+        !done.empty() && (in_flight.empty() || stopping ||
+                          static_cast<int>(done.size()) >= batch / 2 || Steady::now() >= record_by);
     if (!record_now) continue;
     for (const Settlement& r : done) {
       // A FIFO sequence moved on: its next task is due now.

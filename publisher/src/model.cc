@@ -104,8 +104,8 @@ std::string authorization_value(const EndpointAuth& auth) {
       return "Bearer " + auth.token;
     case EndpointAuth::Type::basic: {
       const std::string pair = auth.username + ":" + auth.password;
-      return "Basic " + base64_encode(std::span(
-                            reinterpret_cast<const std::uint8_t*>(pair.data()), pair.size()));
+      return "Basic " + base64_encode(std::span(reinterpret_cast<const std::uint8_t*>(pair.data()),
+                                                pair.size()));
     }
     case EndpointAuth::Type::none:
       break;

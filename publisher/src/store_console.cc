@@ -23,6 +23,9 @@ Event detail::event_from(const db::Rows& rows, std::size_t r, std::size_t first)
   e.payload = rows.text(r, first + 3);
   e.created_at = rows.integer(r, first + 4);
   e.idempotency_key = rows.text(r, first + 5);
+  e.ordering_key = rows.text(r, first + 6);
+  e.traceparent = rows.text(r, first + 7);
+  e.tracestate = rows.text(r, first + 8);
   return e;
 }
 
@@ -201,7 +204,7 @@ EventPage Store::list_event_page(const EventQuery& q) {
         page.events.size() > static_cast<std::size_t>(q.limit)) {
       break;
     }
-    cursor = Cursor{rows.integer(rows.size() - 1, 6), rows.text(rows.size() - 1, 0)};
+    cursor = Cursor{rows.integer(rows.size() - 1, 9), rows.text(rows.size() - 1, 0)};
   }
   if (page.events.size() > static_cast<std::size_t>(q.limit)) {
     page.events.resize(static_cast<std::size_t>(q.limit));

@@ -11,7 +11,7 @@
 
 namespace webhooks::publisher::detail {
 
-// An Event from the columns WEBHOOKS_EVENT_COLUMNS (store_sql.h), starting at `first`.
+// An Event from the nine columns WEBHOOKS_EVENT_COLUMNS (store_sql.h), starting at `first`.
 Event event_from(const db::Rows& rows, std::size_t r, std::size_t first = 0);
 
 namespace sql {
@@ -19,8 +19,8 @@ namespace sql {
 // --- the events listing: "SELECT … FROM … WHERE" + conditions + order + "LIMIT $n" ---
 // Newest first over the events' own indexes (merchant, type or time).
 inline constexpr std::string_view kPageFromEvents =
-    "SELECT event_id, merchant_id, event_type, payload, created_at, idempotency_key, created_at "
-    "FROM publisher_events e WHERE 1 = 1";
+    "SELECT event_id, merchant_id, event_type, payload, created_at, idempotency_key, "
+    "ordering_key, traceparent, tracestate, created_at FROM publisher_events e WHERE 1 = 1";
 // Newest first over the tasks of one state (its partial index publisher_tasks_<state>_events,
 // which the planner takes only for the state written as a literal: the caller adds
 // "AND t.state = '<state>'"), each event once per task it has in that state (the caller skips the
@@ -28,7 +28,8 @@ inline constexpr std::string_view kPageFromEvents =
 // on SQLite (PostgreSQL plans it as a join either way).
 inline constexpr std::string_view kPageFromTasks =
     "SELECT e.event_id, e.merchant_id, e.event_type, e.payload, e.created_at, e.idempotency_key, "
-    "t.event_created_at FROM publisher_tasks t CROSS JOIN publisher_events e "
+    "e.ordering_key, e.traceparent, e.tracestate, t.event_created_at "
+    "FROM publisher_tasks t CROSS JOIN publisher_events e "
     "WHERE e.event_id = t.event_id";
 inline constexpr std::string_view kOrderEvents = " ORDER BY e.created_at DESC, e.event_id DESC";
 inline constexpr std::string_view kOrderTasks =

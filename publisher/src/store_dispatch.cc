@@ -90,10 +90,9 @@ std::vector<ClaimedTask> Store::claim(const std::string& lease_owner, int limit,
       const std::int64_t quota = endpoint_quota(tx, due, r, room, limits, now);
       if (quota <= 0) continue;
       const std::string& endpoint_id = due.text(r, 0);
-      const std::int64_t taken =
-          tx.exec(claim_sql, {lease_owner, std::int64_t{now}, quota, std::int64_t{lease_until},
-                              endpoint_id})
-              .affected();
+      const std::int64_t taken = tx.exec(claim_sql, {lease_owner, std::int64_t{now}, quota,
+                                                     std::int64_t{lease_until}, endpoint_id})
+                                     .affected();
       if (taken > 0 && !due.is_null(r, 3)) {
         tx.exec(sql::kLogRate, {endpoint_id, std::int64_t{now}, lease_owner});
       }

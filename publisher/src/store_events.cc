@@ -16,11 +16,10 @@ db::Param text_or_null(const std::string& text) {
 }  // namespace
 
 int Store::insert_event(db::Transaction& tx, const Event& event, UnixMillis now) {
-  tx.exec(sql::kInsertEvent,
-          {event.event_id, event.merchant_id, event.type, event.payload,
-           std::int64_t{event.created_at}, text_or_null(event.idempotency_key),
-           text_or_null(event.ordering_key), text_or_null(event.traceparent),
-           text_or_null(event.tracestate)});
+  tx.exec(sql::kInsertEvent, {event.event_id, event.merchant_id, event.type, event.payload,
+                              std::int64_t{event.created_at}, text_or_null(event.idempotency_key),
+                              text_or_null(event.ordering_key), text_or_null(event.traceparent),
+                              text_or_null(event.tracestate)});
   const db::Rows endpoints = tx.exec(sql::kSelectFanOut, {event.merchant_id});
   int tasks = 0;
   for (std::size_t r = 0; r < endpoints.size(); ++r) {  // by endpoint id: the locks' order
@@ -33,8 +32,8 @@ int Store::insert_event(db::Transaction& tx, const Event& event, UnixMillis now)
       tx.exec(sql::kInsertSequencedTask, {event.event_id, endpoint_id, std::int64_t{now},
                                           std::int64_t{event.created_at}, event.ordering_key});
     } else {
-      tx.exec(sql::kInsertTask, {event.event_id, endpoint_id, std::int64_t{now},
-                                 std::int64_t{event.created_at}});
+      tx.exec(sql::kInsertTask,
+              {event.event_id, endpoint_id, std::int64_t{now}, std::int64_t{event.created_at}});
     }
     ++tasks;
   }
@@ -44,11 +43,7 @@ int Store::insert_event(db::Transaction& tx, const Event& event, UnixMillis now)
 std::optional<Event> Store::find_event(const std::string& event_id) {
   const db::Rows rows = db_->read(sql::kSelectEvent, {event_id});
   if (rows.empty()) return std::nullopt;
-  Event event = detail::event_from(rows, 0);
-  event.ordering_key = rows.text(0, 6);
-  event.traceparent = rows.text(0, 7);
-  event.tracestate = rows.text(0, 8);
-  return event;
+  return detail::event_from(rows, 0);
 }
 
 std::vector<Event> Store::list_events(const EventQuery& query) {
@@ -72,7 +67,8 @@ std::vector<Task> Store::tasks_of_event(const std::string& event_id) {
     t.last_error = rows.text(r, 9);
     t.created_at = rows.integer(r, 10);
     t.updated_at = rows.integer(r, 11);
-    t.parked = rows.integer(r, 12) != 0;
+    t.parked = rows.integer(r, 12) == 1;
+    t.waiting = rows.integer(r, 12) == 2;
     tasks.push_back(std::move(t));
   }
   return tasks;

@@ -56,15 +56,26 @@ TEST_CASE(
   CHECK(f.publish("m_off", "order.created").tasks == 0);
   for (int i = 0; i < 3; ++i) CHECK(f.publish("m_on", "order.created").tasks == 1);
 
-  if (engine() == db::Engine::sqlite) {  // the claim reads the due index
+  if (engine() == db::Engine::sqlite) {  // the claim reads the per-endpoint due index only
     const UnixMillis now = f.clock.now_ms();
-    const db::Rows plan =
-        f.db.exec("EXPLAIN QUERY PLAN " + std::string(publisher::detail::sql::kClaimSqlite),
-                  {"probe", std::int64_t{now}, std::int64_t{16}, std::int64_t{now}});
-    std::string details;
-    for (std::size_t r = 0; r < plan.size(); ++r) details += plan.text(r, 3) + "\n";
-    INFO(details);
-    CHECK(details.find("INDEX publisher_tasks_due") != std::string::npos);  // covering or not
+    const auto plan_of = [&f](std::string_view sql, std::initializer_list<db::Param> params) {
+      const db::Rows plan = f.db.exec("EXPLAIN QUERY PLAN " + std::string(sql), params);
+      std::string details;
+      for (std::size_t r = 0; r < plan.size(); ++r) details += plan.text(r, 3) + "\n";
+      return details;
+    };
+    const std::string endpoints =
+        plan_of(publisher::detail::sql::kSelectDueEndpoints, {std::int64_t{now}});
+    INFO(endpoints);
+    // Never a table scan: the one SCAN of publisher_tasks is the index's first entry (LIMIT 1).
+    CHECK(endpoints.find("SCAN publisher_tasks\n") == std::string::npos);
+    CHECK(endpoints.find("SCAN t\n") == std::string::npos);
+    CHECK(endpoints.find("INDEX publisher_tasks_endpoint_due") != std::string::npos);
+    const std::string claim =
+        plan_of(publisher::detail::sql::kClaimSqlite,
+                {"probe", std::int64_t{now}, std::int64_t{16}, std::int64_t{now}, on.id});
+    INFO(claim);
+    CHECK(claim.find("INDEX publisher_tasks_endpoint_due") != std::string::npos);
   }
 
   const UnixMillis now = f.clock.now_ms();

@@ -144,6 +144,9 @@ struct Task {
   // The endpoint is disabled: the task waits (pending, or delivering until its attempt is
   // recorded) outside the due index, and is never claimed until the endpoint is enabled again.
   bool parked = false;
+  // On a FIFO endpoint: waiting behind an unfinished task of its sequence (outside the due index
+  // until the one ahead succeeded or is dead).
+  bool waiting = false;
 };
 
 // One HTTP try, as recorded (a row of publisher_attempts): the request's identity and the

@@ -33,7 +33,7 @@ namespace webhooks::publisher {
 
 // A claimed task with everything needed to deliver it.
 struct ClaimedTask {
-  Task task;  // state delivering; attempts = attempts made before this one
+  Task task;    // state delivering; attempts = attempts made before this one
   Event event;  // with its ordering key and trace context
   std::string url;
   std::vector<std::string> secrets;  // the endpoint's keys (whsec_, whsk_) active at claim time

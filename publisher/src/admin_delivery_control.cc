@@ -1,0 +1,203 @@
+#include "admin_delivery_control.h"
+
+#include <openssl/bio.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include <memory>
+
+#include "admin_json.h"
+
+namespace webhooks::publisher::detail {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kMaxRateLimit = 100'000;
+constexpr std::size_t kMaxHeaders = 32;
+constexpr std::size_t kMaxHeaderBytes = 4096;
+
+bool refuse(httplib::Response& res, const std::string& message) {
+  fail(res, 400, "invalid_request", message);
+  return false;
+}
+
+bool read_rate_limit(const json& value, DeliveryControl& control, httplib::Response& res) {
+  if (value.is_null()) {
+    control.rate_limit.reset();
+    return true;
+  }
+  const bool in_range = value.is_number_unsigned()
+                            ? value.get<std::uint64_t>() >= 1 &&
+                                  value.get<std::uint64_t>() <= std::uint64_t{kMaxRateLimit}
+                            : value.is_number_integer() && value.get<std::int64_t>() >= 1 &&
+                                  value.get<std::int64_t>() <= kMaxRateLimit;
+  if (!in_range) {
+    return refuse(res, "rate_limit must be a whole number of deliveries per second from 1 to " +
+                           std::to_string(kMaxRateLimit) + ", or null for none");
+  }
+  control.rate_limit = static_cast<int>(value.get<std::int64_t>());
+  return true;
+}
+
+bool read_headers(const json& value, DeliveryControl& control, httplib::Response& res) {
+  if (value.is_null()) {
+    control.headers.clear();
+    return true;
+  }
+  if (!value.is_object()) return refuse(res, "headers must be an object of header: value");
+  if (value.size() > kMaxHeaders) {
+    return refuse(res, "headers holds at most " + std::to_string(kMaxHeaders) + " headers");
+  }
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::vector<std::string> seen;
+  for (const auto& [name, v] : value.items()) {
+    if (!v.is_string())
+      return refuse(res, "headers: the value of \"" + name + "\" must be a string");
+    const std::string& text = v.get_ref<const std::string&>();
+    if (name.size() + text.size() > kMaxHeaderBytes) {
+      return refuse(res, "headers: \"" + name + "\" is longer than 4096 bytes");
+    }
+    if (std::string problem = check_static_header(name, text); !problem.empty()) {
+      return refuse(res, "headers: " + problem);
+    }
+    std::string lower = name;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (std::find(seen.begin(), seen.end(), lower) != seen.end()) {
+      return refuse(res, "headers: \"" + name + "\" is given twice (names ignore case)");
+    }
+    seen.push_back(lower);
+    headers.emplace_back(name, text);
+  }
+  control.headers = std::move(headers);
+  return true;
+}
+
+// A credential's part: a non-empty string of visible ASCII and spaces (it goes in a header).
+bool credential(const json& auth, const char* field, std::string& out, httplib::Response& res) {
+  const auto it = auth.find(field);
+  bool ok = it != auth.end() && it->is_string() && !it->get_ref<const std::string&>().empty();
+  if (ok) {
+    for (const char c : it->get_ref<const std::string&>()) {
+      ok = ok && static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7F;
+    }
+  }
+  if (!ok) {
+    return refuse(res, std::string("auth.") + field +
+                           " must be a non-empty string of printable ASCII characters");
+  }
+  out = it->get<std::string>();
+  return true;
+}
+
+bool read_auth(const json& value, DeliveryControl& control, httplib::Response& res) {
+  if (value.is_null()) {
+    control.auth = {};
+    return true;
+  }
+  const std::string type = value.is_object() ? value.value("type", "") : "";
+  EndpointAuth auth;
+  if (type == "bearer") {
+    auth.type = EndpointAuth::Type::bearer;
+    if (!credential(value, "token", auth.token, res)) return false;
+  } else if (type == "basic") {
+    auth.type = EndpointAuth::Type::basic;
+    if (!credential(value, "username", auth.username, res) ||
+        !credential(value, "password", auth.password, res)) {
+      return false;
+    }
+    if (auth.username.find(':') != std::string::npos) {
+      return refuse(res, "auth.username must not contain ':' (RFC 7617)");
+    }
+  } else {
+    return refuse(
+        res,
+        R"(auth must be {"type":"bearer","token"}, {"type":"basic","username","password"} or null)");
+  }
+  control.auth = std::move(auth);
+  return true;
+}
+
+// Empty when `certificate` and `key` are PEM that load and belong together; else why not.
+std::string check_key_pair(const std::string& certificate, const std::string& key) {
+  using Bio = std::unique_ptr<BIO, decltype(&BIO_free)>;
+  Bio cert_bio(BIO_new_mem_buf(certificate.data(), static_cast<int>(certificate.size())), BIO_free);
+  Bio key_bio(BIO_new_mem_buf(key.data(), static_cast<int>(key.size())), BIO_free);
+  std::unique_ptr<X509, decltype(&X509_free)> cert(
+      PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr), X509_free);
+  if (!cert) return "client_certificate is not a PEM certificate";
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> pkey(
+      PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr), EVP_PKEY_free);
+  if (!pkey) return "client_key is not an unencrypted PEM private key";
+  if (X509_check_private_key(cert.get(), pkey.get()) != 1) {
+    return "client_key does not belong to client_certificate";
+  }
+  return {};
+}
+
+bool read_client_certificate(const json& body, const std::string& url, DeliveryControl& control,
+                             httplib::Response& res) {
+  const bool has_cert = body.contains("client_certificate");
+  const bool has_key = body.contains("client_key");
+  if (!has_cert && !has_key) return true;
+  const json cert = body.value("client_certificate", json());
+  const json key = body.value("client_key", json());
+  if (cert.is_null() && key.is_null()) {
+    control.client_certificate.clear();
+    control.client_key.clear();
+    return true;
+  }
+  if (!cert.is_string() || !key.is_string()) {
+    return refuse(res, "client_certificate and client_key are given together, as PEM strings");
+  }
+  if (!url.starts_with("https://")) {
+    return refuse(res, "client_certificate needs an https:// url");
+  }
+  if (std::string problem = check_key_pair(cert.get<std::string>(), key.get<std::string>());
+      !problem.empty()) {
+    return refuse(res, problem);
+  }
+  control.client_certificate = cert.get<std::string>();
+  control.client_key = key.get<std::string>();
+  return true;
+}
+
+}  // namespace
+
+bool read_delivery_control(const json& body, const std::string& url, DeliveryControl& control,
+                           httplib::Response& res) {
+  if (const auto it = body.find("rate_limit"); it != body.end()) {
+    if (!read_rate_limit(*it, control, res)) return false;
+  }
+  if (const auto it = body.find("ordering"); it != body.end() && !it->is_null()) {
+    const auto ordering = it->is_string() ? parse_ordering(it->get<std::string>()) : std::nullopt;
+    if (!ordering) return refuse(res, R"(ordering must be "none" or "fifo")");
+    control.ordering = *ordering;
+  }
+  if (const auto it = body.find("headers"); it != body.end()) {
+    if (!read_headers(*it, control, res)) return false;
+  }
+  if (const auto it = body.find("auth"); it != body.end()) {
+    if (!read_auth(*it, control, res)) return false;
+  }
+  if (!read_client_certificate(body, url, control, res)) return false;
+  if (!control.client_certificate.empty() && !url.starts_with("https://")) {
+    return refuse(res, "an endpoint with a client_certificate needs an https:// url");
+  }
+  return true;
+}
+
+json delivery_control_json(const DeliveryControl& c) {
+  json headers = json::object();
+  for (const auto& [name, value] : c.headers) headers[name] = value;
+  return {
+      {"rate_limit", c.rate_limit ? json(*c.rate_limit) : json()},
+      {"ordering", to_string(c.ordering)},
+      {"headers", headers},
+      {"auth",
+       c.auth.type == EndpointAuth::Type::none ? json() : json{{"type", to_string(c.auth.type)}}},
+      {"client_certificate", c.client_certificate.empty() ? json() : json(c.client_certificate)}};
+}
+
+}  // namespace webhooks::publisher::detail
