@@ -163,6 +163,27 @@ std::string endpoint_body(const Endpoint& e, const EndpointStats& f) {
                          std::to_string(f.p99_ms) + " ms, last status " +
                          console_status(f.last_status))
            : std::string("none"));
+  const DeliveryControl& c = e.control;
+  fact("Rate limit", "<span id=\"rate-limit\">" +
+                         escape_html(c.rate_limit ? std::to_string(*c.rate_limit) + " per second"
+                                                  : std::string("none")) +
+                         "</span>");
+  fact("Ordering",
+       "<span id=\"ordering\">" +
+           std::string(c.ordering == Ordering::fifo ? "fifo (one event at a time per ordering key)"
+                                                    : "none") +
+           "</span>");
+  std::string headers;
+  for (const auto& [name, value] : c.headers) headers += (headers.empty() ? "" : ", ") + name;
+  fact("Static headers", "<span id=\"static-headers\">" + escape_html(headers) + "</span>");
+  fact("Credential", "<span id=\"auth\">" +
+                         std::string(c.auth.type == EndpointAuth::Type::none
+                                         ? "none"
+                                         : std::string(to_string(c.auth.type)) + " (not shown)") +
+                         "</span>");
+  fact("Client certificate",
+       "<span id=\"client-certificate\">" +
+           std::string(c.client_certificate.empty() ? "none" : "set (mutual TLS)") + "</span>");
   fact("Created", escape_html(console_time(e.created_at)));
   return out + "</dl>\n" + actions(e);
 }

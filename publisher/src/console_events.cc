@@ -1,6 +1,7 @@
 // The console's events and event pages.
 #include "console_view.h"
 #include "webhooks/console/html.h"
+#include "webhooks/publisher/trace_context.h"
 
 namespace webhooks::publisher::detail {
 namespace {
@@ -81,6 +82,14 @@ std::string events_body(const EventFilter& f, const EventPage& rows, const std::
 
 namespace {
 
+// Why a task waits, or where its FIFO sequence went on without it.
+std::string task_note(const Task& t) {
+  if (t.parked) return "parked (endpoint disabled)";
+  if (t.waiting) return "waiting (FIFO: behind an earlier event of its ordering key)";
+  if (t.in_sequence && t.state == TaskState::dead) return "skipped (FIFO: the sequence went on)";
+  return "";
+}
+
 std::string tasks_table(const std::vector<Task>& tasks) {
   std::string out =
       "<h2>Tasks</h2>\n<table id=\"tasks\"><tr><th>Task</th><th>Endpoint</th><th>State</th>"
@@ -91,8 +100,7 @@ std::string tasks_table(const std::vector<Task>& tasks) {
            "</td><td class=\"endpoint\"><a href=\"/console/endpoints/" +
            escape_html(url_encode(t.endpoint_id)) + "\">" + escape_html(t.endpoint_id) +
            "</a></td>" + cell("state", std::string(to_string(t.state))) +
-           cell("parked", t.parked ? "parked (endpoint disabled)" : "") +
-           cell("attempts", std::to_string(t.attempts)) +
+           cell("parked", task_note(t)) + cell("attempts", std::to_string(t.attempts)) +
            cell("next", t.state == TaskState::pending ? console_time(t.next_attempt_at) : "") +
            cell("last-status", t.attempts > 0 ? console_status(t.last_status) : "") +
            cell("last-error", t.last_error) + "</tr>\n";
@@ -104,7 +112,7 @@ std::string attempts_table(const std::vector<DeliveryAttempt>& attempts) {
   std::string out =
       "<h2>Attempts</h2>\n<table id=\"attempts\"><tr><th>Delivery id</th><th>Endpoint</th>"
       "<th>#</th><th>Trigger</th><th>Started</th><th>Status</th><th>Latency</th><th>Error</th>"
-      "<th>Response</th></tr>\n";
+      "<th>Response</th><th>Trace</th></tr>\n";
   for (const DeliveryAttempt& a : attempts) {
     out += "<tr data-delivery-id=\"" + escape_html(a.delivery_id) + "\">" +
            cell("delivery-id", a.delivery_id) + cell("endpoint", a.endpoint_id) +
@@ -114,9 +122,10 @@ std::string attempts_table(const std::vector<DeliveryAttempt>& attempts) {
            cell("latency", std::to_string(a.latency_ms) + " ms") +
            cell("error", a.error == TransportError::none ? a.error_message
                                                          : error_text(a.error, a.error_message)) +
-           cell("response", a.response_snippet) + "</tr>\n";
+           cell("response", a.response_snippet) +
+           cell("trace", std::string(trace_id_of(a.traceparent))) + "</tr>\n";
   }
-  if (attempts.empty()) out += "<tr class=\"none\"><td colspan=\"9\">no attempt yet</td></tr>\n";
+  if (attempts.empty()) out += "<tr class=\"none\"><td colspan=\"10\">no attempt yet</td></tr>\n";
   return out + "</table>\n";
 }
 
@@ -131,6 +140,10 @@ std::string event_body(const Event& e, const std::vector<Task>& tasks,
          "</span></dd>";
   out += "<dt>Idempotency key</dt><dd><span id=\"event-idempotency-key\">" +
          escape_html(e.idempotency_key) + "</span></dd>";
+  out += "<dt>Ordering key</dt><dd><span id=\"event-ordering-key\">" + escape_html(e.ordering_key) +
+         "</span></dd>";
+  out += "<dt>Trace id</dt><dd><code id=\"event-trace-id\">" +
+         escape_html(std::string(trace_id_of(e.traceparent))) + "</code></dd>";
   out += "<dt>Created</dt><dd><span id=\"event-created\">" +
          escape_html(console_time(e.created_at)) + "</span></dd></dl>\n";
   out +=

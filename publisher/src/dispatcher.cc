@@ -337,29 +337,26 @@ void Dispatcher::start() {
 }
 
 void Dispatcher::wake() {
-  DeliveryChannel* busy = nullptr;
   {
+    // One worker is enough for new work: an idle one if any, and one busy with deliveries in
+    // flight (its poll returns and it claims; workers take turns). A worker that claims a full
+    // batch claims again as slots free up, so a backlog still gets every worker. Channels are
+    // woken under the mutex: a worker leaves channels_ under it before its channel is destroyed.
     std::lock_guard lock(mutex_);
     ++wake_seq_;
-    if (!channels_.empty()) busy = channels_[wake_turn_++ % channels_.size()];
+    if (!channels_.empty()) channels_[wake_turn_++ % channels_.size()]->wakeup();
   }
-  // One worker is enough for new work: an idle one if any, and one busy with deliveries in
-  // flight (its poll returns and it claims; workers take turns). A worker that claims a full
-  // batch claims again as slots free up, so a backlog still gets every worker.
   wake_cv_.notify_one();
-  if (busy != nullptr) busy->wakeup();
 }
 
 void Dispatcher::stop() {
-  std::vector<DeliveryChannel*> channels;
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
-    channels = channels_;
+    for (DeliveryChannel* c : channels_) c->wakeup();
   }
   wake_cv_.notify_all();
   stop_cv_.notify_all();
-  for (DeliveryChannel* c : channels) c->wakeup();
   for (std::thread& t : threads_) t.join();
   threads_.clear();
 }

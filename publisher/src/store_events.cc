@@ -69,6 +69,7 @@ std::vector<Task> Store::tasks_of_event(const std::string& event_id) {
     t.updated_at = rows.integer(r, 11);
     t.parked = rows.integer(r, 12) == 1;
     t.waiting = rows.integer(r, 12) == 2;
+    t.in_sequence = !rows.is_null(r, 13);
     tasks.push_back(std::move(t));
   }
   return tasks;

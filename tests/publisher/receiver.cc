@@ -6,7 +6,7 @@ namespace webhooks::test {
 
 Receiver::Receiver(Script script) : script_(std::move(script)) {
   server_.Post("/hook", [this](const httplib::Request& req, httplib::Response& res) {
-    Received r{req.headers, req.body};
+    Received r{req.headers, req.body, std::chrono::steady_clock::now()};
     Reply reply;
     {
       std::lock_guard lock(mutex_);

@@ -4,6 +4,7 @@
 
 #include <httplib.h>
 
+#include <chrono>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -15,6 +16,7 @@ namespace webhooks::test {
 struct Received {
   httplib::Headers headers;
   std::string body;
+  std::chrono::steady_clock::time_point arrived_at;
   std::string header(const std::string& name) const {
     const auto it = headers.find(name);
     return it == headers.end() ? "" : it->second;

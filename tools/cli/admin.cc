@@ -37,7 +37,9 @@ std::optional<nlohmann::json> call(const Publisher& p, const std::string& method
   client.set_connection_timeout(std::chrono::seconds(5));
   client.set_read_timeout(std::chrono::seconds(30));
   if (!p.token.empty()) client.set_bearer_token_auth(p.token);
-  const auto res = method == "GET" ? client.Get(path) : client.Post(path, body, "application/json");
+  const auto res = method == "GET"     ? client.Get(path)
+                   : method == "PATCH" ? client.Patch(path, body, "application/json")
+                                       : client.Post(path, body, "application/json");
   if (!res) {
     std::cerr << "webhooks: no answer from the publisher at " << p.url << ": "
               << httplib::to_string(res.error()) << "\n";

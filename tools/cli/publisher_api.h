@@ -17,7 +17,8 @@ struct Publisher {
 // --publisher-url and --admin-token (--admin-token-file, WEBHOOKS_ADMIN_TOKEN) on `cmd`.
 void add_publisher_options(CLI::App* cmd, Publisher& p);
 
-// Sends a GET (or, for any other `method`, a POST of the JSON `body`) to the admin API; prints
+// Sends a GET, a PATCH of the JSON `body` (`method` "PATCH") or a POST of it (any other) to the
+// admin API; prints
 // errors on stderr ("webhooks: the publisher answered 400: {...}"); returns the parsed JSON body on
 // 2xx, std::nullopt otherwise.
 std::optional<nlohmann::json> call(const Publisher& p, const std::string& method,

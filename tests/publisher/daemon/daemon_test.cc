@@ -153,7 +153,8 @@ TEST_CASE("the daemon's database holds its queue and idempotency records, no out
   CHECK(table_names(*db::Database::open(target)) ==
         std::vector<std::string>{"idempotency_records", "publisher_attempts",
                                  "publisher_endpoint_secrets", "publisher_endpoints",
-                                 "publisher_events", "publisher_tasks", "webhooks_migrations"});
+                                 "publisher_events", "publisher_rate_log", "publisher_tasks",
+                                 "webhooks_migrations"});
 }
 
 TEST_CASE("a database made by the old single-sequence schema code starts and serves its rows",

@@ -147,6 +147,9 @@ struct Task {
   // On a FIFO endpoint: waiting behind an unfinished task of its sequence (outside the due index
   // until the one ahead succeeded or is dead).
   bool waiting = false;
+  // The task is in a FIFO sequence (its endpoint was FIFO when it was made): once dead, the
+  // sequence went on without it.
+  bool in_sequence = false;
 };
 
 // One HTTP try, as recorded (a row of publisher_attempts): the request's identity and the

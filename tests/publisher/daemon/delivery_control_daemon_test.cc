@@ -1,0 +1,269 @@
+// Delivery control per endpoint through webhooks-publisherd (real processes, real HTTP on
+// loopback): a hanging endpoint beside a healthy one, a rate limit kept by two daemons on one
+// database, FIFO per ordering key, static headers and a credential, trace context, and the admin
+// API's answers to bad fields. SQLite and PostgreSQL.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "daemon_client.h"
+#include "process.h"
+#include "publisher/receiver.h"
+#include "support/test_env.h"
+
+namespace webhooks::test {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+// An endpoint that accepts connections (the kernel's backlog) and never answers; closing it
+// resets them all.
+class HangingEndpoint {
+ public:
+  HangingEndpoint() {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    REQUIRE(bind(fd_, reinterpret_cast<sockaddr*>(&address), length) == 0);
+    REQUIRE(listen(fd_, SOMAXCONN) == 0);
+    REQUIRE(getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+    port_ = ntohs(address.sin_port);
+  }
+  ~HangingEndpoint() { close(fd_); }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/hook"; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+std::vector<std::string> daemon_args(const std::string& db, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{"--listen",
+                                "127.0.0.1:0",
+                                "--db",
+                                db,
+                                "--admin-token",
+                                kToken,
+                                "--allow-private-networks",
+                                "--log-level",
+                                "warn",
+                                "--poll-interval",
+                                "20ms"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+json body_of(const httplib::Result& res) { return json::parse(res->body); }
+
+std::string create_endpoint(Client& client, json body) {
+  const auto res = client.post("/v1/endpoints", body);
+  REQUIRE(res);
+  INFO(res->body);
+  REQUIRE(res->status == 201);
+  return body_of(res)["id"].get<std::string>();
+}
+
+std::string publish(Client& client, const std::string& merchant, const std::string& key,
+                    json extra = json::object()) {
+  json body{{"merchant_id", merchant}, {"type", "order.updated"}, {"data", {{"key", key}}}};
+  body.update(extra);
+  const auto res = client.post("/v1/events", body, key);
+  REQUIRE(res);
+  REQUIRE(res->status == 202);
+  return body_of(res)["event_id"].get<std::string>();
+}
+
+// The "key" of each delivery's data, in arrival order.
+std::vector<std::string> keys_of(const std::vector<Received>& got) {
+  std::vector<std::string> keys;
+  for (const Received& r : got) keys.push_back(json::parse(r.body)["data"]["key"]);
+  return keys;
+}
+
+TEST_CASE(
+    "a hanging endpoint holds only its share: a healthy endpoint's events go straight through",
+    "[daemon][control][isolation]") {
+  Receiver healthy;
+  // The attempts to the hanging endpoint take 60 s to time out: the test ends long before.
+  Daemon daemon(daemon_args(database_target("control-isolation"),
+                            {"--timeout", "60s", "--delivery-lease", "10m"}),
+                temp_dir("control-isolation"));
+  HangingEndpoint hanging;  // destroyed first: its connections reset, the daemon stops at once
+  Client client(daemon.wait_listening());
+  create_endpoint(client, {{"merchant_id", "m_hang"}, {"url", hanging.url()}});
+  create_endpoint(client, {{"merchant_id", "m_ok"}, {"url", healthy.url()}});
+  std::vector<std::string> stuck;
+  for (int i = 0; i < 300; ++i) stuck.push_back(publish(client, "m_hang", "h" + std::to_string(i)));
+  // Give the workers the hanging backlog first, as it would be in production.
+  REQUIRE(eventually([&] {
+    const auto res = client.get("/v1/events?merchant_id=m_hang&state=delivering&limit=1000");
+    return res && body_of(res)["events"].size() == 32;  // --max-endpoint-connections
+  }));
+  for (int i = 0; i < 20; ++i) publish(client, "m_ok", "ok" + std::to_string(i));
+
+  REQUIRE(eventually([&] { return healthy.count() == 20; }));
+  // Not one hanging attempt has finished (each waits 60 s): the healthy events did not wait for
+  // them, and no more than the endpoint's share (32) of its tasks are being delivered.
+  const auto attempts = client.get("/v1/events/" + stuck[0] + "/attempts");
+  CHECK(body_of(attempts)["attempts"].empty());
+  const auto delivering = client.get("/v1/events?merchant_id=m_hang&state=delivering&limit=1000");
+  CHECK(body_of(delivering)["events"].size() == 32);
+}
+
+TEST_CASE("a rate limit holds across two daemons on one database", "[daemon][control][rate]") {
+  Receiver receiver;
+  const std::string db = database_target("control-rate");
+  Daemon first(daemon_args(db), temp_dir("control-rate-1"));
+  Daemon second(daemon_args(db), temp_dir("control-rate-2"));
+  Client a(first.wait_listening()), b(second.wait_listening());
+  const std::string id =
+      create_endpoint(a, {{"merchant_id", "m1"}, {"url", receiver.url()}, {"rate_limit", 10}});
+  CHECK(body_of(b.get("/v1/endpoints/" + id))["rate_limit"] == 10);
+  constexpr int kEvents = 40;
+  for (int i = 0; i < kEvents; ++i) publish(i % 2 ? b : a, "m1", "r" + std::to_string(i));
+
+  REQUIRE(eventually([&] { return receiver.count() == kEvents; }, 60s));
+  std::vector<std::chrono::steady_clock::time_point> arrivals;
+  for (const Received& r : receiver.received()) arrivals.push_back(r.arrived_at);
+  std::sort(arrivals.begin(), arrivals.end());
+  // Never 11 within one second: the 11th after any arrival comes a second or more later.
+  for (std::size_t i = 0; i + 10 < arrivals.size(); ++i) {
+    INFO("arrivals " << i << " and " << i + 10);
+    CHECK(arrivals[i + 10] - arrivals[i] >= 1s);
+  }
+}
+
+TEST_CASE("FIFO through the daemon: each ordering key in acceptance order, a retry holding its key",
+          "[daemon][control][fifo]") {
+  bool failed = false;  // A1's first attempt fails; everything else succeeds
+  Receiver receiver([&failed](std::size_t, const Received& r) {
+    const bool fail = !failed && json::parse(r.body)["data"]["key"] == "A1";
+    failed = failed || fail;
+    return Receiver::Reply{fail ? 500 : 200, {}};
+  });
+  Daemon daemon(daemon_args(database_target("control-fifo"), {"--retry-schedule", "300ms,300ms"}),
+                temp_dir("control-fifo"));
+  Client client(daemon.wait_listening());
+  const std::string id = create_endpoint(
+      client, {{"merchant_id", "m1"}, {"url", receiver.url()}, {"ordering", "fifo"}});
+  CHECK(body_of(client.get("/v1/endpoints/" + id))["ordering"] == "fifo");
+  for (int i = 1; i <= 5; ++i) {
+    publish(client, "m1", "A" + std::to_string(i), {{"ordering_key", "order_A"}});
+    publish(client, "m1", "B" + std::to_string(i), {{"ordering_key", "order_B"}});
+  }
+  REQUIRE(eventually([&] { return receiver.count() == 11; }));
+  std::vector<std::string> a, b;
+  for (const std::string& key : keys_of(receiver.received()))
+    (key[0] == 'A' ? a : b).push_back(key);
+  CHECK(a == std::vector<std::string>{"A1", "A1", "A2", "A3", "A4", "A5"});
+  CHECK(b == std::vector<std::string>{"B1", "B2", "B3", "B4", "B5"});
+}
+
+TEST_CASE("static headers and a credential: delivered, never shown; bad fields are 400",
+          "[daemon][control][auth]") {
+  Receiver receiver;
+  Daemon daemon(daemon_args(database_target("control-auth")), temp_dir("control-auth"));
+  Client client(daemon.wait_listening());
+  const json create{{"merchant_id", "m1"},
+                    {"url", receiver.url()},
+                    {"headers", {{"X-Api-Key", "key-123"}}},
+                    {"auth", {{"type", "bearer"}, {"token", "gw-secret-token"}}}};
+  const auto created = client.post("/v1/endpoints", create);
+  REQUIRE(created->status == 201);
+  const std::string id = body_of(created)["id"];
+  const auto shown = client.get("/v1/endpoints/" + id);
+  CHECK(body_of(shown)["auth"] == json{{"type", "bearer"}});
+  CHECK(body_of(shown)["headers"] == json{{"X-Api-Key", "key-123"}});
+  CHECK(body_of(shown)["rate_limit"].is_null());
+  CHECK(body_of(shown)["client_certificate"].is_null());
+  CHECK(created->body.find("gw-secret-token") == std::string::npos);
+  CHECK(shown->body.find("gw-secret-token") == std::string::npos);
+  CHECK(client.get("/v1/endpoints?merchant_id=m1")->body.find("gw-secret-token") ==
+        std::string::npos);
+  publish(client, "m1", "k1");
+  REQUIRE(eventually([&] { return receiver.count() == 1; }));
+  CHECK(receiver.received()[0].header("Authorization") == "Bearer gw-secret-token");
+  CHECK(receiver.received()[0].header("X-Api-Key") == "key-123");
+
+  struct Refusal {
+    json patch;
+    std::string message;
+  };
+  const std::string rate_message =
+      "rate_limit must be a whole number of deliveries per second from 1 to 100000, or null for "
+      "none";
+  const std::vector<Refusal> refused = {
+      {json{{"rate_limit", 0}}, rate_message},
+      {json{{"rate_limit", 1.5}}, rate_message},
+      {json{{"rate_limit", "5"}}, rate_message},
+      {json{{"ordering", "lifo"}}, R"(ordering must be "none" or "fifo")"},
+      {json{{"headers", json{{"Host", "x"}}}}, "headers: header \"Host\" is set by the publisher"},
+      {json{{"headers", json{{"webhook-id", "x"}}}},
+       "headers: webhook-* headers are the signature's (Standard Webhooks v1)"},
+      {json{{"auth", json{{"type", "digest"}}}},
+       R"(auth must be {"type":"bearer","token"}, {"type":"basic","username","password"} or null)"},
+      {json{{"auth", json{{"type", "basic"}, {"username", "a:b"}, {"password", "p"}}}},
+       "auth.username must not contain ':' (RFC 7617)"},
+      {json{{"client_certificate", "x"}, {"client_key", "y"}},
+       "client_certificate needs an https:// url"},
+      {json{{"client_certificate", "x"}},
+       "client_certificate and client_key are given together, as PEM strings"},
+  };
+  for (const Refusal& r : refused) {
+    INFO(r.patch.dump());
+    const auto res = client.http.Patch(("/v1/endpoints/" + id).c_str(),
+                                       {{"Authorization", std::string("Bearer ") + kToken}},
+                                       r.patch.dump(), "application/json");
+    REQUIRE(res);
+    CHECK(res->status == 400);
+    CHECK(error_code(res) == "invalid_request");
+    CHECK(body_of(res)["error"]["message"] == r.message);
+  }
+  // Unchanged by the refusals; then a PATCH clears the credential and sets a rate limit.
+  CHECK(body_of(client.get("/v1/endpoints/" + id))["auth"] == json{{"type", "bearer"}});
+  const auto patched = client.http.Patch(
+      ("/v1/endpoints/" + id).c_str(), {{"Authorization", std::string("Bearer ") + kToken}},
+      json{{"auth", nullptr}, {"rate_limit", 5}}.dump(), "application/json");
+  REQUIRE(patched->status == 200);
+  CHECK(body_of(patched)["auth"].is_null());
+  CHECK(body_of(patched)["rate_limit"] == 5);
+}
+
+TEST_CASE("trace context: POST /v1/events' traceparent continues into each attempt",
+          "[daemon][control][trace]") {
+  Receiver receiver;
+  Daemon daemon(daemon_args(database_target("control-trace")), temp_dir("control-trace"));
+  Client client(daemon.wait_listening());
+  create_endpoint(client, {{"merchant_id", "m1"}, {"url", receiver.url()}});
+  const json event{{"merchant_id", "m1"}, {"type", "order.created"}, {"data", json::object()}};
+  const auto res =
+      client.http.Post("/v1/events",
+                       {{"Authorization", std::string("Bearer ") + kToken},
+                        {"Idempotency-Key", "trace-1"},
+                        {"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+                        {"tracestate", "vendor=value"}},
+                       event.dump(), "application/json");
+  REQUIRE(res->status == 202);
+  const std::string id = body_of(res)["event_id"];
+  REQUIRE(eventually([&] { return receiver.count() == 1; }));
+  const std::string sent = receiver.received()[0].header("traceparent");
+  CHECK(sent.substr(0, 36) == "00-0af7651916cd43dd8448eb211c80319c-");
+  CHECK(receiver.received()[0].header("tracestate") == "vendor=value");
+  const json stored = body_of(client.get("/v1/events/" + id));
+  CHECK(stored["traceparent"] == "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+  REQUIRE(eventually(
+      [&] { return !body_of(client.get("/v1/events/" + id + "/attempts"))["attempts"].empty(); }));
+  const json attempt = body_of(client.get("/v1/events/" + id + "/attempts"))["attempts"][0];
+  CHECK(attempt["traceparent"] == sent);
+  CHECK(attempt["trace_id"] == "0af7651916cd43dd8448eb211c80319c");
+}
+
+}  // namespace
+}  // namespace webhooks::test
