@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <unordered_set>
 
 #include "webhooks/error.h"
 #include "webhooks/json_compact.h"
@@ -13,9 +14,15 @@
 namespace webhooks::outbox {
 namespace {
 
+// A row with an ordering key waits while an earlier unsent row has the same key (its post failed
+// and waits for its retry), so the publisher accepts a key's events in the order they were made.
 constexpr std::string_view kDue =
-    "SELECT id, merchant_id, event_type, payload, attempts FROM outbox "
-    "WHERE sent_at IS NULL AND next_attempt_at <= $1 ORDER BY created_at, id LIMIT $2";
+    "SELECT id, merchant_id, event_type, payload, attempts, ordering_key, traceparent, tracestate "
+    "FROM outbox WHERE sent_at IS NULL AND next_attempt_at <= $1 AND (ordering_key IS NULL OR "
+    "NOT EXISTS (SELECT 1 FROM outbox e WHERE e.ordering_key = outbox.ordering_key "
+    "AND e.sent_at IS NULL AND (e.created_at < outbox.created_at OR (e.created_at = "
+    "outbox.created_at AND e.id < outbox.id)) AND e.next_attempt_at > $1)) "
+    "ORDER BY created_at, id LIMIT $2";
 constexpr std::string_view kMarkSent = "UPDATE outbox SET sent_at = $2 WHERE id = $1";
 constexpr std::string_view kReschedule =
     "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $2, last_error = $3 WHERE id = "
@@ -70,10 +77,13 @@ struct Relay::Impl {
     } catch (const Error&) {
       return "payload is not JSON";
     }
-    const std::string body = "{\"merchant_id\":" + nlohmann::json(rows.text(i, 1)).dump() +
-                             ",\"type\":" + nlohmann::json(rows.text(i, 2)).dump() +
-                             ",\"data\":" + data + "}";
-    const httplib::Headers headers = {{"Idempotency-Key", rows.text(i, 0)}};
+    std::string body = "{\"merchant_id\":" + nlohmann::json(rows.text(i, 1)).dump() +
+                       ",\"type\":" + nlohmann::json(rows.text(i, 2)).dump();
+    if (!rows.is_null(i, 5)) body += ",\"ordering_key\":" + nlohmann::json(rows.text(i, 5)).dump();
+    body += ",\"data\":" + data + "}";
+    httplib::Headers headers = {{"Idempotency-Key", rows.text(i, 0)}};
+    if (!rows.is_null(i, 6)) headers.emplace("traceparent", rows.text(i, 6));
+    if (!rows.is_null(i, 7)) headers.emplace("tracestate", rows.text(i, 7));
     const auto res = client.Post("/v1/events", headers, body, "application/json");
     if (!res) return "no answer from the publisher: " + httplib::to_string(res.error());
     if (res->status >= 200 && res->status < 300) return {};
@@ -91,8 +101,11 @@ Relay::PassResult Relay::relay_once() {
   PassResult result;
   const db::Rows due =
       impl_->db->exec(kDue, {impl_->clock.now_ms(), std::int64_t{impl_->options.batch_size}});
+  std::unordered_set<std::string> held_keys;  // keys whose earlier row failed in this pass
   for (std::size_t i = 0; i < due.size(); ++i) {
+    if (!due.is_null(i, 5) && held_keys.contains(due.text(i, 5))) continue;
     const std::string error = impl_->post(due, i);
+    if (!error.empty() && !due.is_null(i, 5)) held_keys.insert(due.text(i, 5));
     const UnixMillis now = impl_->clock.now_ms();
     if (error.empty()) {
       impl_->db->exec(kMarkSent, {due.text(i, 0), now});

@@ -283,15 +283,43 @@ std::vector<ClaimedTask> Dispatcher::claim(int limit, const ClaimLimits& limits)
   }
 }
 
-bool Dispatcher::record_settled(const std::vector<Settlement>& records) {
-  const UnixMillis done = clock_.now_ms();
+FailingRules Dispatcher::failing_rules(UnixMillis now) const {
   FailingRules rules;
   if (const std::int64_t after = options_.disable_after.count(); after > 0) {
-    rules.disable_before = done - after;
-    rules.warn_before = done - after / 2;
+    rules.disable_before = now - after;
+    rules.warn_before = now - after / 2;
   }
   rules.ops_merchant_id = options_.ops_merchant_id;
-  return record_until_stored(records, done, rules);
+  return rules;
+}
+
+bool Dispatcher::record_settled(const std::vector<Settlement>& records) {
+  const UnixMillis done = clock_.now_ms();
+  return record_until_stored(records, done, failing_rules(done));
+}
+
+std::vector<ClaimedTask> Dispatcher::record_and_claim(const std::vector<Settlement>& records,
+                                                      int limit, const ClaimLimits& limits) {
+  const UnixMillis now = clock_.now_ms();
+  const std::string owner =
+      options_.instance_id + "/" + std::to_string(batch_seq_.fetch_add(1) + 1);
+  const auto lease_end = std::chrono::steady_clock::now() + options_.lease;
+  std::vector<ClaimedTask> claimed;
+  try {
+    log_health(store_.record_and_claim(records, now, failing_rules(now), owner, limit,
+                                       now + options_.lease.count(), limits, claimed));
+    return claimed;
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::storage) throw;
+    // Its COMMIT may have been applied with the answer lost: put back what the claim may hold,
+    // then record (again: harmless) with record_settled's retries.
+    release_after_failed_claim(owner, lease_end);
+    if (!record_settled(records)) {
+      throw Error(ErrorCode::storage, "gave up recording " + std::to_string(records.size()) +
+                                          " attempts while stopping: the database kept failing");
+    }
+    return {};
+  }
 }
 
 int Dispatcher::run_once() {
@@ -384,10 +412,36 @@ void Dispatcher::work() {
   limits.per_endpoint_here = options_.endpoint_in_flight_per_worker;
   limits.held = &held;
   const int batch = options_.batch_size;
-  std::uint64_t seen = 0;
-  bool woken = true, backlog = false;
   Steady::time_point next_claim = Steady::now(), last_claim = Steady::time_point::min(),
                      record_by = Steady::time_point::max();
+  std::uint64_t seen = 0;
+  // woken: wake() was called; backlog: the last claim took something (more may be due); freed:
+  // attempts finished since the last claim (their endpoints' shares have room again).
+  bool woken = true, backlog = false, freed = false;
+  // Whether a claim is wanted now that the spacing has passed, with `room` slots free: claims
+  // wait for half the slots to be free (or none in flight), so they take groups.
+  const auto claim_wanted = [&](int room) {
+    const bool slots = room > 0 && (room >= batch / 2 || in_flight.empty());
+    return woken || (slots && (backlog || freed));
+  };
+  // Sends what a claim (made with `room` slots free) took; tasks past their age limit go to
+  // `done` without an attempt.
+  const auto send = [&](std::vector<ClaimedTask>& claimed, int room) {
+    // Anything claimed: more may be due (a claim stops at the room left and at each endpoint's
+    // share), so claim again as slots free up; a full claim also brings in a peer.
+    backlog = !claimed.empty();
+    if (static_cast<int>(claimed.size()) == room) wake();
+    std::vector<const ClaimedTask*> sending;
+    std::vector<DeliveryAttempt> attempts;
+    const std::string owner = claimed.empty() ? std::string() : claimed.front().lease_owner;
+    std::vector<DeliveryRequest> requests =
+        prepare(claimed, owner, clock_.now_ms(), sending, attempts, done);
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      const DeliveryChannel::Ticket ticket = channel->submit(std::move(requests[i]));
+      ++held[sending[i]->task.endpoint_id];
+      in_flight.emplace(ticket, InFlight{*sending[i], std::move(attempts[i])});
+    }
+  };
   for (;;) {
     bool stopping = false;
     {
@@ -401,10 +455,11 @@ void Dispatcher::work() {
     if (stopping && in_flight.empty() && done.empty()) break;
     Steady::time_point now = Steady::now();
     const int room = batch - static_cast<int>(in_flight.size());
-    const bool claim_due = now >= next_claim || (now >= last_claim + options_.claim_spacing &&
-                                                 (woken || (backlog && room >= batch / 2)));
+    const bool claim_due =
+        now >= next_claim || (now >= last_claim + options_.claim_spacing && claim_wanted(room));
     if (!stopping && room > 0 && claim_due) {
       woken = false;
+      freed = false;
       last_claim = now;
       next_claim = now + options_.poll_interval;
       std::vector<ClaimedTask> claimed;
@@ -413,25 +468,21 @@ void Dispatcher::work() {
       } catch (const std::exception& e) {
         log_event(spdlog::level::err, {{"event", "dispatch_failed"}, {"error", e.what()}});
       }
-      backlog = static_cast<int>(claimed.size()) == room;
-      if (backlog) wake();  // more may be due: bring in a peer
-      std::vector<const ClaimedTask*> sending;
-      std::vector<DeliveryAttempt> attempts;
-      const std::string owner = claimed.empty() ? std::string() : claimed.front().lease_owner;
-      std::vector<DeliveryRequest> requests =
-          prepare(claimed, owner, clock_.now_ms(), sending, attempts, done);
-      for (std::size_t i = 0; i < requests.size(); ++i) {
-        const DeliveryChannel::Ticket ticket = channel->submit(std::move(requests[i]));
-        ++held[sending[i]->task.endpoint_id];
-        in_flight.emplace(ticket, InFlight{*sending[i], std::move(attempts[i])});
-      }
+      send(claimed, room);
       now = Steady::now();
     }
     if (!done.empty() && record_by == Steady::time_point::max()) {
       record_by = now + options_.record_delay;
     }
+    // When the next claim may run: after the spacing when one is wanted, else at the poll
+    // interval.
+    const int free_slots = batch - static_cast<int>(in_flight.size());
+    const Steady::time_point claim_at =
+        !stopping && free_slots > 0 && claim_wanted(free_slots)
+            ? std::min(next_claim, last_claim + options_.claim_spacing)
+            : next_claim;
     if (!in_flight.empty()) {
-      const Steady::time_point until = std::min(next_claim, record_by);
+      const Steady::time_point until = std::min(claim_at, record_by);
       const auto wait =
           std::max(std::chrono::milliseconds(0),
                    std::chrono::duration_cast<std::chrono::milliseconds>(until - now));
@@ -442,13 +493,14 @@ void Dispatcher::work() {
           held.erase(it->second.task.task.endpoint_id);
         done.push_back(settle(it->second.task, std::move(it->second.attempt), std::move(c.result)));
         in_flight.erase(it);
+        freed = true;
       }
       if (!done.empty() && record_by == Steady::time_point::max()) {
         record_by = Steady::now() + options_.record_delay;
       }
     } else if (done.empty()) {
       std::unique_lock lock(mutex_);
-      wake_cv_.wait_until(lock, next_claim, [&] { return stopping_ || wake_seq_ != seen; });
+      wake_cv_.wait_until(lock, claim_at, [&] { return stopping_ || wake_seq_ != seen; });
       continue;
     }
     const bool record_now =
@@ -459,13 +511,29 @@ void Dispatcher::work() {
       // A FIFO sequence moved on: its next task is due now.
       if (r.sequence_key && r.next != Settlement::Next::retry) woken = true;
     }
+    // Record, and claim in the same transaction when a claim is wanted now: one commit.
+    const int room_left = batch - static_cast<int>(in_flight.size());
+    const Steady::time_point now_after = Steady::now();
+    const bool claim_too = !stopping && room_left > 0 &&
+                           now_after >= last_claim + options_.claim_spacing &&
+                           claim_wanted(room_left);
+    std::vector<Settlement> recording;
+    recording.swap(done);
+    record_by = Steady::time_point::max();
     try {
-      record_settled(done);
+      if (claim_too) {
+        woken = false;
+        freed = false;
+        last_claim = now_after;
+        next_claim = now_after + options_.poll_interval;
+        std::vector<ClaimedTask> claimed = record_and_claim(recording, room_left, limits);
+        send(claimed, room_left);
+      } else {
+        record_settled(recording);
+      }
     } catch (const std::exception& e) {
       log_event(spdlog::level::err, {{"event", "dispatch_failed"}, {"error", e.what()}});
     }
-    done.clear();
-    record_by = Steady::time_point::max();
   }
   std::lock_guard lock(mutex_);
   std::erase(channels_, channel.get());

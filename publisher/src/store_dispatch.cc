@@ -42,6 +42,9 @@ std::int64_t endpoint_quota(db::Transaction& tx, const db::Rows& due, std::size_
     quota = std::min<std::int64_t>(quota, limits.per_endpoint_here - mine);
   }
   if (quota <= 0 || due.is_null(r, 3)) return quota;
+  // Full as the listing saw it: nothing to take (the window only empties with time), and no lock
+  // or statement spent on it.
+  if (due.integer(r, 4) >= due.integer(r, 3)) return 0;
   if (tx.engine() == db::Engine::postgres) tx.exec(sql::kLockRateLimited, {endpoint_id});
   tx.exec(sql::kForgetRateLog, {endpoint_id, std::int64_t{now}});
   const std::int64_t used = tx.exec(sql::kCountRateLog, {endpoint_id}).integer(0, 0);
@@ -76,40 +79,46 @@ ClaimedTask claimed_from(const db::Rows& rows, std::size_t r, const std::string&
 
 }  // namespace
 
+void Store::claim_in(db::Transaction& tx, const std::string& lease_owner, int limit, UnixMillis now,
+                     UnixMillis lease_until, const ClaimLimits& limits,
+                     std::vector<ClaimedTask>& claimed) {
+  claimed.clear();
+  const std::string_view claim_sql =
+      tx.engine() == db::Engine::sqlite ? sql::kClaimSqlite : sql::kClaimPostgres;
+  tx.exec(sql::kReap, {std::int64_t{now}});
+  const db::Rows due = tx.exec(sql::kSelectDueEndpoints, {std::int64_t{now}});
+  std::int64_t room = limit;
+  for (std::size_t r = 0; r < due.size() && room > 0; ++r) {
+    const std::int64_t quota = endpoint_quota(tx, due, r, room, limits, now);
+    if (quota <= 0) continue;
+    const std::string& endpoint_id = due.text(r, 0);
+    const std::int64_t taken = tx.exec(claim_sql, {lease_owner, std::int64_t{now}, quota,
+                                                   std::int64_t{lease_until}, endpoint_id})
+                                   .affected();
+    if (taken > 0 && !due.is_null(r, 3)) {
+      tx.exec(sql::kLogRate, {endpoint_id, std::int64_t{now}, lease_owner});
+    }
+    room -= taken;
+  }
+  if (room == limit) return;
+  const db::Rows rows = tx.exec(sql::kSelectClaimed, {lease_owner});
+  const db::Rows secrets = tx.exec(sql::kSelectClaimedSecrets, {lease_owner, std::int64_t{now}});
+  std::unordered_map<std::string, std::vector<std::string>> by_endpoint;
+  for (std::size_t r = 0; r < secrets.size(); ++r) {
+    by_endpoint[secrets.text(r, 0)].push_back(secrets.text(r, 1));
+  }
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    ClaimedTask c = claimed_from(rows, r, lease_owner);
+    c.secrets = by_endpoint[c.task.endpoint_id];
+    claimed.push_back(std::move(c));
+  }
+}
+
 std::vector<ClaimedTask> Store::claim(const std::string& lease_owner, int limit, UnixMillis now,
                                       UnixMillis lease_until, const ClaimLimits& limits) {
   std::vector<ClaimedTask> claimed;
-  const std::string_view claim_sql =
-      db_->engine() == db::Engine::sqlite ? sql::kClaimSqlite : sql::kClaimPostgres;
   db_->transact([&](db::Transaction& tx) {
-    claimed.clear();
-    tx.exec(sql::kReap, {std::int64_t{now}});
-    const db::Rows due = tx.exec(sql::kSelectDueEndpoints, {std::int64_t{now}});
-    std::int64_t room = limit;
-    for (std::size_t r = 0; r < due.size() && room > 0; ++r) {
-      const std::int64_t quota = endpoint_quota(tx, due, r, room, limits, now);
-      if (quota <= 0) continue;
-      const std::string& endpoint_id = due.text(r, 0);
-      const std::int64_t taken = tx.exec(claim_sql, {lease_owner, std::int64_t{now}, quota,
-                                                     std::int64_t{lease_until}, endpoint_id})
-                                     .affected();
-      if (taken > 0 && !due.is_null(r, 3)) {
-        tx.exec(sql::kLogRate, {endpoint_id, std::int64_t{now}, lease_owner});
-      }
-      room -= taken;
-    }
-    if (room == limit) return;
-    const db::Rows rows = tx.exec(sql::kSelectClaimed, {lease_owner});
-    const db::Rows secrets = tx.exec(sql::kSelectClaimedSecrets, {lease_owner, std::int64_t{now}});
-    std::unordered_map<std::string, std::vector<std::string>> by_endpoint;
-    for (std::size_t r = 0; r < secrets.size(); ++r) {
-      by_endpoint[secrets.text(r, 0)].push_back(secrets.text(r, 1));
-    }
-    for (std::size_t r = 0; r < rows.size(); ++r) {
-      ClaimedTask c = claimed_from(rows, r, lease_owner);
-      c.secrets = by_endpoint[c.task.endpoint_id];
-      claimed.push_back(std::move(c));
-    }
+    claim_in(tx, lease_owner, limit, now, lease_until, limits, claimed);
   });
   return claimed;
 }
@@ -176,44 +185,59 @@ void lock_finished_sequences(db::Transaction& tx, const std::vector<Settlement>&
 
 }  // namespace
 
+void Store::record_in(db::Transaction& tx, const std::vector<Settlement>& records, UnixMillis now,
+                      const FailingRules& rules, RecordedHealth& health) {
+  health = {};
+  // Endpoints whose failing streak this transaction already cleared: another success of the
+  // same endpoint needs no second UPDATE (a failure in between forgets the endpoint).
+  std::unordered_set<std::string_view> healthy;
+  if (tx.engine() == db::Engine::postgres) lock_finished_sequences(tx, records);
+  for (const Settlement& r : records) {
+    const DeliveryAttempt& a = r.attempt;
+    const std::string text = error_text(a.error, a.error_message);
+    const db::Param error = text.empty() ? db::Param(nullptr) : db::Param(text);
+    if (!a.delivery_id.empty()) {  // empty: settled without an attempt (age limit reached)
+      tx.exec(sql::kInsertAttempt,
+              {a.delivery_id, std::int64_t{a.task_id}, a.event_id, a.endpoint_id,
+               std::int64_t{a.attempt_number}, to_string(a.trigger), std::int64_t{a.started_at},
+               std::int64_t{a.status}, std::int64_t{a.latency_ms}, error, a.response_snippet,
+               a.traceparent.empty() ? db::Param(nullptr) : db::Param(a.traceparent)});
+    }
+    const UnixMillis next_at =
+        r.next == Settlement::Next::retry ? r.next_attempt_at : std::int64_t{now};
+    const bool settled =
+        tx.exec(sql::kSettleTask,
+                {std::int64_t{a.task_id}, r.lease_owner, next_state(r.next), std::int64_t{next_at},
+                 std::int64_t{a.status}, error, std::int64_t{now}})
+            .affected() > 0;
+    if (settled && r.sequence_key && r.next != Settlement::Next::retry) {
+      tx.exec(sql::kAdvanceSequence, {a.endpoint_id, *r.sequence_key, std::int64_t{now}});
+    }
+    if (!r.endpoint_failed) {
+      if (healthy.insert(a.endpoint_id).second) tx.exec(sql::kEndpointHealthy, {a.endpoint_id});
+      continue;
+    }
+    healthy.erase(a.endpoint_id);
+    endpoint_failed(*this, tx, r, rules, now, health);
+  }
+}
+
 RecordedHealth Store::record(const std::vector<Settlement>& records, UnixMillis now,
                              const FailingRules& rules) {
   RecordedHealth health;
   if (records.empty()) return health;
+  db_->transact([&](db::Transaction& tx) { record_in(tx, records, now, rules, health); });
+  return health;
+}
+
+RecordedHealth Store::record_and_claim(const std::vector<Settlement>& records, UnixMillis now,
+                                       const FailingRules& rules, const std::string& lease_owner,
+                                       int limit, UnixMillis lease_until, const ClaimLimits& limits,
+                                       std::vector<ClaimedTask>& claimed) {
+  RecordedHealth health;
   db_->transact([&](db::Transaction& tx) {
-    health = {};
-    // Endpoints whose failing streak this transaction already cleared: another success of the
-    // same endpoint needs no second UPDATE (a failure in between forgets the endpoint).
-    std::unordered_set<std::string_view> healthy;
-    if (tx.engine() == db::Engine::postgres) lock_finished_sequences(tx, records);
-    for (const Settlement& r : records) {
-      const DeliveryAttempt& a = r.attempt;
-      const std::string text = error_text(a.error, a.error_message);
-      const db::Param error = text.empty() ? db::Param(nullptr) : db::Param(text);
-      if (!a.delivery_id.empty()) {  // empty: settled without an attempt (age limit reached)
-        tx.exec(sql::kInsertAttempt,
-                {a.delivery_id, std::int64_t{a.task_id}, a.event_id, a.endpoint_id,
-                 std::int64_t{a.attempt_number}, to_string(a.trigger), std::int64_t{a.started_at},
-                 std::int64_t{a.status}, std::int64_t{a.latency_ms}, error, a.response_snippet,
-                 a.traceparent.empty() ? db::Param(nullptr) : db::Param(a.traceparent)});
-      }
-      const UnixMillis next_at =
-          r.next == Settlement::Next::retry ? r.next_attempt_at : std::int64_t{now};
-      const bool settled =
-          tx.exec(sql::kSettleTask,
-                  {std::int64_t{a.task_id}, r.lease_owner, next_state(r.next),
-                   std::int64_t{next_at}, std::int64_t{a.status}, error, std::int64_t{now}})
-              .affected() > 0;
-      if (settled && r.sequence_key && r.next != Settlement::Next::retry) {
-        tx.exec(sql::kAdvanceSequence, {a.endpoint_id, *r.sequence_key, std::int64_t{now}});
-      }
-      if (!r.endpoint_failed) {
-        if (healthy.insert(a.endpoint_id).second) tx.exec(sql::kEndpointHealthy, {a.endpoint_id});
-        continue;
-      }
-      healthy.erase(a.endpoint_id);
-      endpoint_failed(*this, tx, r, rules, now, health);
-    }
+    record_in(tx, records, now, rules, health);
+    claim_in(tx, lease_owner, limit, now, lease_until, limits, claimed);
   });
   return health;
 }

@@ -152,7 +152,8 @@ inline constexpr std::string_view kReap =
     "updated_at = $1 WHERE state = 'delivering' AND lease_expires_at <= $1";
 // The endpoints with due tasks, the one due longest first: $1 now. A loose scan of
 // publisher_tasks_endpoint_due (one step per endpoint with pending tasks, however many it holds),
-// then per endpoint its oldest due time, its tasks being delivered and its rate limit.
+// then per endpoint its oldest due time, its tasks being delivered, its rate limit and (with one)
+// its claims in the rate window (kForgetRateLog).
 inline constexpr std::string_view kSelectDueEndpoints =
     "WITH RECURSIVE due(endpoint_id) AS ("
     "SELECT (SELECT endpoint_id FROM publisher_tasks WHERE state = 'pending' AND parked = 0 "
@@ -160,10 +161,13 @@ inline constexpr std::string_view kSelectDueEndpoints =
     "UNION ALL SELECT (SELECT t.endpoint_id FROM publisher_tasks t WHERE t.state = 'pending' "
     "AND t.parked = 0 AND t.endpoint_id > due.endpoint_id ORDER BY t.endpoint_id LIMIT 1) "
     "FROM due WHERE due.endpoint_id IS NOT NULL) "
-    "SELECT id, first_due, busy, rate_limit FROM (SELECT e.id, (SELECT MIN(t.next_attempt_at) "
+    "SELECT id, first_due, busy, rate_limit, sent FROM (SELECT e.id, (SELECT "
+    "MIN(t.next_attempt_at) "
     "FROM publisher_tasks t WHERE t.endpoint_id = e.id AND t.state = 'pending' AND t.parked = 0) "
     "AS first_due, (SELECT COUNT(*) FROM publisher_tasks b WHERE b.endpoint_id = e.id "
-    "AND b.state = 'delivering') AS busy, e.rate_limit FROM due d JOIN publisher_endpoints e "
+    "AND b.state = 'delivering') AS busy, e.rate_limit, CASE WHEN e.rate_limit IS NULL THEN 0 "
+    "ELSE (SELECT COUNT(*) FROM publisher_rate_log l WHERE l.endpoint_id = e.id "
+    "AND l.sent_at > CAST($1 AS BIGINT) - 1100) END AS sent FROM due d JOIN publisher_endpoints e "
     "ON e.id = d.endpoint_id WHERE e.enabled = 1) x WHERE first_due <= $1 ORDER BY first_due, id";
 // One endpoint's share of a claim: $1 owner, $2 now, $3 limit, $4 lease_until, $5 endpoint id.
 #define WEBHOOKS_CLAIM                                                                         \

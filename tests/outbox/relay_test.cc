@@ -28,6 +28,7 @@ struct FakeIngest {
   std::mutex mutex;
   std::vector<std::pair<std::string, nlohmann::json>> received;  // Idempotency-Key, body
   std::vector<std::string> auth;
+  std::vector<std::string> traces;  // the traceparent header of each
   std::atomic<int> status{202};
 
   FakeIngest() {
@@ -36,6 +37,7 @@ struct FakeIngest {
       received.emplace_back(req.get_header_value("Idempotency-Key"),
                             nlohmann::json::parse(req.body));
       auth.push_back(req.get_header_value("Authorization"));
+      traces.push_back(req.get_header_value("traceparent"));
       res.status = status.load();
       res.set_content("{\"event_id\":\"e\",\"tasks\":1}", "application/json");
     });
@@ -181,4 +183,42 @@ TEST_CASE("sent rows are purged after sent_retention, in batches; unsent rows ne
   options.sent_retention = 0ms;  // 0: kept forever
   Relay keeper(f.db, f.clock, f.random, options);
   CHECK(keeper.purge_sent() == 0);
+}
+
+TEST_CASE("an ordering key's rows are posted in order: a failed one holds the later ones") {
+  FakeIngest ingest;
+  Fixture f;
+  const auto enqueue_keyed = [&f](const std::string& key, const std::string& data) {
+    std::string id;
+    outbox::EventContext context;
+    context.ordering_key = key;
+    context.traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    f.db->transact([&](db::Transaction& tx) {
+      id = outbox::enqueue(tx, f.ids, "m1", "order.updated", data, f.clock.now_ms(), context);
+    });
+    return id;
+  };
+  const std::string a1 = enqueue_keyed("order_A", R"({"n":"a1"})");
+  const std::string a2 = enqueue_keyed("order_A", R"({"n":"a2"})");
+  const std::string b1 = enqueue_keyed("order_B", R"({"n":"b1"})");
+  Relay relay(f.db, f.clock, f.random, f.options(ingest.url()));
+  ingest.status = 503;  // a1's post fails: a2 must wait for it, b1 need not
+  {
+    const auto pass = relay.relay_once();
+    CHECK(pass.failed == 2);  // a1 and b1; a2 held in the pass
+  }
+  ingest.status = 202;
+  // a1 is not due yet (its backoff): a2 still waits; b1 is not due either.
+  CHECK(relay.relay_once().sent == 0);
+  f.clock.advance(2s);
+  CHECK(relay.relay_once().sent == 3);
+  std::vector<std::string> order;
+  for (const auto& [key, body] : ingest.received) order.push_back(key);
+  CHECK(order == std::vector<std::string>{a1, b1, a1, a2, b1});
+  // The key goes in the body, the trace context as headers.
+  CHECK(
+      ingest.received[3].second ==
+      nlohmann::json::parse(
+          R"({"merchant_id":"m1","type":"order.updated","ordering_key":"order_A","data":{"n":"a2"}})"));
+  CHECK(ingest.traces[3] == "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
 }

@@ -20,4 +20,18 @@ namespace webhooks::outbox {
 std::string enqueue(db::Transaction& tx, UuidV7Generator& ids, std::string_view merchant_id,
                     std::string_view event_type, std::string_view payload_json, UnixMillis now);
 
+// What a row carries besides its data, each empty for none: the event's FIFO ordering key (posted
+// as "ordering_key"; the relay posts a key's rows in the order they were enqueued) and a W3C
+// traceparent / tracestate (posted as those headers; the publisher continues the trace).
+struct EventContext {
+  std::string ordering_key;
+  std::string traceparent;
+  std::string tracestate;
+};
+
+// enqueue() with `context`.
+std::string enqueue(db::Transaction& tx, UuidV7Generator& ids, std::string_view merchant_id,
+                    std::string_view event_type, std::string_view payload_json, UnixMillis now,
+                    const EventContext& context);
+
 }  // namespace webhooks::outbox

@@ -161,8 +161,15 @@ class Dispatcher {
   // A claim of up to `limit` tasks under a new lease owner; after a storage failure, puts back
   // what it may have claimed (release_after_failed_claim) and rethrows.
   std::vector<ClaimedTask> claim(int limit, const ClaimLimits& limits);
+  // The FailingRules at `now` (DispatcherOptions::disable_after, ops_merchant_id).
+  FailingRules failing_rules(UnixMillis now) const;
   // record_until_stored with this moment's FailingRules. False when it gave up.
   bool record_settled(const std::vector<Settlement>& records);
+  // Records `records` and claims up to `limit` tasks in one transaction (Store::record_and_claim);
+  // after a storage failure, releases what the claim may hold and records alone with
+  // record_settled's retries (then claims nothing). Throws Error(storage) when that gave up.
+  std::vector<ClaimedTask> record_and_claim(const std::vector<Settlement>& records, int limit,
+                                            const ClaimLimits& limits);
   // Store::record, retried as DispatcherOptions describes. False when it gave up.
   bool record_until_stored(const std::vector<Settlement>& records, UnixMillis done,
                            const FailingRules& rules);

@@ -307,6 +307,15 @@ class Store {
   // and writes the ops events (FailingRules).
   RecordedHealth record(const std::vector<Settlement>& records, UnixMillis now,
                         const FailingRules& rules);
+  // record() and then claim() in one transaction (one commit instead of two, and the shares
+  // the claim reads already count the settled tasks as done): the delivery workers' step.
+  // `claimed` receives what claim() returns. Throws Error(storage) as both do; then nothing was
+  // recorded or claimed, unless the COMMIT was applied with its answer lost (record() again and
+  // release(lease_owner) are both safe).
+  RecordedHealth record_and_claim(const std::vector<Settlement>& records, UnixMillis now,
+                                  const FailingRules& rules, const std::string& lease_owner,
+                                  int limit, UnixMillis lease_until, const ClaimLimits& limits,
+                                  std::vector<ClaimedTask>& claimed);
   // Enabled endpoints with a failing streak and when it started, by id: the gauge
   // webhooks_endpoint_failing_seconds (metrics.h).
   std::vector<FailingEndpoint> failing_endpoints();
@@ -322,6 +331,13 @@ class Store {
   int release(const std::string& lease_owner, UnixMillis now);
 
  private:
+  // The bodies of claim() and record(), inside the caller's transaction.
+  void claim_in(db::Transaction& tx, const std::string& lease_owner, int limit, UnixMillis now,
+                UnixMillis lease_until, const ClaimLimits& limits,
+                std::vector<ClaimedTask>& claimed);
+  void record_in(db::Transaction& tx, const std::vector<Settlement>& records, UnixMillis now,
+                 const FailingRules& rules, RecordedHealth& health);
+
   std::shared_ptr<db::Database> db_;
 };
 
