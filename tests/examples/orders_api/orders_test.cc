@@ -28,7 +28,7 @@ TEST_CASE(
         std::vector<std::string>{"idempotency_records", "orders", "outbox", "payouts",
                                  "reconciliations", "webhooks_migrations"});
   CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'publisher'") == 0);
-  CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'outbox'") == 2);
+  CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'outbox'") == 3);
   CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'idempotency'") == 3);
   CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'orders_api'") == 1);
 }
