@@ -265,5 +265,50 @@ TEST_CASE("trace context: POST /v1/events' traceparent continues into each attem
   CHECK(attempt["trace_id"] == "0af7651916cd43dd8448eb211c80319c");
 }
 
+TEST_CASE("webhooks endpoint create and update set the delivery control",
+          "[daemon][control][cli]") {
+  const std::string dir = temp_dir("control-cli");
+  Daemon daemon(daemon_args(database_target("control-cli")), dir);
+  const std::string url = "http://127.0.0.1:" + std::to_string(daemon.wait_listening());
+  const auto cli = [&](std::vector<std::string> a) {
+    a.insert(a.end(), {"--publisher-url", url, "--admin-token", kToken});
+    return launcher::run_to_end("webhooks", a, dir);
+  };
+  write_secret_file(dir + "/token", "gw-cli-token\n");
+  auto created =
+      cli({"endpoint", "create", "--merchant", "m1", "--url", "http://127.0.0.1:9/h",
+           "--rate-limit", "25", "--ordering", "fifo", "--header", "X-Api-Key: k1", "--auth",
+           "bearer", "--auth-token-file", dir + "/token", "--description", "gateway"});
+  INFO(created.err);
+  REQUIRE(created.exit_code == 0);
+  CHECK(created.out.find("gw-cli-token") == std::string::npos);
+  const json e = json::parse(created.out);
+  CHECK(e["rate_limit"] == 25);
+  CHECK(e["ordering"] == "fifo");
+  CHECK(e["headers"] == json{{"X-Api-Key", "k1"}});
+  CHECK(e["auth"] == json{{"type", "bearer"}});
+  CHECK(e["description"] == "gateway");
+
+  auto updated = cli({"endpoint", "update", "--endpoint", e["id"], "--rate-limit", "none",
+                      "--ordering", "none", "--clear-headers", "--auth", "none"});
+  INFO(updated.err);
+  REQUIRE(updated.exit_code == 0);
+  const json u = json::parse(updated.out);
+  CHECK(u["rate_limit"].is_null());
+  CHECK(u["ordering"] == "none");
+  CHECK(u["headers"] == json::object());
+  CHECK(u["auth"].is_null());
+
+  auto no_token = cli({"endpoint", "update", "--endpoint", e["id"], "--auth", "bearer"});
+  CHECK(no_token.exit_code == 2);
+  CHECK(no_token.err.find("--auth bearer needs --auth-token-file") != std::string::npos);
+  auto nothing = cli({"endpoint", "update", "--endpoint", e["id"]});
+  CHECK(nothing.exit_code == 2);
+  CHECK(nothing.err.find("nothing to change") != std::string::npos);
+  auto refused = cli({"endpoint", "update", "--endpoint", e["id"], "--rate-limit", "0"});
+  CHECK(refused.exit_code == 1);
+  CHECK(refused.err.find("the publisher answered 400") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace webhooks::test
