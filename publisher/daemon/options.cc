@@ -220,10 +220,12 @@ void add_delivery_flags(CLI::App& app, Flags& f) {
       ->check(app::count(1, 10'000));
   option(app, "--max-endpoint-connections", o.max_endpoint_connections,
          "WEBHOOKS_MAX_ENDPOINT_CONNECTIONS",
-         "concurrent requests (and open connections) to one endpoint, all workers together; "
-         "rounded down to a multiple of --workers, at least one per worker")
+         "concurrent requests (and open connections) to one endpoint, all workers and daemons "
+         "together: its share of the delivery slots; rounded down to a multiple of --workers, at "
+         "least one per worker")
       ->check(app::count(1, 100'000));
-  option(app, "--batch-size", o.batch_size, "WEBHOOKS_BATCH_SIZE", "tasks claimed per batch")
+  option(app, "--batch-size", o.batch_size, "WEBHOOKS_BATCH_SIZE",
+         "attempts each worker keeps in flight (its delivery slots)")
       ->check(app::count(1, 10'000));
   option(app, "--connect-timeout", f.connect_timeout, "WEBHOOKS_CONNECT_TIMEOUT",
          "time to connect to an endpoint")

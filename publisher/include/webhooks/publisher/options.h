@@ -93,12 +93,14 @@ struct Options {
   // Concurrent HTTP requests per worker. Default: 64.
   int max_in_flight = 64;
 
-  // Concurrent requests, hence open connections, to one endpoint (scheme, host, port), all
-  // workers together: each worker gets max_endpoint_connections / workers, at least 1
-  // (endpoint_connections_per_worker). Default: 32.
+  // Concurrent requests, hence open connections, to one endpoint, all workers and daemons on the
+  // database together: each worker gets max_endpoint_connections / workers, at least 1
+  // (endpoint_connections_per_worker). It is also each endpoint's share of the delivery slots:
+  // a hanging endpoint holds no more (docs/publisher-delivery.md, "Isolation"). Default: 32.
   int max_endpoint_connections = 32;
 
-  // Tasks claimed per batch. Default: 32.
+  // Attempts each worker keeps in flight (its delivery slots); it claims more as they finish.
+  // Default: 32.
   int batch_size = 32;
 
   // PEM file of the certificate authorities https:// endpoints are verified against; empty: the
