@@ -7,12 +7,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "daemon_client.h"
 #include "process.h"
 #include "publisher/receiver.h"
+#include "publisher/test_certificates.h"
 #include "support/test_env.h"
 
 namespace webhooks::test {
@@ -263,6 +265,64 @@ TEST_CASE("trace context: POST /v1/events' traceparent continues into each attem
   const json attempt = body_of(client.get("/v1/events/" + id + "/attempts"))["attempts"][0];
   CHECK(attempt["traceparent"] == sent);
   CHECK(attempt["trace_id"] == "0af7651916cd43dd8448eb211c80319c");
+}
+
+TEST_CASE("mutual TLS through the daemon: --ca-file, a client certificate per endpoint",
+          "[daemon][control][mtls]") {
+  const std::string dir = temp_dir("control-mtls-daemon");
+  const TestCertificates certs = make_test_certificates(dir);
+  httplib::SSLServer server(certs.server_cert.c_str(), certs.server_key.c_str(),
+                            certs.ca_file.c_str());  // requires a client certificate of the CA
+  std::atomic<int> received{0};
+  server.Post("/hook", [&received](const httplib::Request&, httplib::Response& res) {
+    ++received;
+    res.status = 200;
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread thread([&server] { server.listen_after_bind(); });
+  {
+    Daemon daemon(daemon_args(database_target("control-mtls"),
+                              {"--ca-file", certs.ca_file, "--retry-schedule", "100ms"}),
+                  dir);
+    Client client(daemon.wait_listening());
+    const std::string url = "https://127.0.0.1:" + std::to_string(port) + "/hook";
+    const auto mismatched =
+        client.post("/v1/endpoints", {{"merchant_id", "m1"},
+                                      {"url", url},
+                                      {"client_certificate", certs.client_cert_pem},
+                                      {"client_key", certs.other_client_key_pem}});
+    REQUIRE(mismatched->status == 400);
+    CHECK(body_of(mismatched)["error"]["message"] ==
+          "client_key does not belong to client_certificate");
+    const std::string id = create_endpoint(client, {{"merchant_id", "m1"},
+                                                    {"url", url},
+                                                    {"client_certificate", certs.client_cert_pem},
+                                                    {"client_key", certs.client_key_pem}});
+    const json shown = body_of(client.get("/v1/endpoints/" + id));
+    CHECK(shown["client_certificate"] == certs.client_cert_pem);
+    CHECK(shown.dump().find("PRIVATE KEY") == std::string::npos);
+    const std::string event = publish(client, "m1", "tls-1");
+    REQUIRE(eventually([&] { return received.load() == 1; }));
+    REQUIRE(eventually([&] {
+      const json attempts = body_of(client.get("/v1/events/" + event + "/attempts"))["attempts"];
+      return attempts.size() == 1 && attempts[0]["status"] == 200;
+    }));
+    // Without the certificate the server refuses the handshake: the attempt fails, status 0.
+    const auto removed = client.http.Patch(
+        ("/v1/endpoints/" + id).c_str(), {{"Authorization", std::string("Bearer ") + kToken}},
+        json{{"client_certificate", nullptr}, {"client_key", nullptr}}.dump(), "application/json");
+    REQUIRE(removed->status == 200);
+    const std::string refused = publish(client, "m1", "tls-2");
+    REQUIRE(eventually([&] {
+      return body_of(client.get("/v1/events/" + refused + "/attempts"))["attempts"].size() == 2;
+    }));
+    for (const json& a : body_of(client.get("/v1/events/" + refused + "/attempts"))["attempts"]) {
+      CHECK(a["status"] == 0);
+    }
+    CHECK(received.load() == 1);
+  }
+  server.stop();
+  thread.join();
 }
 
 TEST_CASE("webhooks endpoint create and update set the delivery control",
