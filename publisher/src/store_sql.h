@@ -105,11 +105,16 @@ inline constexpr std::string_view kInsertSequencedTask =
 // a task is never added behind one that is being settled unseen. Taken in (endpoint, key) order.
 inline constexpr std::string_view kLockSequence =
     "SELECT pg_advisory_xact_lock(hashtextextended($1 || chr(10) || $2, 0))";
-// After the task ahead settled (succeeded or dead): the sequence's next waiting task is due now.
+// After a task of the sequence settled (succeeded or dead): the next waiting task is due now,
+// unless another task of the sequence is still unfinished and not waiting (the head, when the one
+// settled was a replay or recovery sent outside the sequence): that one advances it when it
+// settles, so a sequence never has two tasks going out at once.
 inline constexpr std::string_view kAdvanceSequence =
     "UPDATE publisher_tasks SET parked = 0, next_attempt_at = $3, updated_at = $3 WHERE id = "
     "(SELECT MIN(id) FROM publisher_tasks WHERE endpoint_id = $1 AND sequence_key = $2 "
-    "AND state = 'pending' AND parked = 2)";
+    "AND state = 'pending' AND parked = 2) AND NOT EXISTS (SELECT 1 FROM publisher_tasks h "
+    "WHERE h.endpoint_id = $1 AND h.sequence_key = $2 AND h.state IN ('pending', 'delivering') "
+    "AND h.parked <> 2)";
 inline constexpr std::string_view kInsertTask =
     "INSERT INTO publisher_tasks (event_id, endpoint_id, state, attempts, next_attempt_at, "
     "next_trigger, age_from, created_at, updated_at, event_created_at) "

@@ -175,6 +175,31 @@ TEST_CASE("FIFO: a dead event lets its sequence go on; events without a key form
   CHECK(receiver.count() == 4);
 }
 
+TEST_CASE(
+    "FIFO: a recovered event goes out beside its sequence's head, which still advances it "
+    "one at a time",
+    "[control][fifo]") {
+  PublisherFixture f("control-fifo-recover",
+                     [](publisher::Options& o) { o.permanent_statuses = {422}; });
+  Receiver receiver(statuses({422, 200}));
+  publisher::DeliveryControl control;
+  control.ordering = Ordering::fifo;
+  const auto endpoint = add_controlled(f, "m1", receiver.url(), control);
+  const auto t0 = f.clock.now_ms();
+  std::vector<std::string> ids;
+  for (int i = 1; i <= 4; ++i) ids.push_back(publish_keyed(f, "m1", "k", "{}").event_id);
+  CHECK(f.dispatcher.run_once() == 1);  // 1: 422, dead; 2 is due
+  CHECK(f.tasks(ids[0])[0].state == TaskState::dead);
+  CHECK(f.store.recover(endpoint.id, t0, f.clock.now_ms()) == 1);  // 1 again, outside the order
+  CHECK(f.dispatcher.run_once() == 2);                             // 1 and 2 together
+  // Exactly one advance: 3 is due, 4 still waits behind it.
+  CHECK_FALSE(f.tasks(ids[2])[0].waiting);
+  CHECK(f.tasks(ids[3])[0].waiting);
+  CHECK(f.dispatcher.run_once() == 1);  // 3
+  CHECK(f.dispatcher.run_once() == 1);  // 4
+  CHECK(f.tasks(ids[3])[0].state == TaskState::succeeded);
+}
+
 TEST_CASE("static headers and a bearer or basic credential go with the signature",
           "[control][auth]") {
   PublisherFixture f("control-auth");
