@@ -105,13 +105,14 @@ inline constexpr std::string_view kInsertSequencedTask =
 // a task is never added behind one that is being settled unseen. Taken in (endpoint, key) order.
 inline constexpr std::string_view kLockSequence =
     "SELECT pg_advisory_xact_lock(hashtextextended($1 || chr(10) || $2, 0))";
-// After a task of the sequence settled (succeeded or dead): the next waiting task is due now,
+// After a task of the sequence settled (succeeded or dead): the next waiting task is due now (its
+// age limit counting from now: it waited, it did not fail),
 // unless another task of the sequence is still unfinished and not waiting (the head, when the one
 // settled was a replay or recovery sent outside the sequence): that one advances it when it
 // settles, so a sequence never has two tasks going out at once.
 inline constexpr std::string_view kAdvanceSequence =
-    "UPDATE publisher_tasks SET parked = 0, next_attempt_at = $3, updated_at = $3 WHERE id = "
-    "(SELECT MIN(id) FROM publisher_tasks WHERE endpoint_id = $1 AND sequence_key = $2 "
+    "UPDATE publisher_tasks SET parked = 0, next_attempt_at = $3, age_from = $3, updated_at = $3 "
+    "WHERE id = (SELECT MIN(id) FROM publisher_tasks WHERE endpoint_id = $1 AND sequence_key = $2 "
     "AND state = 'pending' AND parked = 2) AND NOT EXISTS (SELECT 1 FROM publisher_tasks h "
     "WHERE h.endpoint_id = $1 AND h.sequence_key = $2 AND h.state IN ('pending', 'delivering') "
     "AND h.parked <> 2)";

@@ -132,10 +132,11 @@ TEST_CASE("FIFO: one at a time per ordering key, in acceptance order, other keys
   CHECK_FALSE(f.tasks(b1.event_id)[0].waiting);
   CHECK(f.dispatcher.run_once() == 2);  // a1 (500) and b1; a2 and a3 wait behind a1
   CHECK(f.dispatcher.run_once() == 0);
-  f.advance(5s);                        // a1's retry
-  CHECK(f.dispatcher.run_once() == 1);  // a1 succeeds: a2 is due
-  CHECK(f.dispatcher.run_once() == 1);  // a2
-  CHECK(f.dispatcher.run_once() == 1);  // a3
+  f.advance(5s);                                                // a1's retry
+  CHECK(f.dispatcher.run_once() == 1);                          // a1 succeeds: a2 is due
+  CHECK(f.tasks(a2.event_id)[0].age_from == f.clock.now_ms());  // its age counts from now
+  CHECK(f.dispatcher.run_once() == 1);                          // a2
+  CHECK(f.dispatcher.run_once() == 1);                          // a3
   CHECK(f.dispatcher.run_once() == 0);
   const std::vector<std::string> got = bodies(receiver);
   REQUIRE(got.size() == 5);
