@@ -6,6 +6,7 @@
 #include <openssl/x509.h>
 
 #include <memory>
+#include <optional>
 
 #include "admin_json.h"
 
@@ -16,7 +17,9 @@ using nlohmann::json;
 
 constexpr int kMaxRateLimit = 100'000;
 constexpr std::size_t kMaxHeaders = 32;
-constexpr std::size_t kMaxHeaderBytes = 4096;
+constexpr std::size_t kMaxHeaderBytes = 4096;      // one header's name and value
+constexpr std::size_t kMaxAllHeaderBytes = 8192;   // all of them: receivers cap request heads
+constexpr std::size_t kMaxCredentialBytes = 4096;  // a token, username or password
 
 bool refuse(httplib::Response& res, const std::string& message) {
   fail(res, 400, "invalid_request", message);
@@ -52,12 +55,17 @@ bool read_headers(const json& value, DeliveryControl& control, httplib::Response
   }
   std::vector<std::pair<std::string, std::string>> headers;
   std::vector<std::string> seen;
+  std::size_t total = 0;
   for (const auto& [name, v] : value.items()) {
     if (!v.is_string())
       return refuse(res, "headers: the value of \"" + name + "\" must be a string");
     const std::string& text = v.get_ref<const std::string&>();
     if (name.size() + text.size() > kMaxHeaderBytes) {
       return refuse(res, "headers: \"" + name + "\" is longer than 4096 bytes");
+    }
+    total += name.size() + text.size();
+    if (total > kMaxAllHeaderBytes) {
+      return refuse(res, "headers: more than 8192 bytes of names and values in all");
     }
     if (std::string problem = check_static_header(name, text); !problem.empty()) {
       return refuse(res, "headers: " + problem);
@@ -77,15 +85,16 @@ bool read_headers(const json& value, DeliveryControl& control, httplib::Response
 // A credential's part: a non-empty string of visible ASCII and spaces (it goes in a header).
 bool credential(const json& auth, const char* field, std::string& out, httplib::Response& res) {
   const auto it = auth.find(field);
-  bool ok = it != auth.end() && it->is_string() && !it->get_ref<const std::string&>().empty();
+  bool ok = it != auth.end() && it->is_string() && !it->get_ref<const std::string&>().empty() &&
+            it->get_ref<const std::string&>().size() <= kMaxCredentialBytes;
   if (ok) {
     for (const char c : it->get_ref<const std::string&>()) {
       ok = ok && static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7F;
     }
   }
   if (!ok) {
-    return refuse(res, std::string("auth.") + field +
-                           " must be a non-empty string of printable ASCII characters");
+    return refuse(res,
+                  std::string("auth.") + field + " must be 1 to 4096 printable ASCII characters");
   }
   out = it->get<std::string>();
   return true;
@@ -96,7 +105,11 @@ bool read_auth(const json& value, DeliveryControl& control, httplib::Response& r
     control.auth = {};
     return true;
   }
-  const std::string type = value.is_object() ? value.value("type", "") : "";
+  const auto type_member = value.is_object() ? value.find("type") : value.end();
+  const std::string type =
+      value.is_object() && type_member != value.end() && type_member->is_string()
+          ? type_member->get<std::string>()
+          : std::string();
   EndpointAuth auth;
   if (type == "bearer") {
     auth.type = EndpointAuth::Type::bearer;
@@ -119,21 +132,57 @@ bool read_auth(const json& value, DeliveryControl& control, httplib::Response& r
   return true;
 }
 
-// Empty when `certificate` and `key` are PEM that load and belong together; else why not.
-std::string check_key_pair(const std::string& certificate, const std::string& key) {
-  using Bio = std::unique_ptr<BIO, decltype(&BIO_free)>;
+using Bio = std::unique_ptr<BIO, decltype(&BIO_free)>;
+
+std::string bio_text(BIO* bio) {
+  char* data = nullptr;
+  const long n = BIO_get_mem_data(bio, &data);
+  return std::string(data, static_cast<std::size_t>(n));
+}
+
+// The pair as stored: the certificate chain and the key re-encoded from what loaded, so nothing
+// else given with them (a key inside the certificate's text, junk after it) is kept or shown.
+// std::nullopt with `problem` set when they do not load or do not belong together.
+struct KeyPair {
+  std::string certificate, key;
+};
+std::optional<KeyPair> load_key_pair(const std::string& certificate, const std::string& key,
+                                     std::string& problem) {
+  if (certificate.find("PRIVATE KEY") != std::string::npos) {
+    problem =
+        "client_certificate must hold only certificates (PEM CERTIFICATE blocks): give the "
+        "key in client_key";
+    return std::nullopt;
+  }
   Bio cert_bio(BIO_new_mem_buf(certificate.data(), static_cast<int>(certificate.size())), BIO_free);
   Bio key_bio(BIO_new_mem_buf(key.data(), static_cast<int>(key.size())), BIO_free);
-  std::unique_ptr<X509, decltype(&X509_free)> cert(
-      PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr), X509_free);
-  if (!cert) return "client_certificate is not a PEM certificate";
+  Bio out(BIO_new(BIO_s_mem()), BIO_free);
+  std::unique_ptr<X509, decltype(&X509_free)> leaf(nullptr, X509_free);
+  while (X509* cert = PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr)) {
+    PEM_write_bio_X509(out.get(), cert);
+    if (leaf) {
+      X509_free(cert);
+    } else {
+      leaf.reset(cert);
+    }
+  }
+  if (!leaf) {
+    problem = "client_certificate is not a PEM certificate";
+    return std::nullopt;
+  }
   std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> pkey(
       PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr), EVP_PKEY_free);
-  if (!pkey) return "client_key is not an unencrypted PEM private key";
-  if (X509_check_private_key(cert.get(), pkey.get()) != 1) {
-    return "client_key does not belong to client_certificate";
+  if (!pkey) {
+    problem = "client_key is not an unencrypted PEM private key";
+    return std::nullopt;
   }
-  return {};
+  if (X509_check_private_key(leaf.get(), pkey.get()) != 1) {
+    problem = "client_key does not belong to client_certificate";
+    return std::nullopt;
+  }
+  Bio key_out(BIO_new(BIO_s_mem()), BIO_free);
+  PEM_write_bio_PrivateKey(key_out.get(), pkey.get(), nullptr, nullptr, 0, nullptr, nullptr);
+  return KeyPair{bio_text(out.get()), bio_text(key_out.get())};
 }
 
 bool read_client_certificate(const json& body, const std::string& url, DeliveryControl& control,
@@ -141,25 +190,27 @@ bool read_client_certificate(const json& body, const std::string& url, DeliveryC
   const bool has_cert = body.contains("client_certificate");
   const bool has_key = body.contains("client_key");
   if (!has_cert && !has_key) return true;
-  const json cert = body.value("client_certificate", json());
-  const json key = body.value("client_key", json());
+  static constexpr const char* kTogether =
+      "client_certificate and client_key are given together: both PEM strings, or both null to "
+      "remove them";
+  if (has_cert != has_key) return refuse(res, kTogether);
+  const json& cert = body.at("client_certificate");
+  const json& key = body.at("client_key");
   if (cert.is_null() && key.is_null()) {
     control.client_certificate.clear();
     control.client_key.clear();
     return true;
   }
-  if (!cert.is_string() || !key.is_string()) {
-    return refuse(res, "client_certificate and client_key are given together, as PEM strings");
-  }
+  if (!cert.is_string() || !key.is_string()) return refuse(res, kTogether);
   if (!url.starts_with("https://")) {
     return refuse(res, "client_certificate needs an https:// url");
   }
-  if (std::string problem = check_key_pair(cert.get<std::string>(), key.get<std::string>());
-      !problem.empty()) {
-    return refuse(res, problem);
-  }
-  control.client_certificate = cert.get<std::string>();
-  control.client_key = key.get<std::string>();
+  std::string problem;
+  const std::optional<KeyPair> pair =
+      load_key_pair(cert.get<std::string>(), key.get<std::string>(), problem);
+  if (!pair) return refuse(res, problem);
+  control.client_certificate = pair->certificate;
+  control.client_key = pair->key;
   return true;
 }
 

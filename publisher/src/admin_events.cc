@@ -24,9 +24,13 @@ std::optional<std::string_view> header(const httplib::Request& req, const char* 
 // POST /v1/events: the ingest's answer, its headers and body as they are.
 void ingest_event(Ingest& ingest, idempotency::Guard& guard, const httplib::Request& req,
                   httplib::Response& res) {
+  // Two traceparent fields make it invalid (W3C Trace Context, "traceparent Header"): a new
+  // trace is started, as for any invalid one.
+  const std::string_view traceparent = req.get_header_value_count("traceparent") == 1
+                                           ? header(req, "traceparent").value_or("")
+                                           : std::string_view();
   idempotency::Response out = ingest.handle(guard, header(req, "Idempotency-Key"), req.body,
-                                            header(req, "traceparent").value_or(""),
-                                            header(req, "tracestate").value_or(""));
+                                            traceparent, header(req, "tracestate").value_or(""));
   res.status = out.status;
   for (const auto& [name, value] : out.headers) res.set_header(name, value);
   http::set_json_body(res, std::move(out.body));

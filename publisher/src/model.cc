@@ -1,5 +1,6 @@
 #include "webhooks/publisher/model.h"
 
+#include <algorithm>
 #include <cctype>
 #include <span>
 
@@ -124,17 +125,31 @@ std::string check_static_header(std::string_view name, std::string_view value) {
   }
   std::string lower(name);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  static constexpr std::string_view kReserved[] = {
-      "host",       "content-length", "content-type", "authorization", "transfer-encoding",
-      "connection", "traceparent",    "tracestate",   "user-agent",    "expect"};
+  static constexpr std::string_view kReserved[] = {"host",        "authorization", "user-agent",
+                                                   "traceparent", "tracestate",    "expect"};
   for (const std::string_view reserved : kReserved) {
     if (lower == reserved) {
       return "header \"" + std::string(name) + "\" is set by the publisher" +
              (reserved == "authorization" ? " (use \"auth\")" : "");
     }
   }
+  // The body's description (Content-*) and the connection's (hop-by-hop, RFC 9110 7.6.1, and
+  // proxy credentials) belong to the publisher's HTTP client, never to an endpoint's settings.
+  static constexpr std::string_view kConnection[] = {
+      "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer"};
+  const bool connection =
+      std::find(std::begin(kConnection), std::end(kConnection), lower) != std::end(kConnection);
+  if (connection || lower.starts_with("content-") || lower.starts_with("proxy-")) {
+    return "header \"" + std::string(name) +
+           "\" describes the body or the connection, which the publisher sets";
+  }
   if (lower.starts_with("webhook-")) {
     return "webhook-* headers are the signature's (Standard Webhooks v1)";
+  }
+  if (value.empty()) return "the value of header \"" + std::string(name) + "\" is empty";
+  if (value.front() == ' ' || value.front() == '\t' || value.back() == ' ' ||
+      value.back() == '\t') {
+    return "the value of header \"" + std::string(name) + "\" starts or ends with whitespace";
   }
   for (const char c : value) {
     const auto u = static_cast<unsigned char>(c);

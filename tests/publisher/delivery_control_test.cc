@@ -357,6 +357,18 @@ TEST_CASE("static header names the publisher sets are refused", "[control][auth]
   CHECK(check_static_header("X-Key", "a\r\nb") ==
         "the value of header \"X-Key\" has a control character");
   CHECK(check_static_header("", "x") == "a header name must not be empty");
+  CHECK(check_static_header("Content-Encoding", "gzip") ==
+        "header \"Content-Encoding\" describes the body or the connection, which the publisher "
+        "sets");
+  CHECK(check_static_header("proxy-authorization", "x") ==
+        "header \"proxy-authorization\" describes the body or the connection, which the "
+        "publisher sets");
+  CHECK(check_static_header("TE", "trailers") ==
+        "header \"TE\" describes the body or the connection, which the publisher sets");
+  CHECK(check_static_header("X-Key", "") == "the value of header \"X-Key\" is empty");
+  CHECK(check_static_header("X-Key", " v") ==
+        "the value of header \"X-Key\" starts or ends with whitespace");
+  CHECK(check_static_header("X-Key", "a\tb").empty());
 }
 
 }  // namespace

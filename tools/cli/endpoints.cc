@@ -87,6 +87,12 @@ void add_control_fields(const ControlArgs& c, nlohmann::json& body) {
     }
   }
   if (!c.ordering.empty()) body["ordering"] = c.ordering;
+  if (c.auth != "bearer" && !c.auth_token_file.empty()) {
+    throw UsageError("--auth-token-file goes with --auth bearer");
+  }
+  if (c.auth != "basic" && (!c.auth_username.empty() || !c.auth_password_file.empty())) {
+    throw UsageError("--auth-username and --auth-password-file go with --auth basic");
+  }
   if (c.clear_headers) body["headers"] = nlohmann::json::object();
   if (!c.headers.empty()) {
     nlohmann::json headers = nlohmann::json::object();
@@ -96,7 +102,9 @@ void add_control_fields(const ControlArgs& c, nlohmann::json& body) {
         throw UsageError("--header must be \"Name: value\", not \"" + h + "\"");
       }
       const std::size_t start = h.find_first_not_of(" \t", colon + 1);
-      headers[h.substr(0, colon)] = start == std::string::npos ? "" : h.substr(start);
+      const std::string name = h.substr(0, colon);
+      if (headers.contains(name)) throw UsageError("--header " + name + " is given twice");
+      headers[name] = start == std::string::npos ? "" : h.substr(start);
     }
     body["headers"] = headers;
   }

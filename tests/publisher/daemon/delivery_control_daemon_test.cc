@@ -216,7 +216,23 @@ TEST_CASE("static headers and a credential: delivered, never shown; bad fields a
       {json{{"client_certificate", "x"}, {"client_key", "y"}},
        "client_certificate needs an https:// url"},
       {json{{"client_certificate", "x"}},
-       "client_certificate and client_key are given together, as PEM strings"},
+       "client_certificate and client_key are given together: both PEM strings, or both null to "
+       "remove them"},
+      {json{{"client_key", nullptr}},
+       "client_certificate and client_key are given together: both PEM strings, or both null to "
+       "remove them"},
+      {json{{"headers", json{{"Content-Encoding", "gzip"}}}},
+       "headers: header \"Content-Encoding\" describes the body or the connection, which the "
+       "publisher sets"},
+      {json{{"headers", json{{"Keep-Alive", "timeout=5"}}}},
+       "headers: header \"Keep-Alive\" describes the body or the connection, which the "
+       "publisher sets"},
+      {json{{"headers", json{{"X-Empty", ""}}}},
+       "headers: the value of header \"X-Empty\" is empty"},
+      {json{{"auth", json{{"type", 5}}}},
+       R"(auth must be {"type":"bearer","token"}, {"type":"basic","username","password"} or null)"},
+      {json{{"auth", json{{"type", "bearer"}, {"token", std::string(4097, 't')}}}},
+       "auth.token must be 1 to 4096 printable ASCII characters"},
   };
   for (const Refusal& r : refused) {
     INFO(r.patch.dump());
@@ -294,6 +310,16 @@ TEST_CASE("mutual TLS through the daemon: --ca-file, a client certificate per en
     REQUIRE(mismatched->status == 400);
     CHECK(body_of(mismatched)["error"]["message"] ==
           "client_key does not belong to client_certificate");
+    // A combined file (certificate and key in one) is refused: the certificate is shown by GET.
+    const auto combined = client.post(
+        "/v1/endpoints", {{"merchant_id", "m1"},
+                          {"url", url},
+                          {"client_certificate", certs.client_cert_pem + certs.client_key_pem},
+                          {"client_key", certs.client_key_pem}});
+    REQUIRE(combined->status == 400);
+    CHECK(body_of(combined)["error"]["message"] ==
+          "client_certificate must hold only certificates (PEM CERTIFICATE blocks): give the key "
+          "in client_key");
     const std::string id = create_endpoint(client, {{"merchant_id", "m1"},
                                                     {"url", url},
                                                     {"client_certificate", certs.client_cert_pem},
@@ -362,6 +388,14 @@ TEST_CASE("webhooks endpoint create and update set the delivery control",
   auto no_token = cli({"endpoint", "update", "--endpoint", e["id"], "--auth", "bearer"});
   CHECK(no_token.exit_code == 2);
   CHECK(no_token.err.find("--auth bearer needs --auth-token-file") != std::string::npos);
+  auto stray =
+      cli({"endpoint", "update", "--endpoint", e["id"], "--auth-token-file", dir + "/token"});
+  CHECK(stray.exit_code == 2);
+  CHECK(stray.err.find("--auth-token-file goes with --auth bearer") != std::string::npos);
+  auto twice = cli(
+      {"endpoint", "update", "--endpoint", e["id"], "--header", "X-A: 1", "--header", "X-A: 2"});
+  CHECK(twice.exit_code == 2);
+  CHECK(twice.err.find("--header X-A is given twice") != std::string::npos);
   auto nothing = cli({"endpoint", "update", "--endpoint", e["id"]});
   CHECK(nothing.exit_code == 2);
   CHECK(nothing.err.find("nothing to change") != std::string::npos);

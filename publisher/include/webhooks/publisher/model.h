@@ -64,9 +64,9 @@ struct DeliveryControl {
   // task held back is not an attempt. std::nullopt: unlimited.
   std::optional<int> rate_limit;
   Ordering ordering = Ordering::none;
-  // Static headers added to each delivery, in order (names checked: never webhook-*, Host,
-  // Content-Length, Content-Type, Authorization, Transfer-Encoding, Connection, traceparent,
-  // tracestate; check_static_header()).
+  // Static headers added to each delivery, in order (check_static_header(): never webhook-*,
+  // Host, Authorization, User-Agent, Expect, traceparent, tracestate, Content-*, Proxy-* or a
+  // hop-by-hop header).
   std::vector<std::pair<std::string, std::string>> headers;
   EndpointAuth auth;
   // Mutual TLS on https:// URLs: the client certificate (chain) and its private key, PEM; both
@@ -74,8 +74,11 @@ struct DeliveryControl {
   std::string client_certificate, client_key;
 };
 
-// Empty when `name: value` may be a static header of an endpoint; else why not (a token name per
-// RFC 9110 5.1, a value without control characters but HTAB, not a name the publisher sets).
+// Empty when `name: value` may be a static header of an endpoint; else why not: the name must be
+// a token (RFC 9110 5.1) the publisher does not set (Host, Authorization, User-Agent, Expect,
+// traceparent, tracestate, webhook-*), nor one describing the body or the connection (Content-*,
+// Proxy-*, hop-by-hop: RFC 9110 7.6.1); the value non-empty, without control characters but HTAB
+// and without whitespace at either end (HTTP would strip it).
 std::string check_static_header(std::string_view name, std::string_view value);
 
 struct Endpoint {
