@@ -73,12 +73,12 @@ std::vector<HttpRequest> delivery_requests(int count) {
   std::vector<HttpRequest> out;
   out.reserve(count);
   for (int i = 0; i < count; ++i) {
-    task.event = Event{ids.next(),
-                       kMerchant,
-                       "order.captured",
-                       nlohmann::json::parse(ingest_body(i))["data"].dump(),
-                       system_clock().now_ms(),
-                       {}};
+    task.event = Event{};
+    task.event.event_id = ids.next();
+    task.event.merchant_id = kMerchant;
+    task.event.type = "order.captured";
+    task.event.payload = nlohmann::json::parse(ingest_body(i))["data"].dump();
+    task.event.created_at = system_clock().now_ms();
     const DeliveryRequest d = build_delivery(task, system_clock().now_seconds(), ids.next());
     HttpRequest r{"/hook", d.body, {}};
     for (const auto& [name, value] : d.headers) {

@@ -60,8 +60,13 @@ void fill(db::Database& database, publisher::Store& store, long events) {
     database.transact([&](db::Transaction& tx) {
       for (long i = done; i < std::min(events, done + kPerTransaction); ++i) {
         // One a millisecond, with the Idempotency-Key ingest stores (a UUID, as clients send).
-        const publisher::Event event{ids.next(), "merchant_1",     "order.captured",
-                                     payload(i), now - events + i, ids.next()};
+        publisher::Event event;
+        event.event_id = ids.next();
+        event.merchant_id = "merchant_1";
+        event.type = "order.captured";
+        event.payload = payload(i);
+        event.created_at = now - events + i;
+        event.idempotency_key = ids.next();
         store.insert_event(tx, event, now);
         const int attempts = i % 10 < 3 ? 2 : 1;
         for (int a = 1; a <= attempts; ++a) {
