@@ -325,6 +325,7 @@ std::vector<ClaimedTask> Dispatcher::record_and_claim(const std::vector<Settleme
 int Dispatcher::run_once() {
   ClaimLimits limits;
   limits.per_endpoint = options_.endpoint_in_flight;
+  limits.clock = [this] { return clock_.now_ms(); };
   const std::vector<ClaimedTask> claimed = claim(options_.batch_size, limits);
   if (claimed.empty()) return 0;
 
@@ -411,6 +412,7 @@ void Dispatcher::work() {
   limits.per_endpoint = options_.endpoint_in_flight;
   limits.per_endpoint_here = options_.endpoint_in_flight_per_worker;
   limits.held = &held;
+  limits.clock = [this] { return clock_.now_ms(); };
   const int batch = options_.batch_size;
   Steady::time_point next_claim = Steady::now(), last_claim = Steady::time_point::min(),
                      record_by = Steady::time_point::max();

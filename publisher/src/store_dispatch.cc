@@ -32,7 +32,7 @@ namespace {
 // `room` left: its share under `limits` and its rate limit (which takes the endpoint's lock and
 // forgets the window's old claims first).
 std::int64_t endpoint_quota(db::Transaction& tx, const db::Rows& due, std::size_t r,
-                            std::int64_t room, const ClaimLimits& limits, UnixMillis now) {
+                            std::int64_t room, const ClaimLimits& limits, UnixMillis& now) {
   const std::string& endpoint_id = due.text(r, 0);
   std::int64_t quota = room;
   if (limits.per_endpoint > 0) quota = std::min(quota, limits.per_endpoint - due.integer(r, 2));
@@ -46,6 +46,9 @@ std::int64_t endpoint_quota(db::Transaction& tx, const db::Rows& due, std::size_
   // or statement spent on it.
   if (due.integer(r, 4) >= due.integer(r, 3)) return 0;
   if (tx.engine() == db::Engine::postgres) tx.exec(sql::kLockRateLimited, {endpoint_id});
+  // The window ends now, read once the lock is held (a claim of another daemon may have held it
+  // a while): the time logged is then close to when the requests go out.
+  if (limits.clock) now = limits.clock();
   tx.exec(sql::kForgetRateLog, {endpoint_id, std::int64_t{now}});
   const std::int64_t used = tx.exec(sql::kCountRateLog, {endpoint_id}).integer(0, 0);
   return std::min(quota, due.integer(r, 3) - used);
@@ -89,14 +92,15 @@ void Store::claim_in(db::Transaction& tx, const std::string& lease_owner, int li
   const db::Rows due = tx.exec(sql::kSelectDueEndpoints, {std::int64_t{now}});
   std::int64_t room = limit;
   for (std::size_t r = 0; r < due.size() && room > 0; ++r) {
-    const std::int64_t quota = endpoint_quota(tx, due, r, room, limits, now);
+    UnixMillis rate_now = now;  // the rate window's end (endpoint_quota may read it later)
+    const std::int64_t quota = endpoint_quota(tx, due, r, room, limits, rate_now);
     if (quota <= 0) continue;
     const std::string& endpoint_id = due.text(r, 0);
     const std::int64_t taken = tx.exec(claim_sql, {lease_owner, std::int64_t{now}, quota,
                                                    std::int64_t{lease_until}, endpoint_id})
                                    .affected();
     if (taken > 0 && !due.is_null(r, 3)) {
-      tx.exec(sql::kLogRate, {endpoint_id, std::int64_t{now}, lease_owner});
+      tx.exec(sql::kLogRate, {endpoint_id, std::int64_t{rate_now}, lease_owner});
     }
     room -= taken;
   }

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -56,6 +57,9 @@ struct ClaimLimits {
   // it), `held` counting those it has; 0: no limit.
   int per_endpoint_here = 0;
   const std::unordered_map<std::string, int>* held = nullptr;
+  // Unix ms now, read for a rate-limited endpoint once its lock is held (the claim's `now` is
+  // read before the transaction, which may wait for another claim's lock); empty: `now`.
+  std::function<UnixMillis()> clock;
 };
 
 // A claimed task settled: its recorded attempt and what it leads to, written back by
