@@ -267,8 +267,8 @@ int main() {
     limited_seconds = b.seconds;
   }
   std::printf(
-      "rate limit: 3 unlimited endpoints draining 2,000 tasks each (medians of 3 alternated "
-      "rounds)\n"
+      "rate limit: 3 unlimited endpoints draining 2,000 tasks each (medians of 4 rounds, "
+      "ABBA)\n"
       "  alone:                                    %8.0f deliveries/s\n"
       "  beside an endpoint limited to 50/s:       %8.0f deliveries/s  (median ratio %.2fx; "
       "target: "
