@@ -135,11 +135,16 @@ TEST_CASE("a rate limit holds across two daemons on one database", "[daemon][con
   std::vector<std::chrono::steady_clock::time_point> arrivals;
   for (const Received& r : receiver.received()) arrivals.push_back(r.arrived_at);
   std::sort(arrivals.begin(), arrivals.end());
-  // Never 11 within one second: the 11th after any arrival comes a second or more later.
+  // The daemons claim at most 10 in any 1.1 s; on the wire the spacing shrinks by however much
+  // the time from claim to send varies, a few ms normally, over 100 ms under AddressSanitizer on
+  // a loaded machine (docs/publisher-delivery.md, "Rate limit"). So the 11th arrival after any
+  // other comes at least 0.8 s later (without the limit, 40 arrive within a few ms), and the 40
+  // took at least 3 windows.
   for (std::size_t i = 0; i + 10 < arrivals.size(); ++i) {
     INFO("arrivals " << i << " and " << i + 10);
-    CHECK(arrivals[i + 10] - arrivals[i] >= 1s);
+    CHECK(arrivals[i + 10] - arrivals[i] >= 800ms);
   }
+  CHECK(arrivals.back() - arrivals.front() >= 3s);
 }
 
 TEST_CASE("FIFO through the daemon: each ordering key in acceptance order, a retry holding its key",
@@ -342,9 +347,8 @@ TEST_CASE("mutual TLS through the daemon: --ca-file, a client certificate per en
     REQUIRE(eventually([&] {
       return body_of(client.get("/v1/events/" + refused + "/attempts"))["attempts"].size() == 2;
     }));
-    for (const json& a : body_of(client.get("/v1/events/" + refused + "/attempts"))["attempts"]) {
-      CHECK(a["status"] == 0);
-    }
+    const json attempts = body_of(client.get("/v1/events/" + refused + "/attempts"));
+    for (const json& a : attempts["attempts"]) CHECK(a["status"] == 0);
     CHECK(received.load() == 1);
   }
   server.stop();
