@@ -20,10 +20,6 @@ constexpr std::string_view kFailed =
     "SELECT id FROM reconciliations WHERE action = $1 AND idempotency_key = $2 AND state = 'failed'"
     " ORDER BY id LIMIT 1";
 
-db::Param text_or_null(const std::string& text) {
-  return text.empty() ? db::Param(nullptr) : db::Param(std::string_view(text));
-}
-
 }  // namespace
 
 nlohmann::json to_json(const Step& s) {
@@ -77,9 +73,9 @@ std::vector<Step> save_plan(db::Database& db, const std::vector<Step>& steps, Un
         saved.push_back(std::move(again));
         continue;
       }
-      const db::Rows inserted =
-          tx.exec(kInsert, {s.id, s.payout_id, s.action, text_or_null(s.transfer_id),
-                            text_or_null(s.kept_transfer_id), s.key, s.amount, s.currency, now});
+      const db::Rows inserted = tx.exec(
+          kInsert, {s.id, s.payout_id, s.action, db::text_or_null(s.transfer_id),
+                    db::text_or_null(s.kept_transfer_id), s.key, s.amount, s.currency, now});
       if (inserted.affected() == 1) saved.push_back(s);
     }
   });
@@ -102,7 +98,7 @@ void finish_step(db::Database& db, const Step& s, UnixMillis now) {
     tx.exec(
         "UPDATE reconciliations SET state = $1, result = $2, transfer_id = $3, updated_at = $4"
         " WHERE id = $5",
-        {s.state, s.result, text_or_null(s.transfer_id), now, s.id});
+        {s.state, s.result, db::text_or_null(s.transfer_id), now, s.id});
     if (s.state != "done") return;
     if (s.action == "reverse") {
       tx.exec(

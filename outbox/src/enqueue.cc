@@ -7,10 +7,6 @@ constexpr std::string_view kInsert =
     "INSERT INTO outbox (id, merchant_id, event_type, payload, created_at, next_attempt_at, "
     "ordering_key, traceparent, tracestate) VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8)";
 
-db::Param text_or_null(const std::string& text) {
-  return text.empty() ? db::Param(nullptr) : db::Param(std::string_view(text));
-}
-
 }  // namespace
 
 std::string enqueue(db::Transaction& tx, UuidV7Generator& ids, std::string_view merchant_id,
@@ -23,8 +19,8 @@ std::string enqueue(db::Transaction& tx, UuidV7Generator& ids, std::string_view 
                     const EventContext& context) {
   std::string id = ids.next();
   tx.exec(kInsert,
-          {id, merchant_id, event_type, payload_json, now, text_or_null(context.ordering_key),
-           text_or_null(context.traceparent), text_or_null(context.tracestate)});
+          {id, merchant_id, event_type, payload_json, now, db::text_or_null(context.ordering_key),
+           db::text_or_null(context.traceparent), db::text_or_null(context.tracestate)});
   return id;
 }
 

@@ -7,10 +7,6 @@
 namespace webhooks::publisher::detail {
 namespace {
 
-db::Param text_or_null(const std::string& text) {
-  return text.empty() ? db::Param(nullptr) : db::Param(std::string_view(text));
-}
-
 std::string auth_json(const EndpointAuth& auth) {
   switch (auth.type) {
     case EndpointAuth::Type::bearer:
@@ -55,9 +51,9 @@ std::array<db::Param, kControlColumns> ControlColumns::params() const {
   return {c.rate_limit ? db::Param(std::int64_t{*c.rate_limit}) : db::Param(nullptr),
           db::Param(std::string_view(ordering_)),
           db::Param(std::string_view(headers_)),
-          text_or_null(auth_),
-          text_or_null(c.client_certificate),
-          text_or_null(c.client_key)};
+          db::text_or_null(auth_),
+          db::text_or_null(c.client_certificate),
+          db::text_or_null(c.client_key)};
 }
 
 DeliveryControl control_from(const db::Rows& rows, std::size_t r, std::size_t first) {

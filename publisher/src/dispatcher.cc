@@ -268,10 +268,13 @@ std::vector<DeliveryRequest> Dispatcher::prepare(const std::vector<ClaimedTask>&
   return batch;
 }
 
+std::string Dispatcher::next_lease_owner() {
+  return options_.instance_id + "/" + std::to_string(batch_seq_.fetch_add(1) + 1);
+}
+
 std::vector<ClaimedTask> Dispatcher::claim(int limit, const ClaimLimits& limits) {
   const UnixMillis now = clock_.now_ms();
-  const std::string owner =
-      options_.instance_id + "/" + std::to_string(batch_seq_.fetch_add(1) + 1);
+  const std::string owner = next_lease_owner();
   const auto lease_end = std::chrono::steady_clock::now() + options_.lease;
   try {
     return store_.claim(owner, limit, now, now + options_.lease.count(), limits);
@@ -301,8 +304,7 @@ bool Dispatcher::record_settled(const std::vector<Settlement>& records) {
 std::vector<ClaimedTask> Dispatcher::record_and_claim(const std::vector<Settlement>& records,
                                                       int limit, const ClaimLimits& limits) {
   const UnixMillis now = clock_.now_ms();
-  const std::string owner =
-      options_.instance_id + "/" + std::to_string(batch_seq_.fetch_add(1) + 1);
+  const std::string owner = next_lease_owner();
   const auto lease_end = std::chrono::steady_clock::now() + options_.lease;
   std::vector<ClaimedTask> claimed;
   try {

@@ -205,7 +205,7 @@ void Store::record_in(db::Transaction& tx, const std::vector<Settlement>& record
               {a.delivery_id, std::int64_t{a.task_id}, a.event_id, a.endpoint_id,
                std::int64_t{a.attempt_number}, to_string(a.trigger), std::int64_t{a.started_at},
                std::int64_t{a.status}, std::int64_t{a.latency_ms}, error, a.response_snippet,
-               a.traceparent.empty() ? db::Param(nullptr) : db::Param(a.traceparent)});
+               db::text_or_null(a.traceparent)});
     }
     const UnixMillis next_at =
         r.next == Settlement::Next::retry ? r.next_attempt_at : std::int64_t{now};

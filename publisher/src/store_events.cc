@@ -7,19 +7,12 @@ namespace webhooks::publisher {
 using detail::parse_types;
 namespace sql = detail::sql;
 
-namespace {
-
-db::Param text_or_null(const std::string& text) {
-  return text.empty() ? db::Param(nullptr) : db::Param(std::string_view(text));
-}
-
-}  // namespace
-
 int Store::insert_event(db::Transaction& tx, const Event& event, UnixMillis now) {
-  tx.exec(sql::kInsertEvent, {event.event_id, event.merchant_id, event.type, event.payload,
-                              std::int64_t{event.created_at}, text_or_null(event.idempotency_key),
-                              text_or_null(event.ordering_key), text_or_null(event.traceparent),
-                              text_or_null(event.tracestate)});
+  tx.exec(
+      sql::kInsertEvent,
+      {event.event_id, event.merchant_id, event.type, event.payload, std::int64_t{event.created_at},
+       db::text_or_null(event.idempotency_key), db::text_or_null(event.ordering_key),
+       db::text_or_null(event.traceparent), db::text_or_null(event.tracestate)});
   const db::Rows endpoints = tx.exec(sql::kSelectFanOut, {event.merchant_id});
   int tasks = 0;
   for (std::size_t r = 0; r < endpoints.size(); ++r) {  // by endpoint id: the locks' order

@@ -33,6 +33,12 @@ struct Bytes {
 // A statement parameter: NULL, an integer, text, or bytes.
 using Param = std::variant<std::nullptr_t, std::int64_t, std::string_view, Bytes>;
 
+// `text` as a parameter, NULL when it is empty (an optional text column). `text` must outlive
+// the call the parameter is passed to.
+inline Param text_or_null(std::string_view text) {
+  return text.empty() ? Param(nullptr) : Param(text);
+}
+
 // The rows a statement returned (all cells kept as strings, NULL as std::nullopt), and the number
 // of rows it changed. A cell holds the value's text; a BLOB (SQLite) or bytea (PostgreSQL) cell
 // holds its raw bytes, the same on both engines.

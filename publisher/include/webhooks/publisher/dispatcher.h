@@ -158,6 +158,8 @@ class Dispatcher {
 
  private:
   void work();
+  // "<instance_id>/<n>": a lease owner no claim used before.
+  std::string next_lease_owner();
   // A claim of up to `limit` tasks under a new lease owner; after a storage failure, puts back
   // what it may have claimed (release_after_failed_claim) and rethrows.
   std::vector<ClaimedTask> claim(int limit, const ClaimLimits& limits);
