@@ -54,8 +54,11 @@ int run(const Flags& flags) {
   merchant::Merchant shop(receiver.database(), flags.faults);
 
   webhooks::http::Server server;
+  // GitHub may send its deliveries as forms (payload=<JSON>, docs/receiver.md, "GitHub").
   webhooks::receiver::limit_request_bodies(server, config.max_body_bytes, nullptr,
-                                           webhooks::http::Bodies::json);
+                                           config.provider == webhooks::providers::Provider::github
+                                               ? webhooks::http::Bodies::json_or_form
+                                               : webhooks::http::Bodies::json);
   server.Post("/webhooks", [&](const httplib::Request& req, httplib::Response& res) {
     auto answer =
         receiver.handle(webhooks::receiver::headers_of(req), req.body,

@@ -3,6 +3,7 @@
 #include "receiver_impl.h"
 #include "webhooks/error.h"
 #include "webhooks/fingerprint.h"
+#include "webhooks/http_server.h"
 #include "webhooks/json_parse.h"
 #include "webhooks/wire.h"
 
@@ -16,19 +17,18 @@ Answer error_answer(int status, std::string_view code, std::string_view message)
 }  // namespace
 
 std::optional<Answer> Receiver::Impl::verify(const Headers& headers, std::string_view body,
-                                             Event& event, std::string& provider_id) {
+                                             Event& event, Owned& owned) {
   if (body.size() > config.max_body_bytes) {
     log(event, "payload_too_large", 413);
     return error_answer(
         413, "payload_too_large",
         "the body is larger than " + std::to_string(config.max_body_bytes) + " bytes");
   }
-  if (provider_verifier) return verify_provider(headers, body, event, provider_id);
-  const std::optional<std::string> signature = headers.joined(kHeaderSignature);
-  const SignedHeaders signed_headers{
-      headers.get(kHeaderId), headers.get(kHeaderTimestamp),
-      signature ? std::optional<std::string_view>(*signature) : std::nullopt};
-  const VerifyResult verified = verifier->verify(signed_headers, body, clock.now_seconds());
+  if (provider_verifier) return verify_provider(headers, body, event, owned);
+  std::optional<std::string> signature;
+  SignedHeaders signed_headers;
+  VerifyResult verified = read_signed_headers(headers, signed_headers, signature);
+  if (verified) verified = verifier->verify(signed_headers, body, clock.now_seconds());
   switch (verified.status) {
     case VerifyStatus::ok:
       break;
@@ -51,7 +51,7 @@ std::optional<Answer> Receiver::Impl::verify(const Headers& headers, std::string
 }
 
 std::optional<Answer> Receiver::Impl::verify_provider(const Headers& headers, std::string_view body,
-                                                      Event& event, std::string& provider_id) {
+                                                      Event& event, Owned& owned) {
   using providers::ProviderStatus;
   const providers::ProviderResult verified = provider_verifier->verify(
       [&](std::string_view name) { return headers.get(name); }, body, clock.now_seconds());
@@ -73,15 +73,27 @@ std::optional<Answer> Receiver::Impl::verify_provider(const Headers& headers, st
       log(event, "event_id_missing", 400);
       return error_answer(400, "event_id_missing", verified.message);
   }
-  provider_id = verified.event_id;
-  event.id = provider_id;
+  owned.provider_id = verified.event_id;
+  event.id = owned.provider_id;
   event.timestamp = verified.timestamp;
   event.body = body;
   return std::nullopt;
 }
 
 std::optional<Answer> Receiver::Impl::parse(const Headers& headers, std::string_view body,
-                                            nlohmann::json& payload, Event& event) {
+                                            nlohmann::json& payload, Event& event, Owned& owned) {
+  if (provider_verifier && provider_verifier->provider() == providers::Provider::github &&
+      http::is_form_media_type(headers.get("Content-Type").value_or(""))) {
+    std::string why;
+    std::optional<std::string> json = form_payload(body, why);
+    if (!json) {
+      log(event, "invalid_form", 400);
+      return error_answer(400, "invalid_form", why);
+    }
+    owned.form_json = std::move(*json);
+    body = owned.form_json;
+    event.body = body;
+  }
   try {
     payload = parse_json(body);
   } catch (const Error& e) {
@@ -96,8 +108,9 @@ std::optional<Answer> Receiver::Impl::parse(const Headers& headers, std::string_
   if (const auto type = payload.find("type"); type != payload.end() && type->is_string()) {
     event.type = type->get_ref<const std::string&>();
   } else {
+    const auto lookup = [&](std::string_view name) { return headers.get(name); };
     event.type =
-        headers.get(provider_verifier ? provider_verifier->type_header() : kHeaderEventType)
+        (provider_verifier ? provider_verifier->event_type(lookup) : headers.get(kHeaderEventType))
             .value_or("");
   }
   return std::nullopt;
@@ -106,10 +119,10 @@ std::optional<Answer> Receiver::Impl::parse(const Headers& headers, std::string_
 std::optional<Answer> Receiver::Impl::admit(
     const Headers& headers, std::string_view body, nlohmann::json& payload, Event& event,
     std::optional<idempotency::InProcessClaims::Claim>& claim, std::string& fingerprint,
-    std::string& provider_id, bool read_record) {
+    Owned& owned, bool read_record) {
   event.delivery_id = headers.get(kHeaderDeliveryId).value_or("");
-  if (auto answer = verify(headers, body, event, provider_id)) return answer;
-  if (auto answer = parse(headers, body, payload, event)) return answer;
+  if (auto answer = verify(headers, body, event, owned)) return answer;
+  if (auto answer = parse(headers, body, payload, event, owned)) return answer;
   fingerprint = sha256_hex(body);
   if (const auto cached = replays.find(config.consumer, event.id, fingerprint, clock.now_ms())) {
     return settled(event, *cached, {});

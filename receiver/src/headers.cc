@@ -1,4 +1,5 @@
-// Headers (receiver.h): a request's header fields, looked up by case-insensitive name.
+// Headers (receiver.h): a request's header fields, looked up by case-insensitive name; the
+// Standard Webhooks headers read from them (read_signed_headers).
 #include <algorithm>
 
 #include "webhooks/receiver/receiver.h"
@@ -54,6 +55,19 @@ std::optional<std::string> Headers::joined(std::string_view name) const {
     return true;
   });
   return out;
+}
+
+VerifyResult read_signed_headers(const Headers& headers, SignedHeaders& out,
+                                 std::optional<std::string>& signature) {
+  SignedHeaderNames names;
+  VerifyResult chosen = choose_signed_header_names(
+      [&](std::string_view name) { return headers.get(name).has_value(); }, names);
+  if (!chosen) return chosen;
+  signature = headers.joined(names.signature);
+  out =
+      SignedHeaders{headers.get(names.id), headers.get(names.timestamp),
+                    signature ? std::optional<std::string_view>(*signature) : std::nullopt, names};
+  return chosen;
 }
 
 }  // namespace webhooks::receiver

@@ -69,12 +69,13 @@ Answer Receiver::handle(const Headers& headers, std::string_view raw_body, const
   nlohmann::json payload;
   Event event;
   std::optional<idempotency::InProcessClaims::Claim> claim;
-  std::string fingerprint, provider_id;
+  std::string fingerprint;
+  Owned owned;
   bool durable = true;
   try {
     durable = impl.durable_claims();  // before admit: it picks the claim set admit uses
     if (auto answer =
-            impl.admit(headers, raw_body, payload, event, claim, fingerprint, provider_id, true)) {
+            impl.admit(headers, raw_body, payload, event, claim, fingerprint, owned, true)) {
       return std::move(*answer);
     }
   } catch (const std::exception& e) {
@@ -90,13 +91,14 @@ Answer Receiver::handle(const Headers& headers, std::string_view raw_body,
   nlohmann::json payload;
   Event event;
   std::optional<idempotency::InProcessClaims::Claim> claim;
-  std::string fingerprint, provider_id;
+  std::string fingerprint;
+  Owned owned;
   try {
     impl.share_for_transactions();  // before admit: it picks the claim set admit uses
     // No read of the record here: the group's begin settles duplicates, so a new event costs no
     // read before its write.
     if (auto answer =
-            impl.admit(headers, raw_body, payload, event, claim, fingerprint, provider_id, false)) {
+            impl.admit(headers, raw_body, payload, event, claim, fingerprint, owned, false)) {
       return std::move(*answer);
     }
   } catch (const std::exception& e) {

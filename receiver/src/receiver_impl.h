@@ -5,7 +5,8 @@
 //   run.cc            the handler's call and the durable and in-process paths
 //   transactional.cc  the transactional path (the handler inside the record's transaction)
 //   claims.cc         Config::claims resolved, the SQLite file's lock
-//   headers.cc        Headers
+//   headers.cc        Headers, read_signed_headers
+//   form_payload.cc   GitHub's form deliveries decoded
 #pragma once
 
 #include <atomic>
@@ -52,6 +53,18 @@ struct FileLock {
 // the others get the same lock. Throws Error(invalid_argument) when another process holds it
 // exclusively, Error(storage) when the file cannot be opened.
 std::shared_ptr<FileLock> lock_file(const std::string& path, bool exclusive);
+
+// The `payload` field of an application/x-www-form-urlencoded `body` (webhooks/form.h): GitHub's
+// form deliveries. std::nullopt with `why` set (a sentence) when the form has no payload field,
+// or two.
+std::optional<std::string> form_payload(std::string_view body, std::string& why);
+
+// What a delivery's Event views that is not in the request: the provider's id read from the body,
+// the JSON decoded from a form body. Lives as long as the Event (Receiver::handle).
+struct Owned {
+  std::string provider_id;
+  std::string form_json;
+};
 
 // Logs a failure of the dedup store and answers 503 (idempotency::storage_unavailable).
 Answer store_failed(const std::exception& e);
@@ -117,20 +130,21 @@ struct Receiver::Impl {
   // filled when the handler is to run. A duplicate of an event this process completed is
   // answered from `replays`. With `read_record` (the handler runs outside the record's
   // transaction) the record is also read, so that only a new or retryable event runs.
-  // `provider_id` holds event.id when another provider's id is read from the body.
+  // `owned` holds what the event views beyond the request.
   std::optional<Answer> admit(const Headers& headers, std::string_view body,
                               nlohmann::json& payload, Event& event,
                               std::optional<idempotency::InProcessClaims::Claim>& claim,
-                              std::string& fingerprint, std::string& provider_id, bool read_record);
+                              std::string& fingerprint, Owned& owned, bool read_record);
   // admit's first step: the body's size and signature; sets event.id, .timestamp and .body.
   std::optional<Answer> verify(const Headers& headers, std::string_view body, Event& event,
-                               std::string& provider_id);
+                               Owned& owned);
   // verify's signature step for another provider than standard (providers::ProviderVerifier).
   std::optional<Answer> verify_provider(const Headers& headers, std::string_view body, Event& event,
-                                        std::string& provider_id);
-  // admit's second step: the body parsed into `payload`; sets event.payload and .type.
+                                        Owned& owned);
+  // admit's second step: the body parsed into `payload` (a GitHub form body: its payload field's
+  // JSON, kept in `owned` and set as event.body); sets event.payload and .type.
   std::optional<Answer> parse(const Headers& headers, std::string_view body,
-                              nlohmann::json& payload, Event& event);
+                              nlohmann::json& payload, Event& event, Owned& owned);
   // The answer of a final reply (its empty body replaced).
   static Answer final_answer(Reply reply);
   // Logs a failed handler, records the failed attempt and answers 500 handler_failed.

@@ -93,6 +93,118 @@ TEST_CASE("github and shopify: the delivery header is the dedup key, the type fr
   CHECK(error_code(s.post(shop, order + " ")) == "signature_invalid");
 }
 
+TEST_CASE("shopify's events family (shopify-*): one handler run per webhook id, its topic") {
+  Fixture s(Provider::shopify, "shpss_secret");
+  const std::string order = R"({"id":820982911946154508,"email":"jon@example.com"})";
+  const Headers shop{{"shopify-hmac-sha256", providers::shopify::sign("shpss_secret", order)},
+                     {"shopify-webhook-id", "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043"},
+                     {"shopify-event-id", "98880550-7158-44d4-b7cd-2c97c8a091b5"},
+                     {"shopify-topic", "orders/create"},
+                     {"shopify-shop-domain", "example.myshopify.com"},
+                     {"shopify-triggered-at", "2025-01-21T12:00:00.000Z"}};
+  CHECK(s.post(shop, order).status == 200);
+  const Answer again = s.post(shop, order);
+  CHECK(again.status == 200);
+  CHECK(header(again, "Idempotent-Replayed") == "true");
+  CHECK(s.seen == std::vector<std::string>{"b54557e4-bdd9-4b37-8a5f-bf7d70bcd043 orders/create 0"});
+  const Answer no_id =
+      s.post({{"shopify-hmac-sha256", providers::shopify::sign("shpss_secret", order)}}, order);
+  CHECK(no_id.status == 400);
+  CHECK(
+      no_id.body ==
+      R"({"error":{"code":"headers_invalid","message":"X-Shopify-Webhook-Id (or shopify-webhook-id) is missing"}})");
+}
+
+TEST_CASE("standard: the Svix service's svix-* names verify as webhook-* do; never a mix") {
+  FakeClock clock{kNow * 1000};
+  const auto db = test::open_database("receiver_svix", {idempotency::schema()});
+  Receiver receiver(test_config(clock, "svix"), db);
+  std::vector<std::string> seen;
+  const auto post = [&](const Headers& headers, const std::string& body) {
+    return receiver.handle(headers, body, [&](const Event& e) {
+      seen.push_back(std::string(e.id) + " " + std::string(e.type) + " " +
+                     std::to_string(e.timestamp));
+      return Reply{};
+    });
+  };
+  const std::string body = event_body("msg_2Lh9Kp", "invoice.paid");
+  const std::string signature = sign(kSecret, "msg_2Lh9Kp", kNow, body);
+  const Headers svix{{"svix-id", "msg_2Lh9Kp"},
+                     {"svix-timestamp", std::to_string(kNow)},
+                     {"svix-signature", signature}};
+  CHECK(post(svix, body).status == 200);
+  CHECK(header(post(svix, body), "Idempotent-Replayed") == "true");
+  // The same event under the webhook-* names is the same event: a duplicate.
+  CHECK(header(post(signed_headers("msg_2Lh9Kp", body), body), "Idempotent-Replayed") == "true");
+  CHECK(seen == std::vector<std::string>{"msg_2Lh9Kp invoice.paid 1700000000"});
+  // Repeated svix-signature lines are one list, as webhook-signature's are.
+  const Headers split{{"svix-id", "msg_2Lh9Kp"},
+                      {"svix-timestamp", std::to_string(kNow)},
+                      {"svix-signature", sign(kOtherSecret, "msg_2Lh9Kp", kNow, body)},
+                      {"svix-signature", signature}};
+  CHECK(post(split, body).status == 200);
+  const Answer mixed = post({{"svix-id", "msg_2Lh9Kp"},
+                             {"webhook-timestamp", std::to_string(kNow)},
+                             {"svix-signature", signature}},
+                            body);
+  CHECK(mixed.status == 400);
+  CHECK(
+      mixed.body ==
+      R"({"error":{"code":"headers_invalid","message":"the request carries both webhook-timestamp and svix-id: send the webhook-* or the svix-* headers, not both"}})");
+  const Answer late = post({{"svix-id", "msg_3"},
+                            {"svix-timestamp", std::to_string(kNow - 301)},
+                            {"svix-signature", sign(kSecret, "msg_3", kNow - 301, body)}},
+                           body);
+  CHECK(late.status == 401);
+  CHECK(
+      late.body ==
+      R"({"error":{"code":"timestamp_out_of_tolerance","message":"svix-timestamp is 301 s old; the tolerance is 300 s"}})");
+  const Answer missing = post({{"svix-id", "msg_4"}, {"svix-signature", signature}}, body);
+  CHECK(missing.status == 400);
+  CHECK(error_code(missing) == "headers_invalid");
+  CHECK(seen.size() == 1);
+}
+
+TEST_CASE("github form deliveries: signed over the raw form, the handler gets the payload JSON") {
+  Fixture g(Provider::github, "gh secret");
+  std::string json_seen;
+  const std::string json = R"({"zen":"Design for failure.","hook_id":1})";
+  // GitHub's encoding: application/x-www-form-urlencoded, "payload=" and the JSON percent-encoded.
+  const std::string form =
+      "payload=%7B%22zen%22%3A%22Design+for+failure.%22%2C%22hook_id%22%3A1%7D";
+  const auto post = [&](const std::string& body, const std::string& delivery) {
+    const Headers headers{{"X-Hub-Signature-256", providers::github::sign("gh secret", body)},
+                          {"X-GitHub-Delivery", delivery},
+                          {"X-GitHub-Event", "ping"},
+                          {"Content-Type", "application/x-www-form-urlencoded"}};
+    return g.receiver->handle(headers, body, [&](const Event& e) {
+      json_seen = std::string(e.body) + " " + (*e.payload)["zen"].get<std::string>();
+      g.seen.push_back(std::string(e.id) + " " + std::string(e.type));
+      return Reply{};
+    });
+  };
+  CHECK(post(form, "d-1").status == 200);
+  CHECK(json_seen == json + " Design for failure.");
+  CHECK(header(post(form, "d-1"), "Idempotent-Replayed") == "true");
+  CHECK(g.seen == std::vector<std::string>{"d-1 ping"});
+  const auto refused = [&](const std::string& body) {
+    const Answer a = post(body, "d-2");
+    return std::to_string(a.status) + " " + a.body;
+  };
+  CHECK(refused("zen=1") ==
+        R"(400 {"error":{"code":"invalid_form","message":"the form has no payload field"}})");
+  // A '%' without two hex digits is kept as it is (WHATWG); this JSON is then invalid.
+  CHECK(
+      refused("payload=%7B%7") ==
+      R"(400 {"error":{"code":"invalid_json","message":"invalid JSON at byte 2: syntax error while parsing object key - invalid literal; expected string literal"}})");
+  CHECK(
+      refused("payload=%7B%7D&payload=%7B%7D") ==
+      R"(400 {"error":{"code":"invalid_form","message":"the form has more than one payload field"}})");
+  CHECK(refused("payload=%5B%5D") ==
+        R"(400 {"error":{"code":"invalid_json","message":"the body is not a JSON object"}})");
+  CHECK(g.seen.size() == 1);
+}
+
 TEST_CASE("slack: event_id is the dedup key; the window is checked") {
   Fixture f(Provider::slack, "slack secret");
   const std::string body =
@@ -145,6 +257,62 @@ TEST_CASE("merchant-receiver --provider stripe: a signed event twice, the handle
   CHECK(nlohmann::json::parse(handled->body) == nlohmann::json::parse(R"({"events":[
       {"event_id":"evt_1NG8Du2eZvKYlo2CUI79vXWy","type":"payment_intent.succeeded","calls":1,
        "effects":0}]})"));
+}
+
+TEST_CASE("merchant-receiver --provider github: a form delivery twice, the handler once") {
+  Process server("merchant-receiver",
+                 {"--listen", "127.0.0.1:0", "--db", test::database_target("merchant_github_form"),
+                  "--provider", "github", "--secret", "gh secret"},
+                 test::temp_dir("merchant_github_form"));
+  httplib::Client client("127.0.0.1", server.wait_listening());
+  const std::string form = "payload=%7B%22action%22%3A%22opened%22%2C%22number%22%3A2%7D";
+  const httplib::Headers headers{
+      {"X-Hub-Signature-256", providers::github::sign("gh secret", form)},
+      {"X-GitHub-Delivery", "2f1c9a70-0b8f-11ef-8d2a-6d1c3f0e5f39"},
+      {"X-GitHub-Event", "pull_request"}};
+  for (int i = 0; i < 2; ++i) {
+    const auto res = client.Post("/webhooks", headers, form, "application/x-www-form-urlencoded");
+    REQUIRE(res);
+    CHECK(res->status == 200);
+  }
+  const auto handled = client.Get("/handled");
+  REQUIRE(handled);
+  CHECK(nlohmann::json::parse(handled->body) == nlohmann::json::parse(R"({"events":[
+      {"event_id":"2f1c9a70-0b8f-11ef-8d2a-6d1c3f0e5f39","type":"pull_request","calls":1,
+       "effects":0}]})"));
+}
+
+TEST_CASE("merchant-receiver: the Svix service's headers; a form to a JSON-only receiver is 415") {
+  const std::string secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+  Process server("merchant-receiver",
+                 {"--listen", "127.0.0.1:0", "--db", test::database_target("merchant_svix"),
+                  "--secret", secret},
+                 test::temp_dir("merchant_svix"));
+  httplib::Client client("127.0.0.1", server.wait_listening());
+  const std::string body = event_body("msg_2Lh9KpA", "order.created");
+  const std::int64_t now = system_clock().now_seconds();
+  const httplib::Headers svix{{"svix-id", "msg_2Lh9KpA"},
+                              {"svix-timestamp", std::to_string(now)},
+                              {"svix-signature", sign(secret, "msg_2Lh9KpA", now, body)}};
+  for (int i = 0; i < 2; ++i) {
+    const auto res = client.Post("/webhooks", svix, body, "application/json");
+    REQUIRE(res);
+    CHECK(res->status == 200);
+  }
+  httplib::Headers mixed = svix;
+  mixed.erase("svix-timestamp");
+  mixed.emplace("webhook-timestamp", std::to_string(now));
+  const auto refused = client.Post("/webhooks", mixed, body, "application/json");
+  REQUIRE(refused);
+  CHECK(refused->status == 400);
+  const auto form =
+      client.Post("/webhooks", svix, "payload=%7B%7D", "application/x-www-form-urlencoded");
+  REQUIRE(form);
+  CHECK(form->status == 415);
+  const auto handled = client.Get("/handled");
+  REQUIRE(handled);
+  CHECK(nlohmann::json::parse(handled->body) == nlohmann::json::parse(R"({"events":[
+      {"event_id":"msg_2Lh9KpA","type":"order.created","calls":1,"effects":1}]})"));
 }
 
 TEST_CASE(

@@ -1,8 +1,10 @@
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "cli.h"
+#include "webhooks/http_server.h"
 
 namespace webhooks::cli {
 
@@ -18,8 +20,9 @@ std::string read_input(const std::string& path) {
   return out.str();
 }
 
-std::map<std::string, std::string> parse_header_lines(const std::string& text) {
-  std::map<std::string, std::string> headers;
+receiver::Headers parse_header_lines(const std::string& text, std::string& refusal) {
+  receiver::Headers headers;
+  std::map<std::string_view, int> single_lines;  // a single header's canonical name: its line
   std::istringstream in(text);
   std::string line;
   int number = 0;
@@ -37,7 +40,14 @@ std::map<std::string, std::string> parse_header_lines(const std::string& text) {
     const std::size_t start = value.find_first_not_of(" \t");
     value = start == std::string::npos ? "" : value.substr(start);
     while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.pop_back();
-    headers[name] = value;
+    if (const std::string_view single = http::single_header(name); !single.empty()) {
+      const auto [first, inserted] = single_lines.emplace(single, number);
+      if (!inserted && refusal.empty()) {
+        refusal = "send one " + std::string(single) + " header (lines " +
+                  std::to_string(first->second) + " and " + std::to_string(number) + ")";
+      }
+    }
+    headers.add(std::move(name), std::move(value));
   }
   return headers;
 }

@@ -114,10 +114,16 @@ void add_verify_options(CLI::App& cmd, VerifyArgs& args) {
 }
 
 int run_verify(const VerifyArgs& args) {
+  std::string refusal;
+  const receiver::Headers headers = parse_header_lines(read_input(args.headers_file), refusal);
+  const auto refused = [&] {
+    std::cout << "invalid: bad_request: " << refusal << "\n";
+    return kFailed;
+  };
   if (args.provider != "standard") {
     if (!args.public_keys.empty()) throw UsageError("--public-key is for --provider standard");
-    return verify_provider(*providers::parse_provider(args.provider), args.secrets,
-                           parse_header_lines(read_input(args.headers_file)),
+    if (!refusal.empty() && !args.secrets.empty()) return refused();  // no --secret: usage first
+    return verify_provider(*providers::parse_provider(args.provider), args.secrets, headers,
                            read_input(args.body_file),
                            {std::chrono::seconds(args.tolerance), !args.no_tolerance},
                            args.now.value_or(system_clock().now_seconds()));
@@ -129,18 +135,16 @@ int run_verify(const VerifyArgs& args) {
   for (const auto& s : args.secrets) secrets.push_back(Secret::parse(s));
   std::vector<Ed25519PublicKey> keys;
   for (const auto& k : args.public_keys) keys.push_back(Ed25519PublicKey::parse(k));
-  const auto headers = parse_header_lines(read_input(args.headers_file));
+  if (!refusal.empty()) return refused();
   const std::string body = read_input(args.body_file);
-  const auto get = [&](std::string_view name) -> std::optional<std::string_view> {
-    const auto it = headers.find(std::string(name));
-    if (it == headers.end()) return std::nullopt;
-    return std::string_view(it->second);
-  };
   const Verifier verifier(secrets, keys,
                           {std::chrono::seconds(args.tolerance), !args.no_tolerance});
-  const VerifyResult result =
-      verifier.verify({get(kHeaderId), get(kHeaderTimestamp), get(kHeaderSignature)}, body,
-                      args.now.value_or(system_clock().now_seconds()));
+  std::optional<std::string> signature;
+  SignedHeaders signed_headers;
+  VerifyResult result = receiver::read_signed_headers(headers, signed_headers, signature);
+  if (result) {
+    result = verifier.verify(signed_headers, body, args.now.value_or(system_clock().now_seconds()));
+  }
   if (result) {
     std::cout << "valid\n";
     return kOk;

@@ -3,18 +3,19 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "webhooks/providers/provider.h"
+#include "webhooks/receiver/receiver.h"
 
 namespace webhooks::cli {
 
 // Prints "valid" and "event-id: <id>" (kOk), or "invalid: <status>: <message>" (kFailed).
-// `headers`: names lowercased (parse_header_lines). `now`: Unix seconds.
+// `headers`: parse_header_lines (the first line of a repeated name counts, as in the receiver).
+// `now`: Unix seconds.
 int verify_provider(providers::Provider provider, const std::vector<std::string>& secrets,
-                    const std::map<std::string, std::string>& headers, const std::string& body,
+                    const receiver::Headers& headers, const std::string& body,
                     providers::ProviderOptions options, std::int64_t now);
 
 }  // namespace webhooks::cli

@@ -62,6 +62,8 @@ constexpr std::string_view kSingleHeaders[] = {"Content-Length",
                                                "X-GitHub-Delivery",
                                                "X-Shopify-Hmac-Sha256",
                                                "X-Shopify-Webhook-Id",
+                                               "shopify-hmac-sha256",
+                                               "shopify-webhook-id",
                                                "X-Slack-Signature",
                                                "X-Slack-Request-Timestamp",
                                                "X-CSRF-Token"};

@@ -252,26 +252,43 @@ void set_json_body(httplib::Response& res, std::string body) {
   res.set_header(kContentType, kJson);
 }
 
-bool is_json_media_type(std::string_view type) {
+namespace {
+
+// The media type of a Content-Type value: without parameters and surrounding whitespace.
+std::string_view media_type(std::string_view type) {
   const std::size_t begin = type.find_first_not_of(" \t");
-  if (begin == std::string_view::npos) return false;
+  if (begin == std::string_view::npos) return {};
   type.remove_prefix(begin);
   type = type.substr(0, type.find(';'));
   while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.remove_suffix(1);
-  // ASCII case-insensitive, without a lower-cased copy (one allocation per request before).
-  const auto same = [](std::string_view text, std::string_view lower) {
-    return text.size() == lower.size() &&
-           std::equal(text.begin(), text.end(), lower.begin(), [](char c, char l) {
-             return (c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c) == l;
-           });
-  };
+  return type;
+}
+
+// ASCII case-insensitive equality with a lower-case `lower`, without a lower-cased copy.
+bool same_lower(std::string_view text, std::string_view lower) {
+  return text.size() == lower.size() &&
+         std::equal(text.begin(), text.end(), lower.begin(), [](char c, char l) {
+           return (c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c) == l;
+         });
+}
+
+}  // namespace
+
+bool is_json_media_type(std::string_view content_type) {
+  const std::string_view type = media_type(content_type);
   constexpr std::string_view kApplication = "application/", kSuffix = "+json";
-  if (same(type, "application/json")) return true;
+  if (same_lower(type, "application/json")) return true;
   return type.size() >= kApplication.size() && type.size() >= kSuffix.size() &&
-         same(type.substr(0, kApplication.size()), kApplication) &&
-         same(type.substr(type.size() - kSuffix.size()), kSuffix) &&
+         same_lower(type.substr(0, kApplication.size()), kApplication) &&
+         same_lower(type.substr(type.size() - kSuffix.size()), kSuffix) &&
          type.find('/') == type.rfind('/');
 }
+
+bool is_form_media_type(std::string_view content_type) {
+  return same_lower(media_type(content_type), "application/x-www-form-urlencoded");
+}
+
+std::string_view single_header(std::string_view name) { return detail::single_header(name); }
 
 bool refuse_unless_json(const httplib::Request& req, httplib::Response& res) {
   const std::string* value = header_value(req, kContentType);
@@ -286,15 +303,18 @@ bool refuse_unless_json(const httplib::Request& req, httplib::Response& res) {
   return true;
 }
 
-// An HTML form of a console (webhooks::console: sign-in, sign-out) posted to a path under
-// /console/: the one kind of non-JSON body a JSON server takes.
-static bool is_console_form(const httplib::Request& req) {
-  if (req.method != "POST" || !req.path.starts_with(kConsoleFormPrefix)) return false;
+// A POST of an application/x-www-form-urlencoded body.
+static bool is_form_post(const httplib::Request& req) {
+  if (req.method != "POST") return false;
   const std::string* value = header_value(req, kContentType);
-  if (value == nullptr) return false;
-  const std::size_t begin = value->find_first_not_of(" \t");
-  return begin != std::string::npos &&
-         std::string_view(*value).substr(begin).starts_with("application/x-www-form-urlencoded");
+  return value != nullptr && is_form_media_type(*value);
+}
+
+// An HTML form of a console (webhooks::console: sign-in, sign-out) posted to a path under
+// /console/, or with Bodies::json_or_form any form POST: the non-JSON bodies a JSON server takes.
+static bool is_accepted_form(const httplib::Request& req, Bodies bodies) {
+  return is_form_post(req) &&
+         (bodies == Bodies::json_or_form || req.path.starts_with(kConsoleFormPrefix));
 }
 
 void limit_request_bodies(httplib::Server& server, std::size_t limit,
@@ -317,15 +337,15 @@ void limit_request_bodies(httplib::Server& server, std::size_t limit,
     // A path id or query filter the database cannot hold as text: PostgreSQL refused it and
     // the request was answered 503 storage_unavailable (Retry-After: 1), a client error
     // retried for ever (GET /orders/%ff, GET /v1/events?type=%ff).
-    if (bodies == Bodies::json && !storable_target(req)) {
+    const bool json = bodies != Bodies::any;
+    if (json && !storable_target(req)) {
       write_error(res, 400, "invalid_request",
                   "the request path and query parameters must be UTF-8 without NUL bytes, "
                   "after percent-decoding");
       return has_unread_body(req) ? close_after(req, res) : HandlerResponse::Handled;
     }
-    if (bodies == Bodies::json &&
-        (req.method == "POST" || req.method == "PUT" || req.method == "PATCH") &&
-        !is_console_form(req) && refuse_unless_json(req, res)) {
+    if (json && (req.method == "POST" || req.method == "PUT" || req.method == "PATCH") &&
+        !is_accepted_form(req, bodies) && refuse_unless_json(req, res)) {
       return has_unread_body(req) ? close_after(req, res) : HandlerResponse::Handled;
     }
     return HandlerResponse::Unhandled;

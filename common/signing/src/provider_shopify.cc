@@ -3,6 +3,27 @@
 #include "webhooks/providers/shopify.h"
 
 namespace webhooks::providers::shopify {
+namespace {
+
+// A header read under its X-Shopify- name, else its shopify- name (Shopify's libraries: the
+// first present is used).
+struct Found {
+  std::optional<std::string_view> value;
+  std::string_view name;  // the name it was read under (the X-Shopify- one when absent)
+};
+
+Found find(const HeaderLookup& headers, std::string_view name, std::string_view events_name) {
+  if (auto value = headers(name)) return {value, name};
+  if (auto value = headers(events_name)) return {value, events_name};
+  return {std::nullopt, name};
+}
+
+ProviderResult missing(std::string_view name, std::string_view events_name) {
+  return detail::failure(ProviderStatus::missing_header, name,
+                         std::string(name) + " (or " + std::string(events_name) + ") is missing");
+}
+
+}  // namespace
 
 std::string sign(std::string_view secret, std::string_view body) {
   return base64_encode(detail::hmac_sha256(secret, {body}));
@@ -11,21 +32,28 @@ std::string sign(std::string_view secret, std::string_view body) {
 Verifier::Verifier(std::vector<std::string> secrets, ProviderOptions)
     : secrets_(detail::checked(std::move(secrets))) {}
 
+std::optional<std::string_view> Verifier::event_type(const HeaderLookup& headers) const {
+  return find(headers, kHeaderTopic, kEventsHeaderTopic).value;
+}
+
 ProviderResult Verifier::verify(const HeaderLookup& headers, std::string_view body,
                                 std::int64_t) const {
-  const auto hmac = headers(kHeaderHmac);
-  if (!hmac) return detail::missing(kHeaderHmac);
-  const auto id = headers(kHeaderWebhookId);
-  if (!id) return detail::missing(kHeaderWebhookId);
+  const Found hmac = find(headers, kHeaderHmac, kEventsHeaderHmac);
+  if (!hmac.value) return missing(kHeaderHmac, kEventsHeaderHmac);
+  const Found id = find(headers, kHeaderWebhookId, kEventsHeaderWebhookId);
+  if (!id.value) return missing(kHeaderWebhookId, kEventsHeaderWebhookId);
   std::uint8_t decoded[48];
-  if (hmac->size() != 44 || base64_decode_to(*hmac, decoded) != std::optional<std::size_t>(32)) {
-    return detail::malformed(kHeaderHmac, "the padded base64 of 32 bytes (44 characters)");
+  if (hmac.value->size() != 44 ||
+      base64_decode_to(*hmac.value, decoded) != std::optional<std::size_t>(32)) {
+    return detail::malformed(hmac.name, "the padded base64 of 32 bytes (44 characters)");
   }
   bool matched = false;
-  for (const std::string& secret : secrets_) matched |= detail::same(sign(secret, body), *hmac);
-  if (!matched) return detail::bad_signature(kHeaderHmac);
+  for (const std::string& secret : secrets_) {
+    matched |= detail::same(sign(secret, body), *hmac.value);
+  }
+  if (!matched) return detail::bad_signature(hmac.name);
   ProviderResult result;
-  detail::take_id(result, *id, ProviderStatus::malformed_header, kHeaderWebhookId);
+  detail::take_id(result, *id.value, ProviderStatus::malformed_header, id.name);
   return result;
 }
 

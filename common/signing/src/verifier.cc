@@ -99,32 +99,34 @@ bool Verifier::any_signature_matches(std::string_view id, std::int64_t timestamp
 
 VerifyResult Verifier::verify(const SignedHeaders& headers, std::string_view body,
                               std::int64_t now_seconds) const {
+  const SignedHeaderNames& names = headers.names;
   const std::pair<std::string_view, const std::optional<std::string_view>*> required[] = {
-      {kHeaderId, &headers.id},
-      {kHeaderTimestamp, &headers.timestamp},
-      {kHeaderSignature, &headers.signature}};
+      {names.id, &headers.id},
+      {names.timestamp, &headers.timestamp},
+      {names.signature, &headers.signature}};
   for (const auto& [name, value] : required) {
     if (!value->has_value()) {
       return failure(VerifyStatus::missing_header, name, std::string(name) + " header is missing");
     }
   }
   if (!is_valid_webhook_id(*headers.id)) {
-    return failure(VerifyStatus::malformed_header, kHeaderId,
-                   "webhook-id must be 1 to 255 printable ASCII characters without spaces");
+    return failure(
+        VerifyStatus::malformed_header, names.id,
+        std::string(names.id) + " must be 1 to 255 printable ASCII characters without spaces");
   }
   const auto timestamp = parse_webhook_timestamp(*headers.timestamp);
   if (!timestamp) {
-    return failure(VerifyStatus::malformed_header, kHeaderTimestamp,
-                   "webhook-timestamp must be Unix seconds: 1 to 10 decimal digits");
+    return failure(VerifyStatus::malformed_header, names.timestamp,
+                   std::string(names.timestamp) + " must be Unix seconds: 1 to 10 decimal digits");
   }
   const bool has_entry = !for_each_entry(*headers.signature, [](const Entry&) { return false; });
   if (!has_entry) {
-    return failure(VerifyStatus::malformed_header, kHeaderSignature,
-                   "webhook-signature has no '<version>,<signature>' entry");
+    return failure(VerifyStatus::malformed_header, names.signature,
+                   std::string(names.signature) + " has no '<version>,<signature>' entry");
   }
 
   if (!any_signature_matches(*headers.id, *timestamp, body, *headers.signature)) {
-    return failure(VerifyStatus::no_matching_signature, kHeaderSignature,
+    return failure(VerifyStatus::no_matching_signature, names.signature,
                    "no signature matches any configured secret or key");
   }
 
@@ -133,16 +135,37 @@ VerifyResult Verifier::verify(const SignedHeaders& headers, std::string_view bod
     const std::int64_t tolerance = options_.tolerance.count();
     if (*timestamp < now_seconds - tolerance) {
       result.status = VerifyStatus::timestamp_too_old;
-      result.message = "webhook-timestamp is " + std::to_string(now_seconds - *timestamp) +
-                       " s old; the tolerance is " + std::to_string(tolerance) + " s";
+      result.message = std::string(names.timestamp) + " is " +
+                       std::to_string(now_seconds - *timestamp) + " s old; the tolerance is " +
+                       std::to_string(tolerance) + " s";
     } else if (*timestamp > now_seconds + tolerance) {
       result.status = VerifyStatus::timestamp_too_new;
-      result.message = "webhook-timestamp is " + std::to_string(*timestamp - now_seconds) +
+      result.message = std::string(names.timestamp) + " is " +
+                       std::to_string(*timestamp - now_seconds) +
                        " s in the future; the tolerance is " + std::to_string(tolerance) + " s";
     }
-    if (!result) result.header = kHeaderTimestamp;
+    if (!result) result.header = names.timestamp;
   }
   return result;
+}
+
+VerifyResult choose_signed_header_names(const std::function<bool(std::string_view)>& present,
+                                        SignedHeaderNames& names) {
+  const auto first_present = [&](const SignedHeaderNames& family) -> std::string_view {
+    for (std::string_view name : {family.id, family.timestamp, family.signature}) {
+      if (present(name)) return name;
+    }
+    return {};
+  };
+  const std::string_view webhook = first_present(kWebhookHeaderNames);
+  const std::string_view svix = first_present(kSvixHeaderNames);
+  if (!webhook.empty() && !svix.empty()) {
+    return failure(VerifyStatus::malformed_header, webhook,
+                   "the request carries both " + std::string(webhook) + " and " +
+                       std::string(svix) + ": send the webhook-* or the svix-* headers, not both");
+  }
+  names = svix.empty() ? kWebhookHeaderNames : kSvixHeaderNames;
+  return {};
 }
 
 }  // namespace webhooks

@@ -111,6 +111,41 @@ TEST_CASE("shopify: tampered body, wrong secret, malformed and missing headers")
         ProviderStatus::missing_header);
 }
 
+TEST_CASE("shopify: the events family's refusals name the header as it was sent") {
+  const shopify::Verifier verifier({kShopifySecret});
+  ProviderResult result =
+      verifier.verify(lookup({{"shopify-hmac-sha256", kShopifyHmac}}), kShopifyBody, kNow);
+  CHECK(result.status == ProviderStatus::missing_header);
+  CHECK(result.header == "X-Shopify-Webhook-Id");
+  CHECK(result.message == "X-Shopify-Webhook-Id (or shopify-webhook-id) is missing");
+  result = verifier.verify(lookup({{"shopify-webhook-id", "w"}}), kShopifyBody, kNow);
+  CHECK(result.message == "X-Shopify-Hmac-Sha256 (or shopify-hmac-sha256) is missing");
+  result =
+      verifier.verify(lookup({{"shopify-hmac-sha256", "invalid"}, {"shopify-webhook-id", "w"}}),
+                      kShopifyBody, kNow);
+  CHECK(result.status == ProviderStatus::malformed_header);
+  CHECK(result.message ==
+        "shopify-hmac-sha256 must be the padded base64 of 32 bytes (44 characters)");
+  result =
+      verifier.verify(lookup({{"shopify-hmac-sha256", kShopifyHmac}, {"shopify-webhook-id", "w"}}),
+                      kShopifyBody + "\n", kNow);
+  CHECK(result.status == ProviderStatus::bad_signature);
+  CHECK(result.message == "no signature in shopify-hmac-sha256 matches any configured secret");
+  result = verifier.verify(
+      lookup({{"shopify-hmac-sha256", kShopifyHmac}, {"shopify-webhook-id", "has space"}}),
+      kShopifyBody, kNow);
+  CHECK(result.status == ProviderStatus::malformed_header);
+  CHECK(result.header == "shopify-webhook-id");
+  // The X-Shopify- name counts first, as in Shopify's libraries.
+  result = verifier.verify(lookup({{"X-Shopify-Hmac-Sha256", kShopifyHmac},
+                                   {"shopify-hmac-sha256", "invalid"},
+                                   {"X-Shopify-Webhook-Id", "w-1"},
+                                   {"shopify-webhook-id", "w-2"}}),
+                           kShopifyBody, kNow);
+  CHECK(result.status == ProviderStatus::ok);
+  CHECK(result.event_id == "w-1");
+}
+
 TEST_CASE("slack: tampered body, wrong secret, window, malformed, missing id") {
   const slack::Verifier verifier({kSlackSecret});
   const auto at = [](std::int64_t t, const std::string& body, const std::string& secret) {

@@ -22,7 +22,7 @@ TEST_CASE("github: GitHub's documented vector signs and verifies") {
   CHECK(result.status == ProviderStatus::ok);
   CHECK(result.event_id == "72d3162e-cc78-11e3-81ab-4c9367dc0958");
   CHECK(result.timestamp == 0);
-  CHECK(verifier.type_header() == "X-GitHub-Event");
+  CHECK(verifier.event_type(lookup(headers)) == "push");
 }
 
 TEST_CASE("slack: Slack's documented example signs and verifies; it has no event_id") {
@@ -61,7 +61,22 @@ TEST_CASE("shopify: the published base64 vector signs and verifies") {
   const ProviderResult result = verifier.verify(lookup(headers), kShopifyBody, 0);
   CHECK(result.status == ProviderStatus::ok);
   CHECK(result.event_id == kShopifyWebhookId);
-  CHECK(verifier.type_header() == "X-Shopify-Topic");
+  CHECK(verifier.event_type(lookup(headers)) == "orders/create");
+}
+
+TEST_CASE("shopify: the events family's names (shopify-*) verify the same vector") {
+  const std::map<std::string, std::string> headers{
+      {"shopify-hmac-sha256", kShopifyHmac},
+      {"shopify-webhook-id", kShopifyWebhookId},
+      {"shopify-event-id", "98880550-7158-44d4-b7cd-2c97c8a091b5"},
+      {"shopify-topic", "orders/create"},
+      {"shopify-shop-domain", "example.myshopify.com"},
+      {"shopify-triggered-at", "2025-01-21T12:00:00.000Z"}};
+  const shopify::Verifier verifier({kShopifySecret});
+  const ProviderResult result = verifier.verify(lookup(headers), kShopifyBody, 0);
+  CHECK(result.status == ProviderStatus::ok);
+  CHECK(result.event_id == kShopifyWebhookId);
+  CHECK(verifier.event_type(lookup(headers)) == "orders/create");
 }
 
 TEST_CASE("make_provider_verifier: one per provider; standard, no secret, an empty one refused") {

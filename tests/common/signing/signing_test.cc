@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -177,6 +178,51 @@ TEST_CASE("a signature list joined with ', ' or a tab verifies whatever the orde
   const auto r = check({kId, ts, ", \t"});
   CHECK(r.status == VerifyStatus::malformed_header);
   CHECK(r.header == "webhook-signature");
+}
+
+TEST_CASE("the svix-* family verifies the same signature; its failures name svix-* headers") {
+  const std::string ts = std::to_string(kTs);
+  CHECK(check({kId, ts, kSig, kSvixHeaderNames}).status == VerifyStatus::ok);
+  VerifyResult r = check({std::nullopt, ts, kSig, kSvixHeaderNames});
+  CHECK(r.status == VerifyStatus::missing_header);
+  CHECK(r.header == "svix-id");
+  CHECK(r.message == "svix-id header is missing");
+  r = check({kId, "16142653300000", kSig, kSvixHeaderNames});
+  CHECK(r.header == "svix-timestamp");
+  CHECK(r.message == "svix-timestamp must be Unix seconds: 1 to 10 decimal digits");
+  r = check({kId, ts, "v1,AAAA", kSvixHeaderNames});
+  CHECK(r.status == VerifyStatus::no_matching_signature);
+  CHECK(r.header == "svix-signature");
+  r = check({kId, ts, kSig, kSvixHeaderNames}, kTs + 301);
+  CHECK(r.status == VerifyStatus::timestamp_too_old);
+  CHECK(r.header == "svix-timestamp");
+  CHECK(r.message == "svix-timestamp is 301 s old; the tolerance is 300 s");
+}
+
+TEST_CASE("choose_signed_header_names: webhook-* by default, svix-* alone, never a mix") {
+  const auto choose = [](std::vector<std::string_view> present, SignedHeaderNames& names) {
+    return choose_signed_header_names(
+        [&](std::string_view name) {
+          return std::find(present.begin(), present.end(), name) != present.end();
+        },
+        names);
+  };
+  SignedHeaderNames names{};
+  CHECK(choose({}, names).status == VerifyStatus::ok);
+  CHECK(names.id == "webhook-id");
+  CHECK(choose({"svix-id", "svix-timestamp", "svix-signature"}, names).status == VerifyStatus::ok);
+  CHECK(names.id == "svix-id");
+  CHECK(names.timestamp == "svix-timestamp");
+  CHECK(names.signature == "svix-signature");
+  CHECK(choose({"webhook-id", "webhook-timestamp", "webhook-signature"}, names).status ==
+        VerifyStatus::ok);
+  CHECK(names.signature == "webhook-signature");
+  const VerifyResult mixed = choose({"svix-id", "webhook-timestamp", "svix-signature"}, names);
+  CHECK(mixed.status == VerifyStatus::malformed_header);
+  CHECK(mixed.header == "webhook-timestamp");
+  CHECK(mixed.message ==
+        "the request carries both webhook-timestamp and svix-id: send the webhook-* or the svix-* "
+        "headers, not both");
 }
 
 TEST_CASE("a verifier needs a secret or a key") {

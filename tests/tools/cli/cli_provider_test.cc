@@ -2,6 +2,7 @@
 // vectors (tests/common/signing/provider_vectors.h gives the sources).
 #include "../../common/signing/provider_vectors.h"
 #include "cli_run.h"
+#include "webhooks/providers/github.h"
 
 using namespace webhooks::test;
 using namespace provider_test;
@@ -60,4 +61,38 @@ TEST_CASE("verify --provider stripe and shopify; usage errors") {
   run = cli("verify --provider shopify" + shopify);
   CHECK(run.code == 2);
   CHECK(run.out == "webhooks: verify --provider needs --secret\n");
+}
+
+TEST_CASE("verify --provider: shopify's events family, a github form body, repeated lines") {
+  const std::string dir = temp_dir("cli-provider-3");
+  const std::string shopify =
+      " --headers-file " +
+      write(dir, "shopify.headers",
+            "shopify-hmac-sha256: " + kShopifyHmac +
+                "\nshopify-webhook-id: w-2\nshopify-topic: orders/create\n") +
+      " --body-file " + write(dir, "shopify.body", kShopifyBody);
+  Run run = cli("verify --provider shopify --secret test-webhook-secret" + shopify);
+  CHECK(run.code == 0);
+  CHECK(run.out == "valid\nevent-id: w-2\n");
+  // A GitHub form delivery is signed over the raw form body, as the receiver checks it.
+  const std::string form = "payload=%7B%22zen%22%3A%22Design+for+failure.%22%7D";
+  const std::string github_headers =
+      "X-Hub-Signature-256: " + webhooks::providers::github::sign("gh secret", form) +
+      "\nX-GitHub-Delivery: d-9\n";
+  run = cli("verify --provider github --secret 'gh secret' --headers-file " +
+            write(dir, "form.headers",
+                  github_headers + "Content-Type: application/x-www-form-urlencoded\n") +
+            " --body-file " + write(dir, "form.body", form));
+  CHECK(run.out == "valid\nevent-id: d-9\n");
+  // A second signature line is refused, in either order, as the receiver's edge refuses it.
+  const std::string bad = "X-Hub-Signature-256: sha256=" + std::string(64, '0') + "\n";
+  const std::pair<std::string, std::string> orders[] = {{github_headers + bad, "1 and 3"},
+                                                        {bad + github_headers, "1 and 2"}};
+  for (const auto& [lines, where] : orders) {
+    run = cli("verify --provider github --secret 'gh secret' --headers-file " +
+              write(dir, "repeated.headers", lines) + " --body-file " + dir + "/form.body");
+    CHECK(run.code == 1);
+    CHECK(run.out ==
+          "invalid: bad_request: send one X-Hub-Signature-256 header (lines " + where + ")\n");
+  }
 }

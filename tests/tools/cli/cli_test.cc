@@ -97,6 +97,51 @@ TEST_CASE("verify says valid, or exactly why not") {
   CHECK(cli("--help").code == 0);
 }
 
+TEST_CASE("verify: repeated lines are refused as the receiver refuses them; svix-* names") {
+  // Issue 27: only the last of repeated lines was kept, so a delivery verified or not depending on
+  // the order of its lines. The receiver's HTTP edge answers 400 bad_request to a second line of
+  // a signature or id header; verify says the same, in any order.
+  const std::string dir = test::temp_dir("cli-verify-repeated");
+  const std::string body = write(dir, "body", "{\"test\": 2432232314}");
+  const std::string good = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=";
+  const std::string other = "v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc=";
+  const auto verify = [&](const std::string& name, const std::string& lines) {
+    return cli("verify --secret " + kSecret + " --headers-file " + write(dir, name, lines) +
+               " --body-file " + body + " --now 1614265330");
+  };
+  const std::string id = "webhook-id: msg_p5jXN8AQM9LWM0D4loKWxJek\n";
+  const std::string ts = "webhook-timestamp: 1614265330\n";
+  Run run = verify("a", id + ts + "webhook-signature: " + good + "\nwebhook-signature: " + other);
+  CHECK(run.code == 1);
+  CHECK(run.out == "invalid: bad_request: send one webhook-signature header (lines 3 and 4)\n");
+  run =
+      verify("b", id + ts + "webhook-signature: " + other + "\n# note\nWebhook-Signature: " + good);
+  CHECK(run.out == "invalid: bad_request: send one webhook-signature header (lines 3 and 5)\n");
+  run = verify("c", id + "webhook-id: msg_other\n" + ts + "webhook-signature: " + good);
+  CHECK(run.out == "invalid: bad_request: send one webhook-id header (lines 1 and 2)\n");
+  // Other repeated headers are not the receiver's concern.
+  run = verify("d", id + ts + "x-note: 1\nx-note: 2\nwebhook-signature: " + good);
+  CHECK(run.out == "valid\n");
+  run = verify("svix",
+               "svix-id: msg_p5jXN8AQM9LWM0D4loKWxJek\nsvix-timestamp: 1614265330\n"
+               "svix-signature: " +
+                   good + "\n");
+  CHECK(run.code == 0);
+  CHECK(run.out == "valid\n");
+  run = verify("mixed", "svix-id: msg_p5jXN8AQM9LWM0D4loKWxJek\n" + ts + "svix-signature: " + good);
+  CHECK(run.code == 1);
+  CHECK(run.out ==
+        "invalid: malformed_header: the request carries both webhook-timestamp and svix-id: send "
+        "the webhook-* or the svix-* headers, not both\n");
+  run = verify("svix-late",
+               "svix-id: msg_p5jXN8AQM9LWM0D4loKWxJek\nsvix-timestamp: 1614265000\n"
+               "svix-signature: " +
+                   good + "\n");
+  CHECK(run.out ==
+        "invalid: no_matching_signature: no signature matches any configured secret or "
+        "key\n");
+}
+
 TEST_CASE("verify: a signature list joined with ', ' or a tab is valid in either order") {
   // Issue 12: "v1,GOOD, v1,AAAA" was invalid while "v1,AAAA, v1,GOOD" was valid.
   const std::string dir = test::temp_dir("cli-verify-lists");

@@ -230,7 +230,9 @@ int bind_server(httplib::Server& server, const std::string& host, int port,
 // 400 invalid_request before any handler: PostgreSQL cannot take such text as a parameter.
 // One exception: a POST to a path under kConsoleFormPrefix may be application/x-www-form-urlencoded
 // (an HTML console's sign-in and sign-out forms, webhooks::console); its bytes are in req.body.
-enum class Bodies { any, json };
+// Bodies::json_or_form is Bodies::json that also takes a form POST on any path (GitHub's form
+// deliveries, docs/receiver.md), its bytes in req.body.
+enum class Bodies { any, json, json_or_form };
 inline constexpr std::string_view kConsoleFormPrefix = "/console/";
 void limit_request_bodies(httplib::Server& server, std::size_t limit,
                           httplib::Server::HandlerWithResponse then = nullptr,
@@ -244,6 +246,15 @@ void set_json_body(httplib::Response& res, std::string body);
 // Whether a Content-Type value names JSON: application/json or application/<anything>+json, in
 // any letter case, with any parameters (charset=utf-8), with or without surrounding whitespace.
 bool is_json_media_type(std::string_view content_type);
+// The canonical name of a header every server here takes at most one line of, when `name` (any
+// letter case) is one, else "": Content-Length, Host, Authorization, Content-Type, the
+// idempotency keys, and the signature and id headers of Standard Webhooks, Svix and the providers
+// (a second line is answered 400 bad_request "send one <name> header"; docs/security.md).
+std::string_view single_header(std::string_view name);
+
+// Whether a Content-Type value names application/x-www-form-urlencoded, in any letter case, with
+// any parameters, with or without surrounding whitespace.
+bool is_form_media_type(std::string_view content_type);
 
 // For a route that reads a JSON body: when `req` has a Content-Type that is not JSON, answers
 // 415 unsupported_media_type ({"error":{"code","message"}}, the message naming the type) and

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,7 @@
 #include "webhooks/ed25519.h"
 #include "webhooks/secret.h"
 #include "webhooks/signer.h"
+#include "webhooks/wire.h"
 
 namespace webhooks {
 
@@ -37,12 +39,32 @@ struct VerifyResult {
   explicit operator bool() const { return status == VerifyStatus::ok; }
 };
 
-// The three signed headers as received (values untrimmed, as the transport gave them).
+// The names of the three signed headers in one family (wire.h).
+struct SignedHeaderNames {
+  std::string_view id, timestamp, signature;
+};
+inline constexpr SignedHeaderNames kWebhookHeaderNames{kHeaderId, kHeaderTimestamp,
+                                                       kHeaderSignature};
+inline constexpr SignedHeaderNames kSvixHeaderNames{kSvixHeaderId, kSvixHeaderTimestamp,
+                                                    kSvixHeaderSignature};
+
+// The three signed headers as received (values untrimmed, as the transport gave them), and the
+// family they were read under (named in VerifyResult::header and ::message).
 struct SignedHeaders {
   std::optional<std::string_view> id;
   std::optional<std::string_view> timestamp;
   std::optional<std::string_view> signature;
+  SignedHeaderNames names = kWebhookHeaderNames;
 };
+
+// Which family a request's signed headers use, from `present(name)` (whether the request has a
+// header of that name, compared case-insensitively): kSvixHeaderNames when it has any of svix-id,
+// svix-timestamp, svix-signature and none of webhook-id, webhook-timestamp, webhook-signature;
+// otherwise kWebhookHeaderNames. A request with some of each is refused, never read as a mix:
+// returns malformed_header, VerifyResult::header the first webhook-* name present. Otherwise
+// returns ok and sets `names`.
+VerifyResult choose_signed_header_names(const std::function<bool(std::string_view)>& present,
+                                        SignedHeaderNames& names);
 
 struct VerifyOptions {
   // Largest accepted |now - webhook-timestamp|, both directions. Default 300 s.

@@ -15,6 +15,12 @@ inline constexpr std::string_view kHeaderSignature = "webhook-signature";
 inline constexpr std::string_view kHeaderDeliveryId = "webhook-delivery-id";
 inline constexpr std::string_view kHeaderEventType = "webhook-event-type";
 
+// The Svix service's names of the three signed headers (its default; the scheme is the same, and
+// every Svix library accepts both families). Source: docs.svix.com, "Verifying Payloads".
+inline constexpr std::string_view kSvixHeaderId = "svix-id";
+inline constexpr std::string_view kSvixHeaderTimestamp = "svix-timestamp";
+inline constexpr std::string_view kSvixHeaderSignature = "svix-signature";
+
 // True when `id` is 1 to 255 printable ASCII characters (0x21..0x7e), no spaces.
 bool is_valid_webhook_id(std::string_view id) noexcept;
 

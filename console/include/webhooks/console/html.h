@@ -17,9 +17,8 @@ std::string escape_html(std::string_view text);
 // kept, every other byte as %XX, upper-case hex).
 std::string url_encode(std::string_view text);
 
-// An application/x-www-form-urlencoded body (an HTML form's POST): name=value pairs joined by &,
-// '+' as space, %XX decoded. A name given twice keeps its first value; a malformed %XX is kept
-// as it is.
+// An application/x-www-form-urlencoded body (an HTML form's POST) as webhooks::parse_form
+// (webhooks/form.h) reads it, by name: a name given twice keeps its first value.
 std::map<std::string, std::string> parse_form(std::string_view body);
 
 }  // namespace webhooks::console

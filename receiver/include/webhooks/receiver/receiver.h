@@ -31,6 +31,7 @@
 #include "webhooks/db.h"
 #include "webhooks/idempotency/store.h"
 #include "webhooks/providers/provider.h"
+#include "webhooks/verifier.h"
 
 namespace webhooks::receiver {
 
@@ -153,13 +154,24 @@ Headers Headers::view(const Range& entries) {
   return headers;
 }
 
+// A request's Standard Webhooks headers as the receiver (and `webhooks verify`) reads them
+// (docs/receiver.md, "Answers", step 2): under the webhook-* names, or the Svix service's svix-*
+// names (choose_signed_header_names, verifier.h: a request with some of each is malformed_header);
+// the signature's repeated lines joined with single spaces into `signature` (one list of
+// entries), the first line of the id and the timestamp. Returns ok with `out` set (views into
+// `headers` and `signature`, valid while both are), or the refusal.
+VerifyResult read_signed_headers(const Headers& headers, SignedHeaders& out,
+                                 std::optional<std::string>& signature);
+
 // A verified delivery, as the handler sees it. Views into the request; valid during the call.
 struct Event {
-  std::string_view id;           // webhook-id: the dedup key (other providers: their event id)
+  std::string_view id;           // webhook-id (or svix-id): the dedup key (other providers: their
+                                 // event id)
   std::string_view type;         // the body's "type", else the type header (webhook-event-type,
-                                 // X-GitHub-Event, X-Shopify-Topic), else ""
+                                 // X-GitHub-Event, X-Shopify-Topic or shopify-topic), else ""
   std::string_view delivery_id;  // webhook-delivery-id (diagnostics only; "" when absent)
-  std::int64_t timestamp = 0;    // webhook-timestamp, Unix seconds (GitHub, Shopify: 0)
+  std::int64_t timestamp = 0;    // webhook-timestamp (svix-timestamp), Unix seconds (GitHub,
+                                 // Shopify: 0)
   std::string_view body;         // the raw body
   const nlohmann::json* payload = nullptr;  // the parsed body: a JSON object nested at most 128
                                             // deep (json_parse.h); numbers beyond 64 bits are

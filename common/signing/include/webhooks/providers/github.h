@@ -34,7 +34,9 @@ class Verifier final : public ProviderVerifier {
   // Throws as make_provider_verifier.
   Verifier(std::vector<std::string> secrets, ProviderOptions options = {});
   Provider provider() const noexcept override { return Provider::github; }
-  std::string_view type_header() const noexcept override { return kHeaderEvent; }
+  std::optional<std::string_view> event_type(const HeaderLookup& headers) const override {
+    return headers(kHeaderEvent);
+  }
   ProviderResult verify(const HeaderLookup& headers, std::string_view body,
                         std::int64_t now_seconds) const override;
 

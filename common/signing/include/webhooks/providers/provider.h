@@ -75,9 +75,10 @@ class ProviderVerifier {
  public:
   virtual ~ProviderVerifier() = default;
   virtual Provider provider() const noexcept = 0;
-  // The header carrying the event type when the body has no "type" (GitHub's X-GitHub-Event,
-  // Shopify's X-Shopify-Topic), else empty.
-  virtual std::string_view type_header() const noexcept = 0;
+  // The event type a provider sends in a header, for a body without "type": the value of
+  // GitHub's X-GitHub-Event, Shopify's X-Shopify-Topic (or shopify-topic), as `headers` returns it;
+  // std::nullopt when absent or for a provider without one (Stripe, Slack).
+  virtual std::optional<std::string_view> event_type(const HeaderLookup& headers) const = 0;
   // Verifies one delivery: the raw body bytes as received, `now_seconds` Unix seconds.
   virtual ProviderResult verify(const HeaderLookup& headers, std::string_view body,
                                 std::int64_t now_seconds) const = 0;

@@ -7,6 +7,12 @@
 //   X-Shopify-Webhook-Id:  <id>      the dedup id (the same on every retry of the webhook)
 //   X-Shopify-Topic:       <topic>   Event::type, e.g. orders/create
 //
+// Shopify's newer deliveries (events) name the same headers without the prefix:
+// shopify-hmac-sha256, shopify-webhook-id, shopify-topic (with shopify-event-id,
+// shopify-shop-domain, shopify-triggered-at, not read). As Shopify's own libraries do, each header
+// is read under its X-Shopify- name, else under its shopify- name; the event id is the webhook id
+// in both families.
+//
 // No timestamp is signed, so there is no tolerance. The secret is the app's client secret text.
 #pragma once
 
@@ -22,18 +28,23 @@ namespace webhooks::providers::shopify {
 inline constexpr std::string_view kHeaderHmac = "X-Shopify-Hmac-Sha256";
 inline constexpr std::string_view kHeaderWebhookId = "X-Shopify-Webhook-Id";
 inline constexpr std::string_view kHeaderTopic = "X-Shopify-Topic";
+// The events family's names of the same three headers.
+inline constexpr std::string_view kEventsHeaderHmac = "shopify-hmac-sha256";
+inline constexpr std::string_view kEventsHeaderWebhookId = "shopify-webhook-id";
+inline constexpr std::string_view kEventsHeaderTopic = "shopify-topic";
 
 // The header value: base64 (padded, 44 characters) of the HMAC of `body` with `secret`.
 std::string sign(std::string_view secret, std::string_view body);
 
-// Statuses: missing_header (HMAC or webhook id header absent); malformed_header (HMAC not padded
-// base64 of 32 bytes, webhook id not 1 to 255 printable ASCII characters); bad_signature.
+// Statuses: missing_header (HMAC or webhook id header absent under both names; `header` is the
+// X-Shopify- name); malformed_header (HMAC not padded base64 of 32 bytes, webhook id not 1 to 255
+// printable ASCII characters; `header` is the name read); bad_signature.
 class Verifier final : public ProviderVerifier {
  public:
   // Throws as make_provider_verifier.
   Verifier(std::vector<std::string> secrets, ProviderOptions options = {});
   Provider provider() const noexcept override { return Provider::shopify; }
-  std::string_view type_header() const noexcept override { return kHeaderTopic; }
+  std::optional<std::string_view> event_type(const HeaderLookup& headers) const override;
   ProviderResult verify(const HeaderLookup& headers, std::string_view body,
                         std::int64_t now_seconds) const override;
 

@@ -34,7 +34,9 @@ class Verifier final : public ProviderVerifier {
   // Throws as make_provider_verifier.
   Verifier(std::vector<std::string> secrets, ProviderOptions options = {});
   Provider provider() const noexcept override { return Provider::slack; }
-  std::string_view type_header() const noexcept override { return {}; }
+  std::optional<std::string_view> event_type(const HeaderLookup&) const override {
+    return std::nullopt;
+  }
   ProviderResult verify(const HeaderLookup& headers, std::string_view body,
                         std::int64_t now_seconds) const override;
 
