@@ -47,6 +47,15 @@ void make_ready(Fiber& fiber);
 // fiber goes on; on a plain thread, std::this_thread::yield().
 void yield();
 
+// On a fiber that may suspend (can_suspend()): runs `work` on one of up to 64 threads kept for
+// reuse (started as calls need them; a call beyond waits for one to come free) while the fiber
+// is suspended, so that its worker thread serves other fibers meanwhile; rethrows what `work`
+// throws. Anywhere else (a plain thread, inside a NoSuspend scope) runs `work` right here. `work`
+// may run on another thread than the caller: it must not rely on thread-local state (local()
+// included). Throws std::system_error when not one thread can be started. Under
+// http::run_blocking and the PostgreSQL engine's statements (webhooks/db.h).
+void run_on_thread(const std::function<void()>& work);
+
 // Pointers kept per fiber, and per thread outside fibers: what a request's handling keeps in a
 // thread-local must live in its fiber instead, since other fibers run on the thread meanwhile.
 enum class Slot { served_connection, traffic, count };

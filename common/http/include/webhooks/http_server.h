@@ -167,7 +167,8 @@ class Server : public httplib::Server {
 // Anywhere else (a pool thread, a thread of the caller's own, inside a database transaction,
 // where the fiber may not suspend) it runs `work` right here. `work` may run on another thread
 // than the handler: it must not rely on thread-local state. The calls run on up to 64 threads
-// kept for reuse; more wait for one to come free. Throws std::system_error when not one thread
+// kept for reuse (fibers::run_on_thread's, which PostgreSQL calls made on fibers share,
+// webhooks/db.h); more wait for one to come free. Throws std::system_error when not one thread
 // can be started.
 void run_blocking(const std::function<void()>& work);
 template <typename Work>
