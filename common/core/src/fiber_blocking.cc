@@ -26,7 +26,10 @@ class BlockingThreads {
     {
       std::lock_guard lock(mutex_);
       calls_.push_back(&call);
-      if (idle_ == 0 && threads_ < kBlockingThreads) start_thread();
+      // Every call queued needs a thread of its own: an idle thread counts until it wakes up and
+      // takes one, so two calls made at once with one thread idle start a second thread rather
+      // than one waiting for the other to finish.
+      if (calls_.size() > idle_ && threads_ < kBlockingThreads) start_thread();
     }
     ready_.notify_one();
     call.done.wait();  // the fiber's worker thread serves other requests meanwhile
