@@ -9,6 +9,7 @@
 // column on SQLite, bytea on PostgreSQL). Times are stored as integer Unix milliseconds.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -116,8 +117,22 @@ struct Options {
   // halved the publisher's p99 latencies in bench_publisher and did not help the receiver
   // (docs/operations.md, docs/receiver.md). Ignored for PostgreSQL and in-memory databases.
   bool sqlite_background_checkpoint = false;
-  // PostgreSQL connect timeout (seconds).
+  // PostgreSQL: how long opening one connection may take (seconds; 0: no bound). A connection
+  // opened for a call is also bounded by postgres_pool_wait_ms.
   int postgres_connect_timeout_s = 10;
+  // PostgreSQL: how long one statement may take (milliseconds; 0: no bound). Set as each
+  // connection's statement_timeout, so the server cancels a statement that runs longer (SQLSTATE
+  // 57014; the connection is kept). The client also stops waiting for the answer 250 ms after
+  // that (a server that stopped answering, e.g. a frozen host, cancels nothing): the connection
+  // is dropped, and whether the statement ran is unknown, as after a broken connection. Either
+  // way the call throws Error(storage). It bounds each statement of a transaction (a transaction
+  // of n statements may take n times as long) and migrations too: raise it for a migration that
+  // runs longer. Default 5,000 (5 s).
+  int postgres_statement_timeout_ms = 5'000;
+  // PostgreSQL: how long a call waits for a pooled connection (milliseconds; 0: no bound): for
+  // one to come free when all pool_size are in use, or for a new one to open. Past it the call
+  // throws Error(storage). Default 3,000 (3 s).
+  int postgres_pool_wait_ms = 3'000;
 };
 
 // One migration of a component: its version (1..n within the component), its title (the file
@@ -155,7 +170,13 @@ class Database {
   // transaction whose BEGIN failed that way, and a read, run again on another connection (at most
   // pool_size times), so the first call after the server is back succeeds. A statement or
   // transaction that was under way when its connection broke throws Error(storage): whether it
-  // committed is for the caller to find out.
+  // committed is for the caller to find out. A server that stops answering (frozen, or the
+  // network drops its packets) costs a call at most postgres_pool_wait_ms waiting for a
+  // connection plus postgres_statement_timeout_ms (and 250 ms) per statement, then Error(storage);
+  // a connection that got no answer is dropped and the call is not run again. Once the server
+  // answers again, the next calls succeed on fresh connections. A call made on a fiber worker of
+  // webhooks::http::Server runs on another thread while its fiber is suspended, so its waits
+  // hold up no other request. Throws Error(invalid_argument) for a negative timeout.
   static std::unique_ptr<Database> open(const std::string& target, const Options& options = {});
   virtual ~Database() = default;
 
@@ -187,6 +208,15 @@ class Database {
   }
   Rows read(std::string_view sql, std::initializer_list<Param> params = {}) {
     return read(sql, std::span<const Param>(params.begin(), params.size()));
+  }
+
+  // Whether the database answers now, for health checks: runs SELECT 1, giving up after
+  // `timeout` in all (PostgreSQL: the wait for a pooled connection, opening one and the answer;
+  // 1 ms at least). Returns when it answered; throws Error(storage) saying why when it did not
+  // (refused, failed, or no answer within `timeout`). SQLite: SELECT 1, `timeout` unused.
+  virtual void ping(std::chrono::milliseconds timeout) {
+    (void)timeout;
+    read("SELECT 1");
   }
 
   // Brings the tables of each of `components` up to date: applies, in version order, every
