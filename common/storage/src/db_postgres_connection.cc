@@ -72,10 +72,9 @@ bool wait_socket(PGconn* conn, short events, PgClock::time_point deadline) {
 [[noreturn]] void stalled(PgConnection& c, std::string_view sql, PgClock::time_point start,
                           PgClock::time_point deadline) {
   c.broken = c.stalled = true;
-  throw Error(ErrorCode::storage, "postgres: no answer within " +
-                                      std::to_string(millis_between(start, deadline)) +
-                                      " ms (the server stopped answering; connection dropped)" +
-                                      in_sql(sql));
+  throw Error(ErrorCode::storage,
+              "postgres: no answer within " + std::to_string(millis_between(start, deadline)) +
+                  " ms (the server stopped answering; connection dropped)" + in_sql(sql));
 }
 
 // After a PQsend* call: its result (1: queued), then every byte of it written by the deadline.
@@ -145,9 +144,9 @@ Rows collect(PgConnection& c, PGresult* res, std::string_view sql) {
     const std::string state = field ? field : "";  // copied: PQclear frees it
     PQclear(res);
     if (ends_connection(state) || PQstatus(c.conn) != CONNECTION_OK) c.broken = true;
-    throw Error(ErrorCode::storage, "postgres: " + message +
-                                        (state.empty() ? "" : " (SQLSTATE " + state + ")") +
-                                        in_sql(sql));
+    throw Error(
+        ErrorCode::storage,
+        "postgres: " + message + (state.empty() ? "" : " (SQLSTATE " + state + ")") + in_sql(sql));
   }
   const int rows = PQntuples(res), columns = PQnfields(res);
   std::vector<std::optional<std::string>> cells;

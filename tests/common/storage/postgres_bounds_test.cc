@@ -47,8 +47,9 @@ db::Options bounds(int statement_ms, int pool_wait_ms, int pool_size = 2) {
   return options;
 }
 
-TEST_CASE("a statement past postgres_statement_timeout_ms is cancelled by the server; the "
-          "connection is kept") {
+TEST_CASE(
+    "a statement past postgres_statement_timeout_ms is cancelled by the server; the "
+    "connection is kept") {
   OwnPostgres pg;
   auto db = db::Database::open(pg.create_database("bounds_statement"), bounds(200, 1000));
   long long ms = 0;
@@ -84,8 +85,9 @@ TEST_CASE("postgres_pool_wait_ms bounds the wait for a pooled connection") {
   }
   long long ms = 0;
   const std::string message = storage_error([&] { db->exec("SELECT 1"); }, ms);
-  CHECK(message == "postgres: none of the pool's 1 connections came free within 200 ms (the "
-                   "server may have stopped answering)");
+  CHECK(message ==
+        "postgres: none of the pool's 1 connections came free within 200 ms (the "
+        "server may have stopped answering)");
   CHECK(ms >= 200);
   CHECK(ms < 1000);
   {
@@ -97,8 +99,9 @@ TEST_CASE("postgres_pool_wait_ms bounds the wait for a pooled connection") {
   CHECK(db->exec("SELECT 7").integer(0, 0) == 7);
 }
 
-TEST_CASE("a frozen server: calls and ping give up within their bounds, and succeed once it "
-          "answers again") {
+TEST_CASE(
+    "a frozen server: calls and ping give up within their bounds, and succeed once it "
+    "answers again") {
   OwnPostgres pg;
   auto db = db::Database::open(pg.create_database("bounds_frozen"), bounds(300, 300));
   db->ping(milliseconds(500));
