@@ -48,6 +48,8 @@ struct Flags {
   std::string retention = flag_text(options.retention);
   std::string retention_pause = flag_text(options.retention_pause);
   std::string overview_refresh = flag_text(options.overview_refresh);
+  std::string db_statement_timeout = flag_text(options.database_statement_timeout);
+  std::string db_pool_wait = flag_text(options.database_pool_wait);
   int schedules_given = 0;  // --retry-schedule occurrences on the command line
 };
 
@@ -118,6 +120,8 @@ void to_options(Flags& f) {
   o.retention = parse_duration(f.retention);
   o.retention_pause = parse_duration(f.retention_pause);
   o.overview_refresh = parse_duration(f.overview_refresh);
+  o.database_statement_timeout = parse_duration(f.db_statement_timeout);
+  o.database_pool_wait = parse_duration(f.db_pool_wait);
   if (o.ops_url.empty() && !o.ops_secret.empty()) {
     throw CLI::ValidationError("--ops-secret",
                                "signs the operational webhook: give --ops-url too, or drop it");
@@ -313,6 +317,16 @@ void add_server_flags(CLI::App& app, Flags& f, std::string& log_level) {
          "SQLite PRAGMA synchronous: NORMAL (durable across crashes), FULL or EXTRA (also "
          "across power loss)")
       ->transform(app::sqlite_synchronous_values());
+  option(app, "--db-statement-timeout", f.db_statement_timeout, "WEBHOOKS_DB_STATEMENT_TIMEOUT",
+         "PostgreSQL: time one statement may take (the server's statement_timeout; the daemon "
+         "also gives up on a server that stopped answering 250ms after it); a request then "
+         "answers 503 storage_unavailable with Retry-After; 0s: no bound, at most 24h")
+      ->check(duration_text(Zero::allowed));
+  option(app, "--db-pool-wait", f.db_pool_wait, "WEBHOOKS_DB_POOL_WAIT",
+         "PostgreSQL: time a request waits for a pooled database connection (one to come free "
+         "or a new one to open); then 503 storage_unavailable with Retry-After; 0s: no bound, "
+         "at most 24h")
+      ->check(duration_text(Zero::allowed));
 }
 
 }  // namespace

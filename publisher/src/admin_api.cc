@@ -6,6 +6,7 @@
 #include "webhooks/error.h"
 #include "webhooks/http_server.h"
 #include "webhooks/idempotency/answers.h"
+#include "webhooks/idempotency/health.h"
 #include "webhooks/log.h"
 
 namespace webhooks::publisher {
@@ -101,10 +102,12 @@ void AdminApi::mount(http::Server& server) {
       },
       http::Bodies::json);
   server.set_exception_handler(answer_exception);
-  // Healthy when the database answers: 503 storage_unavailable (the exception handler) when not.
+  // Healthy when the database answers SELECT 1 within kHealthTimeout: 503 storage_unavailable
+  // saying it is unreachable when not.
   server.Get("/healthz", [this](const httplib::Request&, httplib::Response& res) {
-    store_.database().read("SELECT 1");
-    detail::answer(res, 200, {{"status", "ok"}});
+    if (idempotency::database_reachable(store_.database(), res)) {
+      detail::answer(res, 200, {{"status", "ok"}});
+    }
   });
   server.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(

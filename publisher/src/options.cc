@@ -29,6 +29,13 @@ void require_not_negative(std::chrono::milliseconds value, const char* name) {
                                   std::to_string(value.count()) + " ms");
 }
 
+// A bound of db::Options (int milliseconds): 0 (none) to 24 hours.
+void require_database_wait(std::chrono::milliseconds value, const char* name) {
+  require_not_negative(value, name);
+  require(value <= std::chrono::hours(24), std::string(name) + " must be at most 24 h, not " +
+                                               std::to_string(value.count()) + " ms");
+}
+
 }  // namespace
 
 http::ServerTuning default_server_tuning() {
@@ -53,6 +60,8 @@ void validate(const Options& o) {
   require_count(o.batch_size, 1, 10'000, "batch_size");
   require_count(o.max_endpoint_connections, 1, 100'000, "max_endpoint_connections");
   require(o.database_pool_size >= 0, "database_pool_size must not be negative");
+  require_database_wait(o.database_statement_timeout, "database_statement_timeout");
+  require_database_wait(o.database_pool_wait, "database_pool_wait");
   require(o.body_limit >= 1, "body_limit must be at least 1 byte");
   require_positive(o.connect_timeout, "connect_timeout");
   require_positive(o.timeout, "timeout");

@@ -29,6 +29,8 @@ std::shared_ptr<db::Database> open_database(const Options& o, const Clock& clock
   db_options.pool_size =
       o.database_pool_size > 0 ? o.database_pool_size : std::max(8, o.workers + 4);
   db_options.sqlite_background_checkpoint = true;  // halves p99 (docs/operations.md)
+  db_options.postgres_statement_timeout_ms = static_cast<int>(o.database_statement_timeout.count());
+  db_options.postgres_pool_wait_ms = static_cast<int>(o.database_pool_wait.count());
   std::shared_ptr<db::Database> db = db::Database::open(o.database, db_options);
   db->migrate({idempotency::schema(), schema()}, clock.now_ms());
   return db;

@@ -45,6 +45,18 @@ struct Options {
   // Default: 0.
   int database_pool_size = 0;
 
+  // PostgreSQL: how long one statement may take before the server cancels it, or the daemon
+  // stops waiting for a server that no longer answers (then plus 250 ms, and the connection is
+  // dropped); 0: no bound. The call fails, and a request answers 503 storage_unavailable with
+  // Retry-After: 1 (db::Options::postgres_statement_timeout_ms). Ignored for SQLite.
+  // Default: 5 s.
+  std::chrono::milliseconds database_statement_timeout{std::chrono::seconds(5)};
+
+  // PostgreSQL: how long a call waits for a pooled connection (one to come free, or a new one to
+  // open); 0: no bound. Past it, as above (db::Options::postgres_pool_wait_ms). Ignored for
+  // SQLite. Default: 3 s.
+  std::chrono::milliseconds database_pool_wait{std::chrono::seconds(3)};
+
   // ------------------------------------------------------------------ ingest (POST /v1/events)
   // How long an ingest request's idempotency lease lasts without a heartbeat; another request
   // with the same Idempotency-Key is answered 409 meanwhile. Default: 30 s.
