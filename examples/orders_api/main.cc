@@ -18,12 +18,26 @@ using webhooks::app::duration;
 using webhooks::app::DurationUnit;
 using webhooks::orders::Config;
 
-// --listen, --db, --lease, --ttl, --api-key: where the API listens, its store and idempotency.
+// --listen, --db, --db-statement-timeout-ms, --db-pool-wait-ms, --lease, --ttl, --api-key: where
+// the API listens, its store (and how long it waits for it) and idempotency.
 void add_api_options(CLI::App& app, Config& config) {
   app.add_option("--listen", config.listen, "HOST:PORT to listen on; port 0 picks a free port")
       ->check(webhooks::app::listen_address())
       ->capture_default_str();
   app.add_option("--db", config.db, "SQLite path or postgres:// URL")->capture_default_str();
+  app.add_option("--db-statement-timeout-ms", config.db_statement_timeout_ms,
+                 "PostgreSQL: milliseconds one statement may take (the server's "
+                 "statement_timeout; orders-api also gives up on a server that stopped answering "
+                 "250 ms after it); the request then answers 503 storage_unavailable with "
+                 "Retry-After; 0: no bound, at most 86400000 (24 h)")
+      ->check(count(0, 86'400'000))
+      ->capture_default_str();
+  app.add_option("--db-pool-wait-ms", config.db_pool_wait_ms,
+                 "PostgreSQL: milliseconds a request waits for a pooled database connection (one "
+                 "to come free or a new one to open); then 503 storage_unavailable with "
+                 "Retry-After; 0: no bound, at most 86400000 (24 h)")
+      ->check(count(0, 86'400'000))
+      ->capture_default_str();
   app.add_option("--lease", config.lease_seconds,
                  "idempotency lease in seconds, renewed while an operation runs")
       ->check(duration(DurationUnit::seconds))

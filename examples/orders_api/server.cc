@@ -15,6 +15,7 @@
 #include "webhooks/app/server.h"
 #include "webhooks/error.h"
 #include "webhooks/idempotency/guard.h"
+#include "webhooks/idempotency/health.h"
 #include "webhooks/idempotency/lease_keeper.h"
 #include "webhooks/idempotency/maintenance.h"
 #include "webhooks/log.h"
@@ -148,10 +149,12 @@ class Api {
     }
   }
 
-  // GET /healthz: 200 while the database answers.
+  // GET /healthz: 200 while the database answers SELECT 1 within idempotency::kHealthTimeout,
+  // else 503 storage_unavailable saying it is unreachable.
   void healthz(httplib::Response& res) {
-    db_->exec("SELECT 1");
-    app::json_answer(res, 200, R"({"status":"ok"})");
+    if (idempotency::database_reachable(*db_, res)) {
+      app::json_answer(res, 200, R"({"status":"ok"})");
+    }
   }
 
   // A handler's exception: logged, then 503 storage_unavailable when the database failed (retrying
@@ -220,6 +223,8 @@ int serve(const Config& config) {
   // checkpoint inside a group's commit holds up every request of the group.
   db::Options db_options;
   db_options.sqlite_background_checkpoint = true;
+  db_options.postgres_statement_timeout_ms = config.db_statement_timeout_ms;
+  db_options.postgres_pool_wait_ms = config.db_pool_wait_ms;
   std::shared_ptr<db::Database> db = db::Database::open(config.db, db_options);
   prepare_database(*db, clock.now_ms());
   if (config.api_keys.empty()) {

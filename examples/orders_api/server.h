@@ -12,6 +12,10 @@ namespace webhooks::orders {
 struct Config {
   std::string listen = "127.0.0.1:8781";
   std::string db = "./orders.db";
+  // PostgreSQL bounds (milliseconds, 0: none; db::Options): one statement, and the wait for a
+  // pooled connection. Past either a request answers 503 storage_unavailable with Retry-After.
+  int db_statement_timeout_ms = 5'000;
+  int db_pool_wait_ms = 3'000;
   double lease_seconds = 30;          // idempotency lease (renewed while an operation runs)
   double ttl_seconds = 24 * 3600;     // idempotency record lifetime
   std::vector<std::string> api_keys;  // "KEY:MERCHANT_ID"
