@@ -69,9 +69,17 @@ TEST_CASE(
                 temp_dir("publisherd-pg-freeze"));
   const int port = daemon.wait_listening();
   Client client(port);
-  REQUIRE(client.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", "http://127.0.0.1:9/"}})
-              ->status == 201);
-  REQUIRE(client.post("/v1/events", event(0), "before")->status == 202);
+  // Before the freeze. A new database's first statements may take longer than 300 ms on a loaded
+  // machine (then 503): tried again until they succeed.
+  REQUIRE(eventually([&] {
+    const auto created = client.post(
+        "/v1/endpoints", {{"merchant_id", "m1"}, {"url", "http://127.0.0.1:9/"}}, "endpoint");
+    return created && created->status == 201;
+  }));
+  REQUIRE(eventually([&] {
+    const auto accepted = client.post("/v1/events", event(0), "before");
+    return accepted && accepted->status == 202;
+  }));
   REQUIRE(client.http.Get("/healthz")->status == 200);
 
   OwnPostgres::Frozen frozen(pg);
@@ -97,7 +105,7 @@ TEST_CASE(
   }
   Client probe(port);
   int logins_meanwhile = 0, health_checks = 0;
-  long long slowest_login = 0;
+  long long slowest_login = 0, slowest_health = 0;
   while (answered.load() < kStuck) {
     const Timed login = timed([&] { return probe.http.Get("/console/login"); });
     REQUIRE(login.answered);
@@ -107,6 +115,7 @@ TEST_CASE(
     const Timed health = timed([&] { return probe.http.Get("/healthz"); });
     REQUIRE(health.answered);
     CHECK(health.ms < 1000);
+    slowest_health = std::max(slowest_health, health.ms);
     CHECK(health.status == 503);
     CHECK(health.retry_after == "1");
     const json body = json::parse(health.body);
@@ -134,9 +143,10 @@ TEST_CASE(
   CHECK(metrics.status == 503);
   CHECK(metrics.error_code() == "storage_unavailable");
   CHECK(metrics.ms < 3000);
-  WARN("frozen: DB requests answered in " << stuck[0].ms << ".." << stuck[kStuck - 1].ms
-                                          << " ms, sign-in page at most " << slowest_login
-                                          << " ms, " << health_checks << " /healthz checks");
+  WARN("frozen: DB requests answered in "
+       << stuck[0].ms << ".." << stuck[kStuck - 1].ms << " ms, sign-in page at most "
+       << slowest_login << " ms, " << health_checks << " /healthz checks, the slowest "
+       << slowest_health << " ms");
 
   // Resumed: the daemon recovers alone.
   frozen.thaw();
