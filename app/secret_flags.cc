@@ -64,19 +64,24 @@ std::vector<Value> split(std::string_view text, std::string_view separators, boo
   return values;
 }
 
-// The bytes of `path`, at most kMaxSecretFileBytes; warns on stderr when a regular file is open
-// to group or others. Throws CLI::ValidationError naming `file_flag`.
+// The bytes of `path` ("-": standard input), at most kMaxSecretFileBytes, without a leading UTF-8
+// byte order mark (editors on Windows write one); warns on stderr when a regular file is open to
+// group or others. Throws CLI::ValidationError naming `file_flag`.
 std::string read_secret_file(const std::string& file_flag, const std::string& path) {
   const auto fail = [&](const std::string& why) { return CLI::ValidationError(file_flag, why); };
   if (path.empty()) throw fail("needs a file path");
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const bool stdin_path = path == "-";
+  const int fd = stdin_path ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw fail("cannot read " + path + ": " + std::strerror(errno));
   const struct Closer {
     int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
+    bool owned;
+    ~Closer() {
+      if (owned) ::close(fd);
+    }
+  } closer{fd, !stdin_path};
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077) != 0) {
+  if (!stdin_path && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077) != 0) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
     std::cerr << "warning: " << file_flag << " " << path << " is open to group or others (mode "
@@ -94,7 +99,15 @@ std::string read_secret_file(const std::string& file_flag, const std::string& pa
       throw fail(path + " is larger than " + std::to_string(kMaxSecretFileBytes) + " bytes");
     }
   }
+  constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+  if (std::string_view(text).starts_with(kByteOrderMark)) text.erase(0, kByteOrderMark.size());
   return text;
+}
+
+// "--secret, --secret-file or WEBHOOKS_SECRET (or WEBHOOKS_SECRET_FILE)": every way to give it.
+std::string every_way(const State& state) {
+  return state.flag.name + ", " + state.file_flag + " or " + state.flag.env + " (or " +
+         state.flag.env + "_FILE)";
 }
 
 // True when --help was given to `app` or to one of its parents.
@@ -121,20 +134,38 @@ void resolve(const State& state, const std::string& path) {
   }
   std::vector<Value> values;
   Source source;
-  if (file_given) {
-    values = split(read_secret_file(state.file_flag, path), "\n", true);
-    source = {state.file_flag + ": " + path, " line "};
+  // NAME_FILE (the convention of Docker's and Kubernetes' secrets): a path, read as --NAME-file.
+  const std::string env_file = state.flag.env + "_FILE";
+  const char* env_path = std::getenv(env_file.c_str());
+  const bool env_file_given = !file_given && env_path != nullptr && *env_path != '\0';
+  const char* env = std::getenv(state.flag.env.c_str());
+  if (env_file_given && env != nullptr && !split(env, "", false).empty()) {
+    throw CLI::ValidationError(state.flag.env + " and " + env_file +
+                               " are both set; set one of them");
+  }
+  if (file_given || env_file_given) {
+    const std::string& from = file_given ? state.file_flag : env_file;
+    const std::string file = file_given ? path : std::string(env_path);
+    values = split(read_secret_file(from, file), "\n", true);
+    source = {from + ": " + file, " line "};
     if (values.empty()) {
-      throw CLI::ValidationError(state.file_flag,
-                                 path + " holds no value (blank lines and # comments are ignored)");
+      throw CLI::ValidationError(from,
+                                 file + " holds no value (blank lines and # comments are ignored)");
     }
   } else {
-    const char* env = std::getenv(state.flag.env.c_str());
-    if (env == nullptr) return;
-    values = state.repeatable ? split(env, ",\n", false) : split(env, "", false);
-    source = {state.flag.env, ": value "};
-    if (values.empty()) return;  // empty or blank: unset
+    if (env != nullptr) {
+      values = state.repeatable ? split(env, ",\n", false) : split(env, "", false);
+      source = {state.flag.env, ": value "};
+    }
+    if (values.empty()) {  // unset, empty or blank
+      if (state.flag.required) {
+        throw CLI::RequiredError(state.flag.name + " is required: give " + every_way(state),
+                                 CLI::ExitCodes::RequiredError);
+      }
+      return;
+    }
   }
+  const bool numbered = file_given || env_file_given || state.repeatable;
   if (!state.repeatable && values.size() > 1) {
     throw CLI::ValidationError(source.name + " holds " + std::to_string(values.size()) +
                                " values; " + name + " takes one");
@@ -143,7 +174,6 @@ void resolve(const State& state, const std::string& path) {
   for (Value& value : values) {
     const std::string error = state.flag.check(value.text);
     if (!error.empty()) {
-      const bool numbered = file_given || state.repeatable;
       throw CLI::ValidationError(
           source.name + (numbered ? source.item + std::to_string(value.position) : ""), error);
     }
@@ -163,14 +193,14 @@ CLI::Option* add(CLI::App& app, const SecretFlag& flag, CLI::Option* option, boo
   state->owner = &app;
   state->option = option;
   state->assign = std::move(assign);
-  option->check(flag.check);
-  if (flag.required) option->required();
+  option->check(flag.check);  // required: checked by resolve, which names every way to give it
   // As CLI11 shows a flag with an environment variable, which this one reads itself.
   option->option_text(option->get_type_name() + (repeatable ? " ..." : "") + " (Env:" + flag.env +
                       (repeatable ? ", comma-separated" : "") + ")" +
                       (flag.required ? " REQUIRED" : ""));
   option->description(flag.description + "; or in the file given by " + state->file_flag +
-                      ", or in " + flag.env);
+                      " ('-': standard input), or in " + flag.env + ", or in the file " + flag.env +
+                      "_FILE names");
   app.add_option_function<std::string>(
          state->file_flag, [state](const std::string& path) { resolve(*state, path); },
          "read " + flag.name +

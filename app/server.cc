@@ -125,20 +125,4 @@ void json_error(httplib::Response& res, int status, std::string_view code,
   json_answer(res, status, error_body(code, message));
 }
 
-std::string_view bearer_token(const httplib::Request& req) {
-  static const std::string kAuthorization = "Authorization";
-  const auto header = req.headers.find(kAuthorization);
-  if (header == req.headers.end()) return {};
-  const std::string_view value = header->second;
-  constexpr std::string_view kScheme = "bearer ";
-  if (value.size() <= kScheme.size()) return {};
-  for (std::size_t i = 0; i < kScheme.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(value[i])) != kScheme[i]) return {};
-  }
-  std::size_t begin = kScheme.size(), end = value.size();
-  while (begin < end && value[begin] == ' ') ++begin;
-  while (end > begin && value[end - 1] == ' ') --end;
-  return value.substr(begin, end - begin);
-}
-
 }  // namespace webhooks::app

@@ -153,7 +153,9 @@ int main(int argc, char** argv) {
     return *exit_code;
   }
   if (flags.secrets.empty() && flags.public_keys.empty()) {
-    std::cerr << "--secret or --public-key is required\nRun with --help for more information.\n";
+    std::cerr
+        << "--secret or --public-key is required (--secret may also come from --secret-file, "
+           "WEBHOOKS_SECRET or WEBHOOKS_SECRET_FILE)\nRun with --help for more information.\n";
     return webhooks::app::kUsageExitCode;
   }
   webhooks::configure_json_logging("info");

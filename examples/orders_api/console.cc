@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include "console_pages.h"
+#include "keys.h"
 #include "webhooks/console/page.h"
 #include "webhooks/error.h"
 
@@ -56,7 +57,8 @@ void KeysConsole::list_page(const httplib::Request& req, httplib::Response& res)
   std::string error = filter.error;
   try {
     // A bad filter lists nothing (not every key unfiltered), as the publisher's events page.
-    if (error.empty()) page = store_.list(session->principal, filter.query, clock_.now_ms());
+    if (error.empty())
+      page = store_.list(merchant_scope(session->principal), filter.query, clock_.now_ms());
   } catch (const Error& e) {
     if (e.code() != ErrorCode::invalid_argument) throw;
     error = "That page link is not valid any more: start again from the first page.";
@@ -71,7 +73,7 @@ void KeysConsole::key_page(const httplib::Request& req, httplib::Response& res) 
   if (!session) return;
   const std::string key = req.matches[1].str();
   const std::optional<idempotency::RecordView> view =
-      store_.lookup(session->principal, key, clock_.now_ms());
+      store_.lookup(merchant_scope(session->principal), key, clock_.now_ms());
   console::send_html(res, view ? 200 : 404,
                      console::render_page(key_detail_page(session->csrf_token, key, view)));
 }

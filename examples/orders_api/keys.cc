@@ -24,7 +24,8 @@ nlohmann::json key_json(const idempotency::RecordView& view) {
 
 Response lookup_key(idempotency::Store& store, std::string_view merchant, std::string_view key,
                     UnixMillis now) {
-  const std::optional<idempotency::RecordView> view = store.lookup(merchant, key, now);
+  const std::optional<idempotency::RecordView> view =
+      store.lookup(merchant_scope(merchant), key, now);
   if (!view) {
     return error_response(404, "not_found",
                           "no idempotency key with this name for this API key (unknown, expired "

@@ -4,12 +4,20 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
 
 #include "http.h"
 #include "webhooks/idempotency/store.h"
 
 namespace webhooks::orders {
+
+// The idempotency scope of a merchant's requests to orders-api: "orders-api:<merchant>"
+// (idempotency::component_scope), so the publisher's ingest on the same database keeps its own
+// keys. Every record orders-api begins, finds or lists is under it.
+inline std::string merchant_scope(std::string_view merchant) {
+  return idempotency::component_scope("orders-api", merchant);
+}
 
 // The record as the API shows it: key, state, route, fingerprint, attempts, status (null when
 // none), created_at, updated_at, expires_at (RFC 3339, UTC, milliseconds), resource_id (null when

@@ -3,6 +3,7 @@
 #include <csignal>
 #include <thread>
 
+#include "keys.h"
 #include "storage.h"
 #include "webhooks/http_server.h"
 #include "webhooks/log.h"
@@ -154,7 +155,7 @@ Response Payouts::get(const std::string& merchant_id, const std::string& id) {
 std::optional<Payout> Payouts::find_saved(db::Database& db, const std::string& merchant_id,
                                           const std::string& key) {
   // Only payouts of this record's lifetime: after the TTL the same key is a new request.
-  const auto record = store_.find(merchant_id, key);
+  const auto record = store_.find(merchant_scope(merchant_id), key);
   const UnixMillis since = record ? record->created_at : 0;
   const db::Rows rows = db.exec(std::string(kColumns) +
                                     " WHERE merchant_id = $1 AND idempotency_key = $2"

@@ -8,6 +8,7 @@
 #include "reconcile_plan.h"
 #include "schema.h"
 #include "webhooks/error.h"
+#include "webhooks/idempotency/schema.h"
 #include "webhooks/log.h"
 
 namespace webhooks::orders {
@@ -138,7 +139,8 @@ int reconcile_command(const ReconcileOptions& options, std::ostream& out) {
     output(options, {}, report, out);
     return exit_code(report, false);
   }
-  if (!options.dry_run) db->migrate({schema()}, system_clock().now_ms());
+  // The idempotency records first: an orders_api migration moves orders-api's into its scope.
+  if (!options.dry_run) db->migrate({idempotency::schema(), schema()}, system_clock().now_ms());
   Resolver resolver(*db, partner, options);
   std::vector<Step> steps = options.dry_run ? planned_or_none(*db) : planned_steps(*db);
   std::vector<PartnerTransfer> transfers = partner.list_transfers();

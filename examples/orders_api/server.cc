@@ -95,7 +95,7 @@ class Api {
     const auto merchant = authenticate(req, res);
     if (!merchant) return;
     const OrderDraft draft = orders_.draft(*merchant, req.body);  // no database access
-    guard_.handle_in_transaction(req, res, *merchant,
+    guard_.handle_in_transaction(req, res, merchant_scope(*merchant),
                                  [&](db::Transaction& tx, const idempotency::BeginResult& begun) {
                                    return orders_.create(tx, begun.lease.key, draft);
                                  });
@@ -116,7 +116,7 @@ class Api {
     if (!merchant) return;
     const std::string id = req.matches[1];
     if (req.has_header("Idempotency-Key")) {
-      guard_.handle_in_transaction(req, res, *merchant,
+      guard_.handle_in_transaction(req, res, merchant_scope(*merchant),
                                    [&](db::Transaction& tx, const idempotency::BeginResult&) {
                                      return orders_.update(tx, *merchant, id, req.body);
                                    });
@@ -195,7 +195,7 @@ class Api {
   void guarded(const httplib::Request& req, httplib::Response& res, Op op) {
     const auto merchant = authenticate(req, res);
     if (!merchant) return;
-    guard_.handle(req, res, *merchant,
+    guard_.handle(req, res, merchant_scope(*merchant),
                   [&](idempotency::Attempt& attempt) { return op(attempt, *merchant); });
   }
 

@@ -12,17 +12,6 @@
 namespace webhooks::publisher {
 namespace {
 
-// The token of `Authorization: Bearer TOKEN`, or "": a view into the request's header.
-std::string_view bearer(const httplib::Request& req) {
-  static const std::string kAuthorization = "Authorization";
-  const auto header = req.headers.find(kAuthorization);
-  if (header == req.headers.end()) return {};
-  const std::string_view value = header->second;
-  constexpr std::string_view kPrefix = "Bearer ";
-  if (value.size() <= kPrefix.size() || !value.starts_with(kPrefix)) return {};
-  return value.substr(kPrefix.size());
-}
-
 // Routes that answer without the admin token: the probes, and the console's pages (each checks
 // its session itself, redirecting to the sign-in page) and its sign-in routes and assets.
 bool open_route(const std::string& path) {
@@ -37,7 +26,7 @@ httplib::Server::HandlerResponse authenticate(const std::string& admin_token,
                                               const httplib::Request& req, httplib::Response& res) {
   using Outcome = httplib::Server::HandlerResponse;
   if (open_route(req.path)) return Outcome::Unhandled;
-  if (!admin_token.empty() && console::same_secret(bearer(req), admin_token)) {
+  if (!admin_token.empty() && console::same_secret(http::bearer_token(req), admin_token)) {
     return Outcome::Unhandled;
   }
   switch (sessions.authorize_api(req)) {

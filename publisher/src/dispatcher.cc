@@ -61,6 +61,22 @@ std::string attempt_traceparent(const ClaimedTask& task) {
                                                    : new_traceparent();
 }
 
+// An endpoint's response body as text every database stores: bytes that are not UTF-8, and NUL
+// bytes, become U+FFFD (PostgreSQL refuses both in text, and a hostile endpoint's answer must not
+// fail the recording of its attempt). ASCII without NUL, the usual answer, is kept as it is.
+std::string storable_text(std::string body) {
+  if (std::all_of(body.begin(), body.end(), [](char c) { return c > 0; })) return body;
+  std::string text =
+      nlohmann::json::parse(nlohmann::json(std::move(body))
+                                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+          .get<std::string>();
+  constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+  for (std::size_t at = text.find('\0'); at != std::string::npos; at = text.find('\0', at)) {
+    text.replace(at, 1, kReplacement);
+  }
+  return text;
+}
+
 }  // namespace
 
 DeliveryRequest build_delivery(const ClaimedTask& task, std::int64_t dispatch_seconds,
@@ -91,7 +107,7 @@ Settlement Dispatcher::settle(const ClaimedTask& task, DeliveryAttempt attempt,
   attempt.latency_ms = result.latency_ms;
   attempt.error = result.error;
   attempt.error_message = std::move(result.error_message);
-  attempt.response_snippet = std::move(result.body);
+  attempt.response_snippet = storable_text(std::move(result.body));
   Settlement record;
   record.attempt = std::move(attempt);
   record.lease_owner = task.lease_owner;

@@ -167,8 +167,8 @@ idempotency::Response Ingest::handle(idempotency::Guard& guard,
   if (key.status == idempotency::KeyCheck::Status::ok) input->idempotency_key = std::move(key.key);
   bool made = false;
   idempotency::Response answer = guard.run_in_transaction(
-      input->merchant_id, idempotency_key, "POST", "/v1/events", body,
-      [&](db::Transaction& tx, const idempotency::BeginResult&) {
+      idempotency::component_scope("publisher", input->merchant_id), idempotency_key, "POST",
+      "/v1/events", body, [&](db::Transaction& tx, const idempotency::BeginResult&) {
         const Accepted accepted = publish(tx, *input);
         made = true;
         const nlohmann::json json{{"event_id", accepted.event_id}, {"tasks", accepted.tasks}};

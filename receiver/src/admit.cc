@@ -129,6 +129,7 @@ std::optional<Answer> Receiver::Impl::admit(
   }
   claim = claims.load()->try_claim(config.consumer, event.id);
   if (!claim) {  // a delivery of this event is being handled by this process right now
+    store.counts().add(config.consumer, event.id, idempotency::BeginOutcome::in_progress);
     log(event, "event_in_progress", 409);
     return idempotency::in_use(idempotency::kEventVocabulary,
                                idempotency::kEventVocabulary.in_use_message);

@@ -30,6 +30,9 @@ std::optional<Answer> Receiver::Impl::settled(const Event& event, const BeginRes
                                               std::string_view fingerprint) {
   std::optional<Answer> answer = idempotency::answer_for(begun, clock.now_ms(), kEventVocabulary);
   if (!answer) return std::nullopt;
+  // Counted for the record's replays, conflicts and mismatches (flushed by the maintenance
+  // thread), whether the answer came from the replay cache, a read or the group's begin.
+  store.counts().add(config.consumer, event.id, begun.outcome);
   if (begun.outcome == BeginOutcome::replay && !fingerprint.empty()) {
     remember(event, fingerprint, *begun.response, {begun.created_at, begun.expires_at});
   }

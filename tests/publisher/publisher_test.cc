@@ -104,6 +104,60 @@ TEST_CASE("a Publisher from default Options ingests over HTTP and delivers to a 
   CHECK(attempts[0].error_message.empty());
 }
 
+TEST_CASE("the admin token's scheme is case-insensitive (RFC 9110, section 11.1)", "[publisher]") {
+  Served served(embedded_options("bearer-case"));
+  httplib::Client client("127.0.0.1", served.port);
+  const auto status = [&](const std::string& authorization) {
+    const auto res = client.Get("/v1/endpoints?merchant_id=m1", {{"Authorization", authorization}});
+    return res ? res->status : 0;
+  };
+  CHECK(status(std::string("Bearer ") + kToken) == 200);
+  CHECK(status(std::string("bearer ") + kToken) == 200);  // before: 401
+  CHECK(status(std::string("BEARER  ") + kToken + " ") == 200);
+  CHECK(status(std::string("Basic ") + kToken) == 401);
+  CHECK(status(std::string("Bearer") + kToken) == 401);
+  CHECK(status(std::string("Bearer ") + kToken + "x") == 401);
+}
+
+TEST_CASE("an endpoint answering NUL and non-UTF-8 bytes: the attempt is recorded, as U+FFFD",
+          "[publisher]") {
+  httplib::Server endpoint;
+  endpoint.Post("/hook", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(std::string("ok\0\xff\xc3 done", 10), "text/plain");
+  });
+  const int port = http::bind_server(endpoint, "127.0.0.1", 0);
+  std::thread serving([&] { endpoint.listen_after_bind(); });
+  {
+    Served served(embedded_options("storable-snippet"));
+    const auto created = served.post(
+        "/v1/endpoints",
+        {{"merchant_id", "m1"}, {"url", "http://127.0.0.1:" + std::to_string(port) + "/hook"}});
+    REQUIRE(created);
+    REQUIRE(created->status == 201);
+    const auto accepted = served.post(
+        "/v1/events", {{"merchant_id", "m1"}, {"type", "order.created"}, {"data", {{"a", 1}}}},
+        "key-snippet");
+    REQUIRE(accepted);
+    const std::string event_id = json::parse(accepted->body)["event_id"];
+    served.publisher.start();
+    // Bounded, not timed: at most 30 s for the attempt to be recorded.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (served.publisher.store().attempts_of_event(event_id).empty() &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    served.publisher.stop();
+    const auto attempts = served.publisher.store().attempts_of_event(event_id);
+    REQUIRE(attempts.size() == 1);
+    CHECK(attempts[0].status == 200);
+    CHECK(attempts[0].response_snippet == "ok\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD done");
+    CHECK(served.publisher.store().tasks_of_event(event_id)[0].state ==
+          publisher::TaskState::succeeded);
+  }
+  endpoint.stop();
+  serving.join();
+}
+
 TEST_CASE("stop() is idempotent and a stopped Publisher does not start again", "[publisher]") {
   publisher::Publisher publisher(embedded_options("lifecycle"));
   publisher.start();

@@ -137,6 +137,25 @@ TEST_CASE("steps 9 and 10: 2xx and final 4xx answers are stored and replayed") {
   }
 }
 
+TEST_CASE("duplicates are counted on the record, from the replay cache too (both modes)") {
+  Fixture f;
+  CHECK(f.post("e-count", ok).status == 200);
+  CHECK(header(f.post("e-count", ok), "Idempotent-Replayed") == "true");  // the replay cache
+  CHECK(header(f.post("e-count", ok), "Idempotent-Replayed") == "true");
+  const std::string other = event_body("e-count", "order.refunded");
+  CHECK(f.receiver->handle(signed_headers("e-count", other), other, ok).status == 422);
+  CHECK(f.post_tx("e-count-tx", insert_effect).status == 200);
+  CHECK(header(f.post_tx("e-count-tx", insert_effect), "Idempotent-Replayed") == "true");
+  CHECK(f.receiver->store().flush_counts() == 2);
+  const auto now = f.clock.now_ms();
+  const auto counted = f.receiver->store().lookup("shop", "e-count", now);
+  REQUIRE(counted);
+  CHECK(counted->replays == 2);
+  CHECK(counted->mismatches == 1);
+  CHECK(counted->conflicts == 0);
+  CHECK(f.receiver->store().lookup("shop", "e-count-tx", now)->replays == 1);
+}
+
 TEST_CASE("step 11: a throwing handler is 500 and the next delivery runs it again") {
   Fixture f;
   int calls = 0;

@@ -133,8 +133,15 @@ TEST_CASE("merchant-receiver: bad secret files and variables exit 2, saying why"
           {"WEBHOOKS_SECRET=" + kSecret + ",whsec_short"});
   refused({"--secret-file", good, "--secret-file", good},
           "--secret-file: At Most 1 required but received 2");
-  refused({}, "--secret or --public-key is required");
-  refused({}, "--secret or --public-key is required", {"WEBHOOKS_SECRET= , "});  // blank: unset
+  const std::string required =
+      "--secret or --public-key is required (--secret may also come from --secret-file, "
+      "WEBHOOKS_SECRET or WEBHOOKS_SECRET_FILE)";
+  refused({}, required);
+  refused({}, required, {"WEBHOOKS_SECRET= , "});  // blank: unset
+  refused({}, "WEBHOOKS_SECRET and WEBHOOKS_SECRET_FILE are both set; set one of them",
+          {"WEBHOOKS_SECRET=" + kSecret, "WEBHOOKS_SECRET_FILE=" + good});
+  refused({}, "WEBHOOKS_SECRET_FILE: cannot read " + dir + "/none: No such file or directory",
+          {"WEBHOOKS_SECRET_FILE=" + dir + "/none"});
 }
 
 TEST_CASE("merchant-receiver --help names --secret-file and WEBHOOKS_SECRET, even when it is bad") {

@@ -8,7 +8,6 @@
 
 #include "webhooks/app/flags.h"
 #include "webhooks/app/secret_flags.h"
-#include "webhooks/receiver/receiver.h"
 
 namespace webhooks::cli {
 
@@ -33,12 +32,5 @@ struct UsageError : std::runtime_error {
 
 // The bytes of `path`, or of standard input for "-". Throws UsageError.
 std::string read_input(const std::string& path);
-// "name: value" lines in their order, as the receiver reads a request's fields
-// (receiver::Headers). Blank lines and lines starting with '#' are skipped. Throws UsageError
-// naming the line that has no colon. A second line of a header every server here takes once
-// (http::single_header: the signature and id headers among them) is what the receiver answers 400
-// bad_request: `refusal` is set to its message ("send one webhook-signature header (lines 3 and
-// 5)"), else left empty.
-receiver::Headers parse_header_lines(const std::string& text, std::string& refusal);
 
 }  // namespace webhooks::cli

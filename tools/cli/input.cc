@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "header_lines.h"
 #include "webhooks/http_server.h"
 
 namespace webhooks::cli {

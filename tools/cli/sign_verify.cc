@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "cli.h"
+#include "header_lines.h"
 #include "verify_provider.h"
 #include "webhooks/app/flags.h"
 #include "webhooks/clock.h"

@@ -39,8 +39,9 @@ std::vector<std::pair<std::string, std::string>> parse_form(std::string_view bod
     body = amp == std::string_view::npos ? std::string_view() : body.substr(amp + 1);
     if (pair.empty()) continue;
     const std::size_t eq = pair.find('=');
-    fields.emplace_back(form_decode(pair.substr(0, eq)),
-                        eq == std::string_view::npos ? std::string() : form_decode(pair.substr(eq + 1)));
+    fields.emplace_back(form_decode(pair.substr(0, eq)), eq == std::string_view::npos
+                                                             ? std::string()
+                                                             : form_decode(pair.substr(eq + 1)));
   }
   return fields;
 }

@@ -290,6 +290,21 @@ bool is_form_media_type(std::string_view content_type) {
 
 std::string_view single_header(std::string_view name) { return detail::single_header(name); }
 
+std::string_view bearer_token(const httplib::Request& req) {
+  static const std::string kAuthorization = "Authorization";
+  const std::string* header = header_value(req, kAuthorization);
+  if (header == nullptr) return {};
+  std::string_view value = *header;
+  constexpr std::string_view kScheme = "bearer ";
+  if (value.size() <= kScheme.size() || !same_lower(value.substr(0, kScheme.size()), kScheme)) {
+    return {};
+  }
+  value.remove_prefix(kScheme.size());
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+  return value;
+}
+
 bool refuse_unless_json(const httplib::Request& req, httplib::Response& res) {
   const std::string* value = header_value(req, kContentType);
   if (!value || is_json_media_type(*value)) return false;

@@ -149,6 +149,14 @@ std::optional<BeginResult> without_write(const db::Rows& row, const StoredFinger
 
 }  // namespace
 
+std::string component_scope(std::string_view component, std::string_view id) {
+  std::string scope;
+  scope.reserve(component.size() + 1 + id.size());
+  scope.append(component).push_back(':');
+  scope.append(id);
+  return scope;
+}
+
 std::string_view to_string(State state) noexcept {
   switch (state) {
     case State::in_progress:

@@ -2,6 +2,7 @@
 // webhooks_migrations, and the one-time adoption of a database made before components existed.
 #include <string>
 
+#include "detail/pg_connection.h"
 #include "webhooks/db.h"
 #include "webhooks/error.h"
 
@@ -82,7 +83,12 @@ int Database::migrate(std::span<const Component> components, std::int64_t now) {
   transact([&](Transaction& tx) {
     // Serialises the migrations of one PostgreSQL database by several processes (the key the
     // toolkit has always used, so an older process waits too).
-    if (tx.engine() == Engine::postgres) tx.exec("SELECT pg_advisory_xact_lock(7242024001)");
+    // A migration may take longer than the statement bound (postgres_statement_timeout_ms), and
+    // so may the wait for another process's: neither is bounded.
+    if (tx.engine() == Engine::postgres) {
+      tx.exec(detail::kUnboundedStatements);
+      tx.exec("SELECT pg_advisory_xact_lock(7242024001)");
+    }
     tx.exec(kCreateBookkeeping);
     adopt_legacy(tx);
     for (const Component& component : components) applied += migrate_component(tx, component, now);

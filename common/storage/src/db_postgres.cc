@@ -46,14 +46,19 @@ Rows off_fiber(const std::function<Rows()>& work) {
 
 class PgTransaction final : public Transaction {
  public:
-  explicit PgTransaction(PgConnection& c) : c_(c) {}
+  explicit PgTransaction(PgConnection& c) : c_(c), bound_ms_(c.statement_timeout_ms) {}
+  // The connection's client-side bound is back once the transaction ends (SET LOCAL ends with it).
+  ~PgTransaction() override { c_.statement_timeout_ms = bound_ms_; }
   Engine engine() const override { return Engine::postgres; }
   Rows exec(std::string_view sql, std::span<const Param> params) override {
-    return pg_exec(c_, sql, params);
+    Rows rows = pg_exec(c_, sql, params);
+    if (sql == kUnboundedStatements) c_.statement_timeout_ms = 0;
+    return rows;
   }
 
  private:
   PgConnection& c_;
+  const int bound_ms_;
 };
 
 class PgDatabase final : public Database {

@@ -1,7 +1,7 @@
 // webhooks::parse_form (webhooks/form.h): the WHATWG application/x-www-form-urlencoded parsing.
-#include <catch2/catch.hpp>
-
 #include "webhooks/form.h"
+
+#include <catch2/catch.hpp>
 
 using webhooks::parse_form;
 using Fields = std::vector<std::pair<std::string, std::string>>;

@@ -143,6 +143,18 @@ TEST_CASE("compact_json keeps every number token byte for byte") {
   CHECK(compact_json_member(R"({"data":1,"data":[2]})", "data") == "[2]");
 }
 
+TEST_CASE("compact_json re-escapes strings: exactly what docs/operations.md says changes") {
+  // An escape of a character that needs none becomes the character, in UTF-8.
+  CHECK(compact_json(R"(["\u00e9","a\/b","\u0041","\ud83d\ude00","\u20AC"])") ==
+        "[\"\xc3\xa9\",\"a/b\",\"A\",\"\xf0\x9f\x98\x80\",\"\xe2\x82\xac\"]");
+  // The two that must be escaped stay; controls are written \b \f \n \r \t, others \u00xx.
+  CHECK(compact_json(R"(["\"\\","\u0008\u000C\u000a\u000D\u0009","\u001F","\u0000"])") ==
+        R"(["\"\\","\b\f\n\r\t","\u001f","\u0000"])");
+  // DEL and raw UTF-8 pass unchanged; names are strings too; member order and repeats are kept.
+  CHECK(compact_json("{\"\\u006e\":\"\\u007f\xc3\xa9\",\"n\":1}") ==
+        "{\"n\":\"\x7f\xc3\xa9\",\"n\":1}");
+}
+
 TEST_CASE("canonical numbers: beyond a double's digits, values stay exact") {
   // Integers beyond 64 bits: distinct tokens, distinct canonical forms and fingerprints.
   CHECK(canonicalize_json("36893488147419103233") == "36893488147419103233");

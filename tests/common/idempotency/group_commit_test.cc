@@ -166,6 +166,23 @@ TEST_CASE("group commit: 8 callers on fibers of one thread form one group, led b
   CHECK(returned.empty());
   CHECK(f.group.waiting() == 7);
   CHECK(f.count() == 0);
+  if (f.db->engine() == db::Engine::postgres) {
+    // PostgreSQL's transaction runs on a blocking thread (fibers::run_on_thread, so that a
+    // server that stops answering holds no fiber thread), the leader's fiber suspended meanwhile:
+    // the fibers are run as they are woken, until all 8 returned (bounded: 30 s).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (returned.size() < kCallers && std::chrono::steady_clock::now() < deadline) {
+      if (worker.run() == 0) {
+        std::unique_lock lock(mutex);
+        cv.wait_for(lock, std::chrono::milliseconds(10));
+      }
+    }
+    CHECK(returned.size() == kCallers);
+    CHECK(f.count() == 8);
+    for (int i = 0; i < kCallers; ++i) CHECK(ran_on[i] == nullptr);  // not on a fiber
+    CHECK(worker.live() == 0);
+    return;
+  }
   CHECK(worker.run() == 1);  // the leader: one transaction for all 8, then it returns
   CHECK(returned == std::vector<int>{0});
   CHECK(f.count() == 8);

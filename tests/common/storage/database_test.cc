@@ -58,6 +58,31 @@ TEST_CASE("parameters, NULLs, affected rows and errors") {
   CHECK(db->exec("SELECT note FROM t").text(0, 0) == "n");
 }
 
+TEST_CASE(
+    "a text parameter with a NUL byte: refused by PostgreSQL before sending, kept by SQLite") {
+  auto db = test::open_database("nul_text", {});
+  db->exec("CREATE TABLE t (id BIGINT PRIMARY KEY, name TEXT)");
+  const std::string with_nul("a\0b", 3);
+  if (db->engine() == db::Engine::postgres) {
+    try {
+      db->exec("INSERT INTO t (id, name) VALUES ($1, $2)", {std::int64_t{1}, with_nul});
+      FAIL("a NUL byte was sent to PostgreSQL");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::invalid_argument);
+      CHECK(std::string(e.what()) ==
+            "parameter $2 is text holding a NUL byte, which PostgreSQL cannot store");
+    }
+    CHECK_THROWS_AS(db->transact([&](db::Transaction& tx) {
+      tx.exec("INSERT INTO t (id, name) VALUES ($1, $2)", {std::int64_t{2}, with_nul});
+    }),
+                    Error);
+    CHECK(db->exec("SELECT COUNT(*) FROM t").integer(0, 0) == 0);  // nothing cut short stored
+  } else {
+    db->exec("INSERT INTO t (id, name) VALUES ($1, $2)", {std::int64_t{1}, with_nul});
+    CHECK(db->exec("SELECT name FROM t").text(0, 0) == with_nul);
+  }
+}
+
 TEST_CASE("bytes parameters round-trip as raw bytes, empty bytes are not NULL") {
   auto db = test::open_database("bytes", {});
   const std::string type = db->engine() == db::Engine::sqlite ? "BLOB" : "BYTEA";

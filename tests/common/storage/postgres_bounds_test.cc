@@ -61,6 +61,18 @@ TEST_CASE(
   const std::string backend = db->exec("SELECT pg_backend_pid()").text(0, 0);
   CHECK(db->exec("SELECT pg_backend_pid()").text(0, 0) == backend);  // kept, reused
   CHECK(db->exec("SHOW statement_timeout").text(0, 0) == "200ms");
+
+  // Migrations are not bounded: one that runs 600 ms (three bounds) is applied, and the bound
+  // holds again after it, on the server and the client.
+  static constexpr db::Migration kSlow[] = {
+      {1, "0001_slow", "SELECT pg_sleep(0.6); CREATE TABLE slow (id BIGINT);"}};
+  const db::Component slow{"slow", {}, kSlow};
+  CHECK(db->migrate({slow}, 1) == 1);
+  CHECK(db->exec("SELECT COUNT(*) FROM slow").integer(0, 0) == 0);
+  CHECK(db->exec("SHOW statement_timeout").text(0, 0) == "200ms");
+  const std::string again = storage_error([&] { db->exec("SELECT pg_sleep(2)"); }, ms);
+  CHECK(again.find("SQLSTATE 57014") != std::string::npos);
+  CHECK(ms < 450);
 }
 
 TEST_CASE("postgres_pool_wait_ms bounds the wait for a pooled connection") {

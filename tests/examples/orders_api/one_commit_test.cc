@@ -21,7 +21,7 @@ const std::string kOrder = R"({"amount":4200,"currency":"EUR","reference":"inv-3
 
 std::optional<webhooks::idempotency::Record> record(Stack& s, const std::string& key) {
   std::shared_ptr<webhooks::db::Database> db(&s.db(), [](webhooks::db::Database*) {});
-  return webhooks::idempotency::Store(db).find("m1", key);
+  return webhooks::idempotency::Store(db).find("orders-api:m1", key);
 }
 
 // The answers of concurrent identical POST /orders: 201s (new or replayed) and 409s, each 409

@@ -22,7 +22,7 @@ const std::string kOrder = R"({"amount":2500,"currency":"USD","reference":"inv-9
 
 std::optional<webhooks::idempotency::Record> record(Stack& s, const std::string& key) {
   std::shared_ptr<webhooks::db::Database> db(&s.db(), [](webhooks::db::Database*) {});
-  return webhooks::idempotency::Store(db).find("m1", key);
+  return webhooks::idempotency::Store(db).find("orders-api:m1", key);
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ TEST_CASE(
   CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'publisher'") == 0);
   CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'outbox'") == 3);
   CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'idempotency'") == 3);
-  CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'orders_api'") == 1);
+  CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'orders_api'") == 2);
 }
 
 TEST_CASE("same key and body twice: the second gets the first's status and body, replayed") {

@@ -89,7 +89,7 @@ TEST_CASE("the partner is down (502, not final): the retry runs again with the s
   CHECK(down.status == 502);
   CHECK(down.error_code() == "partner_unavailable");
   std::shared_ptr<webhooks::db::Database> db(&s.db(), [](webhooks::db::Database*) {});
-  auto r = webhooks::idempotency::Store(db).find("m1", "payout-2");
+  auto r = webhooks::idempotency::Store(db).find("orders-api:m1", "payout-2");
   REQUIRE(r);
   CHECK(r->state == webhooks::idempotency::State::failed);
   const auto saved = s.db().exec("SELECT id, status FROM payouts");
@@ -106,7 +106,7 @@ TEST_CASE("the partner is down (502, not final): the retry runs again with the s
   CHECK(transfers[0]["idempotency_key"] == retry.json()["downstream_key"]);
   CHECK(s.count("SELECT COUNT(*) FROM payouts") == 1);
   CHECK(s.count("SELECT COUNT(*) FROM outbox WHERE event_type = 'payout.created'") == 1);
-  r = webhooks::idempotency::Store(db).find("m1", "payout-2");
+  r = webhooks::idempotency::Store(db).find("orders-api:m1", "payout-2");
   REQUIRE(r);
   CHECK(r->attempts == 2);
   const Answer replay = s.post("/payouts", "payout-2", kPayout);

@@ -195,6 +195,37 @@ TEST_CASE("event data is delivered with its number tokens byte for byte", "[daem
   CHECK(body_json(listed)["events"].size() == 1);
 }
 
+TEST_CASE("event data's string escapes are delivered re-encoded, as documented", "[daemon]") {
+  Receiver receiver;
+  Publisher p("publisherd-escapes");
+  REQUIRE(
+      p.post("/v1/endpoints", nlohmann::json{{"merchant_id", "m1"}, {"url", receiver.url()}}.dump())
+          ->status == 201);
+  const std::string data =
+      R"({"e":"\u00e9","path":"a\/b","A":"\u0041","emoji":"\ud83d\ude00","q":"\"\\",)"
+      R"("nl":"\u000a","us":"\u001F","raw":"é", "n" : 1.50})";
+  const auto accepted = p.post("/v1/events", event(data), "escapes-1");
+  REQUIRE(accepted);
+  REQUIRE(accepted->status == 202);
+  // The same request with its escapes spelled otherwise is the same request: replayed.
+  const auto again = p.post("/v1/events",
+                            event(R"({"e":"é","path":"a/b","A":"A","emoji":"😀","q":"\"\\",)"
+                                  R"("nl":"\n","us":"\u001f","raw":"\u00e9","n":1.50})"),
+                            "escapes-1");
+  REQUIRE(again);
+  CHECK(again->status == 202);
+  CHECK(again->get_header_value("Idempotent-Replayed") == "true");
+
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (receiver.count() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // bounded: 20 s
+  }
+  REQUIRE(receiver.count() == 1);
+  const std::string delivered = receiver.received()[0].body;
+  CHECK(delivered.ends_with(R"(,"data":{"e":"é","path":"a/b","A":"A","emoji":"😀","q":"\"\\",)"
+                            R"("nl":"\n","us":"\u001f","raw":"é","n":1.50}})"));
+}
+
 TEST_CASE("a --config file nesting lists deeper than 128 is a usage error", "[daemon]") {
   const std::string dir = temp_dir("publisherd-config-deep");
   const auto config = [&](std::size_t depth) {

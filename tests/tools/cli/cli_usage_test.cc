@@ -29,9 +29,14 @@ TEST_CASE("usage errors exit 2 with a clear message") {
   run = cli("send --url u --secret " + kSecret + " --type t --data d --bogus");
   CHECK(run.code == 2);
   CHECK(run.out.find("The following argument was not expected: --bogus") != std::string::npos);
-  run = cli("send --bogus");
+  run = cli("send --secret " + kSecret + " --bogus");
   CHECK(run.code == 2);
   CHECK(run.out.find("--url is required") != std::string::npos);
+  run = cli("send --url u --type t --data d");
+  CHECK(run.code == 2);
+  CHECK(run.out ==
+        "--secret is required: give --secret, --secret-file or WEBHOOKS_SECRET (or "
+        "WEBHOOKS_SECRET_FILE)\nRun with --help for more information.\n");
 
   const std::string tolerance =
       "--tolerance: must be a whole number of seconds from 1 to 315360000 (10 years), not ";

@@ -2,8 +2,10 @@
 // WEBHOOKS_ADMIN_TOKEN (app/secret_flags.h): build/bin/webhooks as a real process, real HTTP on
 // 127.0.0.1.
 #include <httplib.h>
+#include <sys/wait.h>
 
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -73,6 +75,53 @@ TEST_CASE("sign: --secret-file and WEBHOOKS_SECRET sign as --secret does") {
   CHECK(run.err == "--secret and --secret-file were both given; give one of them\n" + kHelp);
 }
 
+TEST_CASE("secrets: '-' reads standard input, a BOM is skipped, WEBHOOKS_SECRET_FILE is read") {
+  const std::string dir = test::temp_dir("cli-secret-ways");
+  const std::string body = write_secret_file(dir + "/body", "{\"test\": 2432232314}");
+  const std::vector<std::string> rest = {
+      "--id", "msg_p5jXN8AQM9LWM0D4loKWxJek", "--timestamp", "1614265330", "--body-file", body};
+  const std::string expected = kHeaders;  // signed with kSecret
+  const auto sign = [&](std::vector<std::string> args, const std::vector<std::string>& env = {},
+                        const std::string& input = "") {
+    args.insert(args.begin(), "sign");
+    args.insert(args.end(), rest.begin(), rest.end());
+    std::string command;
+    for (const std::string& arg : args) command += " '" + arg + "'";
+    if (!input.empty()) command += " < '" + input + "'";
+    if (env.empty() && !input.empty()) {
+      // Through a shell, for the redirection: build/bin/webhooks reads the file on its stdin.
+      const std::string shell = test::bin_dir() + "/webhooks" + command + " 2>&1";
+      FILE* pipe = ::popen(shell.c_str(), "r");
+      REQUIRE(pipe);
+      std::string out;
+      char buffer[4096];
+      std::size_t n;
+      while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+      const int status = ::pclose(pipe);
+      return std::to_string(WEXITSTATUS(status)) + " " + out;
+    }
+    const Finished run = webhooks_cli(args, dir, env);
+    return std::to_string(run.exit_code) + " " + run.out + run.err;
+  };
+  const std::string secret_file = write_secret_file(dir + "/secret", kSecret + "\n");
+  CHECK(sign({"--secret-file", "-"}, {}, secret_file) == "0 " + expected);
+  const std::string bom = write_secret_file(dir + "/bom", "\xEF\xBB\xBF" + kSecret + "\r\n");
+  CHECK(sign({"--secret-file", bom}) == "0 " + expected);
+  CHECK(sign({}, {"WEBHOOKS_SECRET_FILE=" + bom}) == "0 " + expected);
+  CHECK(sign({}, {"WEBHOOKS_SECRET_FILE=" + secret_file, "WEBHOOKS_SECRET=" + kSecret}) ==
+        "2 WEBHOOKS_SECRET and WEBHOOKS_SECRET_FILE are both set; set one of them\n" + kHelp);
+  // --secret-file wins over WEBHOOKS_SECRET_FILE, as over WEBHOOKS_SECRET.
+  const std::string other = write_secret_file(dir + "/other", kOtherSecret + "\n");
+  CHECK(sign({"--secret-file", bom}, {"WEBHOOKS_SECRET_FILE=" + other}) == "0 " + expected);
+  // A required secret names every way to give it.
+  const Finished listen = webhooks_cli({"listen", "--listen", "127.0.0.1:0"}, dir);
+  CHECK(listen.exit_code == 2);
+  CHECK(listen.err ==
+        "--secret is required: give --secret, --secret-file or WEBHOOKS_SECRET (or "
+        "WEBHOOKS_SECRET_FILE)\n" +
+            kHelp);
+}
+
 TEST_CASE("verify: the old and the new secret from a file or WEBHOOKS_SECRET") {
   const std::string dir = test::temp_dir("cli-secret-verify");
   const std::string body = write_secret_file(dir + "/body", "{\"test\": 2432232314}");
@@ -126,7 +175,7 @@ TEST_CASE("send --secret-file to listen started with WEBHOOKS_SECRET: accepted, 
   CHECK(run.out.find("status: 401\n") != std::string::npos);
 }
 
-TEST_CASE("admin commands: --admin-token-file wins over WEBHOOKS_ADMIN_TOKEN") {
+TEST_CASE("admin commands: --admin-token-file wins over WEBHOOKS_ADMIN_TOKEN; _FILE is read") {
   const std::string dir = test::temp_dir("cli-secret-admin");
   httplib::Server publisher;
   std::mutex mutex;
@@ -143,6 +192,10 @@ TEST_CASE("admin commands: --admin-token-file wins over WEBHOOKS_ADMIN_TOKEN") {
   const std::string url = "http://127.0.0.1:" + std::to_string(port);
   CHECK(webhooks_cli({"events", "--publisher-url", url, "--admin-token-file", file}, dir, env)
             .exit_code == 0);
+  const std::string env_file = write_secret_file(dir + "/env-token", "from-env-file\n");
+  CHECK(webhooks_cli({"events", "--publisher-url", url}, dir,
+                     {"WEBHOOKS_ADMIN_TOKEN_FILE=" + env_file})
+            .exit_code == 0);
   // WEBHOOKS_SECRET is read by the subcommand that runs only: events takes no secret.
   CHECK(webhooks_cli({"events", "--publisher-url", url}, dir,
                      {"WEBHOOKS_ADMIN_TOKEN=from-env", "WEBHOOKS_SECRET=whsec_short"})
@@ -156,7 +209,8 @@ TEST_CASE("admin commands: --admin-token-file wins over WEBHOOKS_ADMIN_TOKEN") {
             kHelp);
   publisher.stop();
   serving.join();
-  CHECK(tokens == std::vector<std::string>{"Bearer from-file", "Bearer from-env"});
+  CHECK(tokens ==
+        std::vector<std::string>{"Bearer from-file", "Bearer from-env-file", "Bearer from-env"});
 }
 
 TEST_CASE("listen --help names --secret-file and WEBHOOKS_SECRET, even when it is bad") {

@@ -81,8 +81,7 @@ void json_answer(httplib::Response& res, int status, std::string body);
 void json_error(httplib::Response& res, int status, std::string_view code,
                 std::string_view message);
 
-// The bearer token of `Authorization: Bearer TOKEN`, or "" when absent or malformed. A view into
-// `req`'s header (not a copy), valid while `req` is.
-std::string_view bearer_token(const httplib::Request& req);
+// The bearer token of a request (http::bearer_token, webhooks/http_server.h).
+using http::bearer_token;
 
 }  // namespace webhooks::app

@@ -247,6 +247,13 @@ void set_json_body(httplib::Response& res, std::string body);
 // Whether a Content-Type value names JSON: application/json or application/<anything>+json, in
 // any letter case, with any parameters (charset=utf-8), with or without surrounding whitespace.
 bool is_json_media_type(std::string_view content_type);
+// The token of `Authorization: Bearer TOKEN` (RFC 6750, section 2.1), or "" when the header is
+// absent or of another scheme: the scheme in any letter case (RFC 9110, section 11.1: "bearer X"
+// is the same), spaces around the token dropped. The one bearer parser of every server here (the
+// publisher's admin API, orders-api's API keys). A view into `req`'s header (not a copy), valid
+// while `req` is.
+std::string_view bearer_token(const httplib::Request& req);
+
 // The canonical name of a header every server here takes at most one line of, when `name` (any
 // letter case) is one, else "": Content-Length, Host, Authorization, Content-Type, the
 // idempotency keys, and the signature and id headers of Standard Webhooks, Svix and the providers

@@ -126,8 +126,8 @@ struct Options {
   // that (a server that stopped answering, e.g. a frozen host, cancels nothing): the connection
   // is dropped, and whether the statement ran is unknown, as after a broken connection. Either
   // way the call throws Error(storage). It bounds each statement of a transaction (a transaction
-  // of n statements may take n times as long) and migrations too: raise it for a migration that
-  // runs longer. Default 5,000 (5 s).
+  // of n statements may take n times as long). Migrations (migrate()) are not bounded: one may
+  // rewrite a large table, or wait for another process's. Default 5,000 (5 s).
   int postgres_statement_timeout_ms = 5'000;
   // PostgreSQL: how long a call waits for a pooled connection (milliseconds; 0: no bound): for
   // one to come free when all pool_size are in use, or for a new one to open. Past it the call
@@ -192,7 +192,9 @@ class Database {
   virtual void transact(const std::function<void(Transaction&)>& fn) = 0;
 
   // One statement on its own, in autocommit mode (one round trip, one commit). Throws
-  // Error(storage).
+  // Error(storage). On PostgreSQL, a text parameter holding a NUL byte (its text type cannot hold
+  // one) throws Error(invalid_argument) before anything is sent, here and in transact(), read();
+  // SQLite stores it as given. Binary values go as Bytes.
   virtual Rows exec(std::string_view sql, std::span<const Param> params) = 0;
   Rows exec(std::string_view sql, std::initializer_list<Param> params = {}) {
     return exec(sql, std::span<const Param>(params.begin(), params.size()));

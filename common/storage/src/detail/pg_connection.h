@@ -39,6 +39,12 @@ struct PgConnection {
 // normally comes first.
 inline constexpr std::chrono::milliseconds kStallGrace{250};
 
+// The statement that lifts the statement bound for the rest of one transaction, server and client
+// side alike: migrations (Database::migrate) run it first, since a migration may rewrite a large
+// table for longer than any request should wait, and its advisory lock waits for another
+// process's migrations.
+inline constexpr std::string_view kUnboundedStatements = "SET LOCAL statement_timeout = 0";
+
 // Opens a connection to `url` (a postgres:// URL; `described` names it in messages, without the
 // password) in non-blocking mode, and sets its statement_timeout to `statement_timeout_ms` (0:
 // the server's default). Gives up at `deadline`. Throws Error(storage) "cannot connect to

@@ -171,8 +171,9 @@ struct DeliveryAttempt {
   std::int64_t latency_ms = 0;
   TransportError error = TransportError::none;  // none when a response arrived
   std::string error_message;                    // empty when a response arrived
-  std::string response_snippet;                 // the start of the response body
-  std::string traceparent;  // the traceparent the attempt carried (empty before it was kept)
+  std::string response_snippet;  // the start of the response body; bytes not UTF-8 and NUL
+                                 // bytes as U+FFFD
+  std::string traceparent;       // the traceparent the attempt carried (empty before it was kept)
 };
 
 }  // namespace webhooks::publisher

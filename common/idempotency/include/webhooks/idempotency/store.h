@@ -26,6 +26,12 @@
 
 namespace webhooks::idempotency {
 
+// The scope of `id` (a merchant id) within `component` ("orders-api", "publisher"):
+// "<component>:<id>". Components that share one database (orders-api and the publisher's ingest,
+// both scoped by merchant) keep one key space each, so one merchant's Idempotency-Key sent to both
+// is two requests, not a 422 on the second (docs/idempotency.md, "Scopes").
+std::string component_scope(std::string_view component, std::string_view id);
+
 enum class State { in_progress, completed, failed };
 
 enum class BeginOutcome {
