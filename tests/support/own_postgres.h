@@ -5,7 +5,11 @@
 
 #include <sys/types.h>
 
+#include <atomic>
+#include <chrono>
+#include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace webhooks::test {
@@ -47,5 +51,37 @@ class OwnPostgres {
   std::string state_dir_, url_;
   Frozen* frozen_ = nullptr;
 };
+
+// Milliseconds since `start`: how long a call took while the server was frozen.
+inline long long ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               start)
+      .count();
+}
+
+// While the server is frozen: runs each of `stuck` (requests that need the database) on a thread
+// of its own and, until every one has returned, calls `probe(still_waiting)` over and over on this
+// thread; `still_waiting()` says whether one of them has not returned yet. Joins them before it
+// returns, also when `probe` throws. The calls must not assert (they run off the test's thread).
+template <typename Probe>
+void probe_while_stuck(const std::vector<std::function<void()>>& stuck, Probe probe) {
+  std::atomic<std::size_t> returned{0};
+  std::vector<std::thread> threads;
+  for (const std::function<void()>& call : stuck) {
+    threads.emplace_back([&call, &returned] {
+      call();
+      ++returned;
+    });
+  }
+  try {
+    while (returned.load() < stuck.size()) {
+      probe([&] { return returned.load() < stuck.size(); });
+    }
+  } catch (...) {  // a failed REQUIRE in `probe`: the threads are joined all the same
+    for (std::thread& t : threads) t.join();
+    throw;
+  }
+  for (std::thread& t : threads) t.join();
+}
 
 }  // namespace webhooks::test

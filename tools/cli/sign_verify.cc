@@ -123,7 +123,8 @@ int run_verify(const VerifyArgs& args) {
   };
   if (args.provider != "standard") {
     if (!args.public_keys.empty()) throw UsageError("--public-key is for --provider standard");
-    if (!refusal.empty() && !args.secrets.empty()) return refused();  // no --secret: usage first
+    if (args.secrets.empty()) throw UsageError("verify --provider needs --secret");
+    if (!refusal.empty()) return refused();
     return verify_provider(*providers::parse_provider(args.provider), args.secrets, headers,
                            read_input(args.body_file),
                            {std::chrono::seconds(args.tolerance), !args.no_tolerance},

@@ -9,7 +9,6 @@ namespace webhooks::cli {
 int verify_provider(providers::Provider provider, const std::vector<std::string>& secrets,
                     const receiver::Headers& headers, const std::string& body,
                     providers::ProviderOptions options, std::int64_t now) {
-  if (secrets.empty()) throw UsageError("verify --provider needs --secret");
   const auto verifier = providers::make_provider_verifier(provider, secrets, options);
   const auto lookup = [&](std::string_view name) { return headers.get(name); };
   const providers::ProviderResult result = verifier->verify(lookup, body, now);

@@ -13,7 +13,7 @@ namespace webhooks::cli {
 
 // Prints "valid" and "event-id: <id>" (kOk), or "invalid: <status>: <message>" (kFailed).
 // `headers`: parse_header_lines (the first line of a repeated name counts, as in the receiver).
-// `now`: Unix seconds.
+// `secrets`: at least one (run_verify says so first). `now`: Unix seconds.
 int verify_provider(providers::Provider provider, const std::vector<std::string>& secrets,
                     const receiver::Headers& headers, const std::string& body,
                     providers::ProviderOptions options, std::int64_t now);

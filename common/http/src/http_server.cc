@@ -264,28 +264,22 @@ std::string_view media_type(std::string_view type) {
   return type;
 }
 
-// ASCII case-insensitive equality with a lower-case `lower`, without a lower-cased copy.
-bool same_lower(std::string_view text, std::string_view lower) {
-  return text.size() == lower.size() &&
-         std::equal(text.begin(), text.end(), lower.begin(), [](char c, char l) {
-           return (c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c) == l;
-         });
-}
+using detail::ascii_iequals;
 
 }  // namespace
 
 bool is_json_media_type(std::string_view content_type) {
   const std::string_view type = media_type(content_type);
   constexpr std::string_view kApplication = "application/", kSuffix = "+json";
-  if (same_lower(type, "application/json")) return true;
+  if (ascii_iequals(type, "application/json")) return true;
   return type.size() >= kApplication.size() && type.size() >= kSuffix.size() &&
-         same_lower(type.substr(0, kApplication.size()), kApplication) &&
-         same_lower(type.substr(type.size() - kSuffix.size()), kSuffix) &&
+         ascii_iequals(type.substr(0, kApplication.size()), kApplication) &&
+         ascii_iequals(type.substr(type.size() - kSuffix.size()), kSuffix) &&
          type.find('/') == type.rfind('/');
 }
 
 bool is_form_media_type(std::string_view content_type) {
-  return same_lower(media_type(content_type), "application/x-www-form-urlencoded");
+  return ascii_iequals(media_type(content_type), "application/x-www-form-urlencoded");
 }
 
 std::string_view single_header(std::string_view name) { return detail::single_header(name); }
@@ -296,7 +290,7 @@ std::string_view bearer_token(const httplib::Request& req) {
   if (header == nullptr) return {};
   std::string_view value = *header;
   constexpr std::string_view kScheme = "bearer ";
-  if (value.size() <= kScheme.size() || !same_lower(value.substr(0, kScheme.size()), kScheme)) {
+  if (value.size() <= kScheme.size() || !ascii_iequals(value.substr(0, kScheme.size()), kScheme)) {
     return {};
   }
   value.remove_prefix(kScheme.size());

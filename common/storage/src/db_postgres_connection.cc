@@ -243,26 +243,22 @@ Rows pg_exec(PgConnection& c, std::string_view sql, std::span<const Param> param
   if (params.empty() && sql.find(';') != std::string_view::npos) {
     return run_script(c, sql, start, deadline);
   }
-  // A text parameter travels NUL-terminated, and PostgreSQL's text cannot hold a NUL: refused
-  // here, before anything is sent, rather than cut short at the NUL.
+  // Text parameters must end in NUL: every value is copied, one after another, into one
+  // buffer reserved up front (so the pointers into it stay valid): one allocation, not one
+  // string per parameter. NULL is a null pointer. PostgreSQL's text cannot hold a NUL, so a text
+  // parameter holding one is refused here, before anything is sent, rather than cut short.
+  std::size_t bytes = 0;
   for (std::size_t i = 0; i < params.size(); ++i) {
     const auto* t = std::get_if<std::string_view>(&params[i]);
+    const auto* b = std::get_if<Bytes>(&params[i]);
     if (t != nullptr && t->find('\0') != std::string_view::npos) {
       throw Error(ErrorCode::invalid_argument,
                   "parameter $" + std::to_string(i + 1) +
                       " is text holding a NUL byte, which PostgreSQL cannot store");
     }
-  }
-  const std::string& name = prepared(c, sql, start, deadline);
-  // Text parameters must end in NUL: every value is copied, one after another, into one
-  // buffer reserved up front (so the pointers into it stay valid): one allocation, not one
-  // string per parameter. NULL is a null pointer.
-  std::size_t bytes = 0;
-  for (const Param& p : params) {
-    const auto* t = std::get_if<std::string_view>(&p);
-    const auto* b = std::get_if<Bytes>(&p);
     bytes += (t ? t->size() : b ? b->data.size() : 20) + 1;  // an int64: at most 20 digits
   }
+  const std::string& name = prepared(c, sql, start, deadline);
   std::string buffer;
   buffer.reserve(bytes);
   std::vector<const char*> values(params.size());

@@ -18,10 +18,6 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
-long long ms_since(steady_clock::time_point start) {
-  return std::chrono::duration_cast<milliseconds>(steady_clock::now() - start).count();
-}
-
 // The message of the Error(storage) `call` throws (fails the test when it throws nothing or
 // something else), and how long it took in `ms`.
 template <typename F>

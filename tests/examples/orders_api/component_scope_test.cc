@@ -38,16 +38,16 @@ std::unique_ptr<Process> start_publisher(const std::string& db, const std::strin
 std::string publish(int port, const std::string& key) {
   httplib::Client client("127.0.0.1", port);
   client.set_bearer_token_auth(kToken);
-  const auto res = client.Post("/v1/events", {{"Idempotency-Key", key}}, kEvent,
-                               "application/json");
+  const auto res =
+      client.Post("/v1/events", {{"Idempotency-Key", key}}, kEvent, "application/json");
   REQUIRE(res);
   return std::to_string(res->status) + " " + res->get_header_value("Idempotent-Replayed") + " " +
          res->body;
 }
 
 std::vector<std::string> scopes(webhooks::db::Database& db) {
-  const auto rows = db.exec(
-      "SELECT scope || ' ' || idempotency_key FROM idempotency_records ORDER BY 1");
+  const auto rows =
+      db.exec("SELECT scope || ' ' || idempotency_key FROM idempotency_records ORDER BY 1");
   std::vector<std::string> out;
   for (std::size_t i = 0; i < rows.size(); ++i) out.push_back(rows.text(i, 0));
   return out;
@@ -105,8 +105,8 @@ TEST_CASE("records made before the upgrade move to their component's scope and r
   CHECK(order.status == 201);
   CHECK(order.header("Idempotent-Replayed") == "true");
   CHECK(order.body == R"({"id":"ord_before_upgrade"})");
-  CHECK(scopes(s.db()) == std::vector<std::string>{"m1 k-cart", "orders-api:m1 k-order",
-                                                   "publisher:m1 k-event"});
+  CHECK(scopes(s.db()) ==
+        std::vector<std::string>{"m1 k-cart", "orders-api:m1 k-order", "publisher:m1 k-event"});
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 0);  // replayed, never made again
   CHECK(publisher->kill_and_wait(SIGTERM) == 0);
 }

@@ -5,9 +5,9 @@
 // 1 s saying the database is unreachable, the console's sign-in page is served meanwhile, and once
 // the server is resumed (SIGCONT) orders are taken again without a restart. A real PostgreSQL of
 // the test's own (support/own_postgres.h), orders-api as a real process.
-#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,16 +17,13 @@
 
 using namespace std::chrono;
 using webhooks::test::Answer;
+using webhooks::test::ms_since;
 using webhooks::test::OwnPostgres;
 using webhooks::test::Stack;
 
 namespace {
 
 const std::string kOrder = R"({"amount":2500,"currency":"USD","reference":"inv-7"})";
-
-long long ms_since(steady_clock::time_point start) {
-  return duration_cast<milliseconds>(steady_clock::now() - start).count();
-}
 
 // An answer (none when the connection failed) and how long it took.
 struct Timed {
@@ -77,10 +74,9 @@ TEST_CASE(
   // over and over.
   constexpr int kStuck = 6;
   std::vector<Timed> stuck(kStuck);
-  std::atomic<int> answered{0};
-  std::vector<std::thread> threads;
+  std::vector<std::function<void()>> calls;
   for (int i = 0; i < kStuck; ++i) {
-    threads.emplace_back([&, i] {
+    calls.emplace_back([&, i] {
       Timed& mine = stuck[static_cast<std::size_t>(i)];
       if (i % 2 == 0) {
         const auto start = steady_clock::now();
@@ -89,17 +85,16 @@ TEST_CASE(
       } else {
         mine = timed_get(s.api_port, "/orders/" + order_id, "key-m1");
       }
-      ++answered;
     });
   }
   int logins_meanwhile = 0, health_checks = 0;
   long long slowest_login = 0, slowest_health = 0;
-  while (answered.load() < kStuck) {
+  webhooks::test::probe_while_stuck(calls, [&](const auto& still_waiting) {
     const Timed login = timed_get(s.api_port, "/console/login");
     REQUIRE(login.answer);
     CHECK(login.answer->status == 200);
     slowest_login = std::max(slowest_login, login.ms);
-    if (answered.load() < kStuck) ++logins_meanwhile;
+    if (still_waiting()) ++logins_meanwhile;
     const Timed health = timed_get(s.api_port, "/healthz");
     REQUIRE(health.answer);
     CHECK(health.ms < 1000);
@@ -110,8 +105,7 @@ TEST_CASE(
     CHECK(health.answer->json()["error"]["message"].get<std::string>().starts_with(
         "the database is unreachable"));
     ++health_checks;
-  }
-  for (std::thread& t : threads) t.join();
+  });
   INFO("sign-in pages served while the requests waited: " << logins_meanwhile);
   CHECK(logins_meanwhile >= 1);
   CHECK(slowest_login < 1000);

@@ -5,9 +5,9 @@
 // 1 s saying the database is unreachable, the console's sign-in page is served meanwhile, and
 // once the server is resumed (SIGCONT) requests succeed again without a restart. A real
 // PostgreSQL of the test's own (support/own_postgres.h), the daemon as a real process.
-#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
@@ -21,13 +21,7 @@ namespace webhooks::test {
 namespace {
 
 using nlohmann::json;
-using std::chrono::milliseconds;
 using std::chrono::steady_clock;
-
-// Milliseconds since `start`.
-long long ms_since(steady_clock::time_point start) {
-  return std::chrono::duration_cast<milliseconds>(steady_clock::now() - start).count();
-}
 
 // One request's answer (answered false when the connection failed) and how long it took.
 struct Timed {
@@ -90,28 +84,26 @@ TEST_CASE(
   // over and over.
   constexpr int kStuck = 6;
   std::vector<Timed> stuck(kStuck);
-  std::atomic<int> answered{0};
-  std::vector<std::thread> threads;
+  std::vector<std::function<void()>> calls;
   for (int i = 0; i < kStuck; ++i) {
-    threads.emplace_back([&, i] {
+    calls.emplace_back([&, i] {
       Client own(port);
       stuck[static_cast<std::size_t>(i)] =
           i % 2 == 0 ? timed([&] {
             return own.post("/v1/events", event(i), "frozen-" + std::to_string(i));
           })
                      : timed([&] { return own.get("/v1/endpoints?merchant_id=m1"); });
-      ++answered;
     });
   }
   Client probe(port);
   int logins_meanwhile = 0, health_checks = 0;
   long long slowest_login = 0, slowest_health = 0;
-  while (answered.load() < kStuck) {
+  probe_while_stuck(calls, [&](const auto& still_waiting) {
     const Timed login = timed([&] { return probe.http.Get("/console/login"); });
     REQUIRE(login.answered);
     CHECK(login.status == 200);
     slowest_login = std::max(slowest_login, login.ms);
-    if (answered.load() < kStuck) ++logins_meanwhile;
+    if (still_waiting()) ++logins_meanwhile;
     const Timed health = timed([&] { return probe.http.Get("/healthz"); });
     REQUIRE(health.answered);
     CHECK(health.ms < 1000);
@@ -122,8 +114,7 @@ TEST_CASE(
     CHECK(body["error"]["code"] == "storage_unavailable");
     CHECK(body["error"]["message"].get<std::string>().starts_with("the database is unreachable"));
     ++health_checks;
-  }
-  for (std::thread& t : threads) t.join();
+  });
   INFO("sign-in pages served while the requests waited: " << logins_meanwhile);
   CHECK(logins_meanwhile >= 1);
   CHECK(slowest_login < 1000);
