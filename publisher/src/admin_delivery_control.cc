@@ -114,6 +114,11 @@ bool read_auth(const json& value, DeliveryControl& control, httplib::Response& r
   if (type == "bearer") {
     auth.type = EndpointAuth::Type::bearer;
     if (!credential(value, "token", auth.token, res)) return false;
+    // RFC 6750, section 2.1: a b64token has no space (a padded token would reach the endpoint
+    // as another one, or as none once a proxy trims it).
+    if (auth.token.find(' ') != std::string::npos) {
+      return refuse(res, "auth.token must not contain spaces (RFC 6750 b64token)");
+    }
   } else if (type == "basic") {
     auth.type = EndpointAuth::Type::basic;
     if (!credential(value, "username", auth.username, res) ||
@@ -221,8 +226,11 @@ bool read_delivery_control(const json& body, const std::string& url, DeliveryCon
   if (const auto it = body.find("rate_limit"); it != body.end()) {
     if (!read_rate_limit(*it, control, res)) return false;
   }
-  if (const auto it = body.find("ordering"); it != body.end() && !it->is_null()) {
-    const auto ordering = it->is_string() ? parse_ordering(it->get<std::string>()) : std::nullopt;
+  if (const auto it = body.find("ordering"); it != body.end()) {
+    // null is the default, "none", as null is for rate_limit, headers and auth.
+    const auto ordering = it->is_null()     ? std::optional(Ordering::none)
+                          : it->is_string() ? parse_ordering(it->get<std::string>())
+                                            : std::nullopt;
     if (!ordering) return refuse(res, R"(ordering must be "none" or "fifo")");
     control.ordering = *ordering;
   }

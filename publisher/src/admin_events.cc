@@ -21,6 +21,18 @@ std::optional<std::string_view> header(const httplib::Request& req, const char* 
   return std::string_view(it->second);
 }
 
+// Every field `name` of `req` joined with "," (RFC 9110, section 5.3: several fields of a list are
+// one list), or "" when there is none.
+std::string joined_fields(const httplib::Request& req, const char* name) {
+  std::string out;
+  const auto [first, last] = req.headers.equal_range(name);
+  for (auto it = first; it != last; ++it) {
+    if (!out.empty()) out.push_back(',');
+    out.append(it->second);
+  }
+  return out;
+}
+
 // POST /v1/events: the ingest's answer, its headers and body as they are.
 void ingest_event(Ingest& ingest, idempotency::Guard& guard, const httplib::Request& req,
                   httplib::Response& res) {
@@ -29,8 +41,9 @@ void ingest_event(Ingest& ingest, idempotency::Guard& guard, const httplib::Requ
   const std::string_view traceparent = req.get_header_value_count("traceparent") == 1
                                            ? header(req, "traceparent").value_or("")
                                            : std::string_view();
+  // Several tracestate fields are one list (W3C Trace Context, "tracestate Header").
   idempotency::Response out = ingest.handle(guard, header(req, "Idempotency-Key"), req.body,
-                                            traceparent, header(req, "tracestate").value_or(""));
+                                            traceparent, joined_fields(req, "tracestate"));
   res.status = out.status;
   for (const auto& [name, value] : out.headers) res.set_header(name, value);
   http::set_json_body(res, std::move(out.body));

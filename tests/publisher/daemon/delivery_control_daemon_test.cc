@@ -238,6 +238,10 @@ TEST_CASE("static headers and a credential: delivered, never shown; bad fields a
        R"(auth must be {"type":"bearer","token"}, {"type":"basic","username","password"} or null)"},
       {json{{"auth", json{{"type", "bearer"}, {"token", std::string(4097, 't')}}}},
        "auth.token must be 1 to 4096 printable ASCII characters"},
+      {json{{"auth", json{{"type", "bearer"}, {"token", " "}}}},
+       "auth.token must not contain spaces (RFC 6750 b64token)"},
+      {json{{"auth", json{{"type", "bearer"}, {"token", "tok-trail "}}}},
+       "auth.token must not contain spaces (RFC 6750 b64token)"},
   };
   for (const Refusal& r : refused) {
     INFO(r.patch.dump());
@@ -257,6 +261,17 @@ TEST_CASE("static headers and a credential: delivered, never shown; bad fields a
   REQUIRE(patched->status == 200);
   CHECK(body_of(patched)["auth"].is_null());
   CHECK(body_of(patched)["rate_limit"] == 5);
+  // "ordering": null is the default, "none", as null is for the other fields (it was ignored).
+  REQUIRE(client.http
+              .Patch(("/v1/endpoints/" + id).c_str(),
+                     {{"Authorization", std::string("Bearer ") + kToken}},
+                     json{{"ordering", "fifo"}}.dump(), "application/json")
+              ->status == 200);
+  const auto reset = client.http.Patch(("/v1/endpoints/" + id).c_str(),
+                                       {{"Authorization", std::string("Bearer ") + kToken}},
+                                       json{{"ordering", nullptr}}.dump(), "application/json");
+  REQUIRE(reset->status == 200);
+  CHECK(body_of(reset)["ordering"] == "none");
 }
 
 TEST_CASE("trace context: POST /v1/events' traceparent continues into each attempt",
@@ -271,14 +286,16 @@ TEST_CASE("trace context: POST /v1/events' traceparent continues into each attem
                        {{"Authorization", std::string("Bearer ") + kToken},
                         {"Idempotency-Key", "trace-1"},
                         {"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
-                        {"tracestate", "vendor=value"}},
+                        {"tracestate", "vendor=value"},
+                        {"tracestate", "congo=t61rcWkgMzE"}},
                        event.dump(), "application/json");
   REQUIRE(res->status == 202);
   const std::string id = body_of(res)["event_id"];
   REQUIRE(eventually([&] { return receiver.count() == 1; }));
   const std::string sent = receiver.received()[0].header("traceparent");
   CHECK(sent.substr(0, 36) == "00-0af7651916cd43dd8448eb211c80319c-");
-  CHECK(receiver.received()[0].header("tracestate") == "vendor=value");
+  // Two tracestate fields are one list (before: the second was dropped).
+  CHECK(receiver.received()[0].header("tracestate") == "vendor=value,congo=t61rcWkgMzE");
   const json stored = body_of(client.get("/v1/events/" + id));
   CHECK(stored["traceparent"] == "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
   REQUIRE(eventually(
