@@ -9,7 +9,8 @@
 namespace webhooks::cli {
 
 // "name: value" lines in their order, as the receiver reads a request's fields
-// (receiver::Headers). Blank lines and lines starting with '#' are skipped. Throws UsageError
+// (receiver::Headers), after a leading UTF-8 byte order mark. Blank lines and lines starting
+// with '#' are skipped. Throws UsageError
 // naming the line that has no colon. A second line of a header every server here takes once
 // (http::single_header: the signature and id headers among them) is what the receiver answers 400
 // bad_request: `refusal` is set to its message ("send one webhook-signature header (lines 3 and

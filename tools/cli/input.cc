@@ -24,7 +24,11 @@ std::string read_input(const std::string& path) {
 receiver::Headers parse_header_lines(const std::string& text, std::string& refusal) {
   receiver::Headers headers;
   std::map<std::string_view, int> single_lines;  // a single header's canonical name: its line
-  std::istringstream in(text);
+  // A UTF-8 byte order mark (an editor's) is not part of the first header's name.
+  constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+  std::istringstream in(std::string_view(text).starts_with(kByteOrderMark)
+                            ? text.substr(kByteOrderMark.size())
+                            : text);
   std::string line;
   int number = 0;
   while (std::getline(in, line)) {

@@ -87,14 +87,31 @@ void open_capture(Listener& l) {
   if (!l.capture) throw UsageError("cannot open " + l.capture_path);
 }
 
+// The names the delivery's signed headers came under: webhook-* or the Svix service's svix-*
+// (choose_signed_header_names; a mix never reaches a handler).
+SignedHeaderNames received_names(const receiver::Headers& headers) {
+  SignedHeaderNames names;
+  choose_signed_header_names([&](std::string_view name) { return headers.get(name).has_value(); },
+                             names);
+  return names;
+}
+
 // Appends the new event's line before its record commits, inside the handler: a line that
 // cannot be written (a full disk) fails the delivery (500, the sender retries) instead of
 // being lost behind a 200, and what was partly written is cut off again.
 void append_capture(Listener& l, const receiver::Headers& headers, const std::string& body) {
+  // Kept under the webhook-* names whichever family came (the signature scheme is the same), so
+  // that `replay --capture` sends it as it sends any.
+  const SignedHeaderNames from = received_names(headers);
+  const std::pair<std::string_view, std::string_view> kept[] = {
+      {kHeaderId, from.id},
+      {kHeaderTimestamp, from.timestamp},
+      {kHeaderSignature, from.signature},
+      {kHeaderDeliveryId, kHeaderDeliveryId},
+      {kHeaderEventType, kHeaderEventType}};
   nlohmann::json h;
-  for (std::string_view name :
-       {kHeaderId, kHeaderTimestamp, kHeaderSignature, kHeaderDeliveryId, kHeaderEventType}) {
-    if (auto v = headers.get(name)) h[std::string(name)] = std::string(*v);
+  for (const auto& [name, read_as] : kept) {
+    if (auto v = headers.get(read_as)) h[std::string(name)] = std::string(*v);
   }
   const std::string line = capture_line(h, body) + "\n";
   std::lock_guard lock(l.out);
@@ -112,11 +129,16 @@ void append_capture(Listener& l, const receiver::Headers& headers, const std::st
   throw std::runtime_error("cannot append to the capture file");
 }
 
-// Posts a new event's webhook-* headers and body to --forward; its answer becomes the reply.
+// Posts a new event's webhook-* (or svix-*) headers and body to --forward; its answer becomes the
+// reply.
 receiver::Reply forward_event(const Forward& forward, const httplib::Request& req) {
+  const auto starts_with = [](std::string_view name, std::string_view lower_prefix) {
+    return name.size() >= lower_prefix.size() &&
+           receiver::Headers::same_name(name.substr(0, lower_prefix.size()), lower_prefix);
+  };
   httplib::Headers copy;
   for (const auto& [name, value] : req.headers) {
-    if (name.rfind("webhook-", 0) == 0 || name.rfind("Webhook-", 0) == 0) copy.emplace(name, value);
+    if (starts_with(name, "webhook-") || starts_with(name, "svix-")) copy.emplace(name, value);
   }
   const auto r = forward.client->Post(forward.path, copy, req.body, "application/json");
   if (!r) return {502, "{\"error\":{\"code\":\"forward_failed\",\"message\":\"no answer\"}}"};
@@ -143,7 +165,7 @@ std::string outcome_of(bool is_new, const receiver::Answer& answer) {
 
 void print_delivery(Listener& l, const receiver::Headers& headers, const std::string& outcome) {
   std::lock_guard lock(l.out);
-  std::cout << headers.get(kHeaderId).value_or("-") << "  "
+  std::cout << headers.get(received_names(headers).id).value_or("-") << "  "
             << headers.get(kHeaderEventType).value_or("-") << "  "
             << headers.get(kHeaderDeliveryId).value_or("-") << "  " << outcome << std::endl;
 }

@@ -215,6 +215,13 @@ TEST_CASE("event data's string escapes are delivered re-encoded, as documented",
   REQUIRE(again);
   CHECK(again->status == 202);
   CHECK(again->get_header_value("Idempotent-Replayed") == "true");
+  // A repeated member name is refused, never stored for receivers to read their own way.
+  const auto repeated = p.post("/v1/events", event(R"({"a":2,"a":3})"), "escapes-2");
+  REQUIRE(repeated);
+  CHECK(repeated->status == 400);
+  CHECK(
+      repeated->body ==
+      R"({"error":{"code":"invalid_json","message":"invalid JSON: duplicate object member name"}})");
 
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (receiver.count() == 0 && std::chrono::steady_clock::now() < deadline) {

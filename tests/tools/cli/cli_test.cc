@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -122,6 +123,9 @@ TEST_CASE("verify: repeated lines are refused as the receiver refuses them; svix
   // Other repeated headers are not the receiver's concern.
   run = verify("d", id + ts + "x-note: 1\nx-note: 2\nwebhook-signature: " + good);
   CHECK(run.out == "valid\n");
+  // A byte order mark (an editor's) before the first line is not part of its name.
+  run = verify("bom", "\xEF\xBB\xBF" + id + ts + "webhook-signature: " + good);
+  CHECK(run.out == "valid\n");
   run = verify("svix",
                "svix-id: msg_p5jXN8AQM9LWM0D4loKWxJek\nsvix-timestamp: 1614265330\n"
                "svix-signature: " +
@@ -204,6 +208,44 @@ TEST_CASE("send to listen, then replay the capture: one new event, one duplicate
         2);
   CHECK(cli("send --url http://127.0.0.1:1/x --secret " + kSecret + " --type t --data '{}'").code ==
         1);
+}
+
+TEST_CASE("listen: a Svix delivery is printed, captured under webhook-* names and replayed") {
+  const std::string dir = test::temp_dir("cli-listen-svix");
+  launcher::ChildProcess listen("webhooks",
+                                {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db",
+                                 dir + "/listen.db", "--capture", dir + "/capture.jsonl"},
+                                dir);
+  const int port = listen.wait_listening();
+  // Signed now with the CLI, sent under the Svix service's names.
+  const std::string body = write(dir, "body", "{\"type\":\"order.created\"}");
+  const std::string now = std::to_string(std::time(nullptr));
+  Run run = cli("sign --secret " + kSecret + " --id msg_svix_1 --timestamp " + now +
+                " --body-file " + body);
+  REQUIRE(run.code == 0);
+  const std::size_t at = run.out.find("webhook-signature: ") + 19;
+  const std::string signature = run.out.substr(at, run.out.size() - at - 1);
+  httplib::Client client("127.0.0.1", port);
+  const auto svix = client.Post(
+      "/webhooks",
+      {{"svix-id", "msg_svix_1"}, {"svix-timestamp", now}, {"svix-signature", signature}},
+      "{\"type\":\"order.created\"}", "application/json");
+  REQUIRE(svix);
+  CHECK(svix->status == 200);
+  const auto captured = nlohmann::json::parse(test::read_file(dir + "/capture.jsonl"))["headers"];
+  CHECK(captured == nlohmann::json{{"webhook-id", "msg_svix_1"},
+                                   {"webhook-timestamp", now},
+                                   {"webhook-signature", signature}});
+  run = cli("replay --capture " + dir + "/capture.jsonl --url http://127.0.0.1:" +
+            std::to_string(port) + "/webhooks --secret " + kSecret);
+  CHECK(run.code == 0);
+  CHECK(run.out.find("1 of 1 deliveries accepted\n") != std::string::npos);
+  CHECK(listen.kill_and_wait(SIGTERM) == 0);
+  // The id column shows the svix-id (it showed "-"); the replay has a delivery id of its own.
+  const std::string out = listen.out();
+  INFO(out);
+  CHECK(out.find("\nmsg_svix_1  -  -  new\nmsg_svix_1  -  ") != std::string::npos);
+  CHECK(out.ends_with("  duplicate\n"));
 }
 
 TEST_CASE("listen (in-process claims) and merchant-receiver (transactional) on one SQLite file") {

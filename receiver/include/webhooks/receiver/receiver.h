@@ -126,13 +126,15 @@ class Headers {
   // Every value of `name`, joined with single spaces (repeated `webhook-signature` lines are one
   // list of entries), or std::nullopt when absent.
   std::optional<std::string> joined(std::string_view name) const;
+  // Whether two header names are the same name: equal but for ASCII letter case (RFC 9110,
+  // section 5.1).
+  static bool same_name(std::string_view a, std::string_view b);
 
  private:
   // Calls `on_value(context, value)` for each value of `name` in the viewed range, in its order,
   // until it returns false.
   using OnValue = bool (*)(void* context, std::string_view value);
   using Visit = void (*)(const void* range, std::string_view name, void* context, OnValue on_value);
-  static bool same_name(std::string_view a, std::string_view b);
   // Calls `f(value)` for each value of `name` (viewed ones first) until it returns false.
   template <typename F>
   void each_value(std::string_view name, F&& f) const;
