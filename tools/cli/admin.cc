@@ -2,7 +2,6 @@
 // captured deliveries (`webhooks listen --capture`).
 #include <httplib.h>
 
-#include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -11,6 +10,7 @@
 
 #include "capture.h"
 #include "cli.h"
+#include "output.h"
 #include "publisher_api.h"
 #include "webhooks/clock.h"
 #include "webhooks/error.h"
@@ -30,16 +30,17 @@ void add_publisher_options(CLI::App* cmd, Publisher& p) {
       p.token);
 }
 
-// Sends a request to the admin API; prints errors; returns the parsed JSON body on 2xx.
-std::optional<nlohmann::json> call(const Publisher& p, const std::string& method,
-                                   const std::string& path, const std::string& body) {
+std::optional<ApiAnswer> request(const Publisher& p, const std::string& method,
+                                 const std::string& path, const std::string& body,
+                                 const httplib::Headers& headers) {
   httplib::Client client(p.url);
   client.set_connection_timeout(std::chrono::seconds(5));
   client.set_read_timeout(std::chrono::seconds(30));
   if (!p.token.empty()) client.set_bearer_token_auth(p.token);
-  const auto res = method == "GET"     ? client.Get(path)
-                   : method == "PATCH" ? client.Patch(path, body, "application/json")
-                                       : client.Post(path, body, "application/json");
+  const auto res = method == "GET"      ? client.Get(path, headers)
+                   : method == "DELETE" ? client.Delete(path, headers)
+                   : method == "PATCH"  ? client.Patch(path, headers, body, "application/json")
+                                        : client.Post(path, headers, body, "application/json");
   if (!res) {
     std::cerr << "webhooks: no answer from the publisher at " << p.url << ": "
               << httplib::to_string(res.error()) << "\n";
@@ -50,47 +51,22 @@ std::optional<nlohmann::json> call(const Publisher& p, const std::string& method
     return std::nullopt;
   }
   try {
-    return parse_json(res->body.empty() ? "{}" : res->body);
+    return ApiAnswer{res->status, res->headers,
+                     parse_ordered_json(res->body.empty() ? "{}" : res->body)};
   } catch (const Error&) {
     std::cerr << "webhooks: the publisher's answer is not JSON\n";
     return std::nullopt;
   }
 }
 
+std::optional<nlohmann::ordered_json> call(const Publisher& p, const std::string& method,
+                                           const std::string& path, const std::string& body) {
+  auto answer = request(p, method, path, body);
+  if (!answer) return std::nullopt;
+  return std::move(answer->body);
+}
+
 namespace {
-
-std::string cell(const nlohmann::json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_null()) return "-";
-  return v.dump();
-}
-
-// Prints the array under `key` as a table with the given columns, or the whole document as JSON.
-void print_list(const nlohmann::json& doc, const std::string& key,
-                const std::vector<std::string>& columns, bool as_json) {
-  if (as_json) {
-    std::cout << doc.dump(2) << "\n";
-    return;
-  }
-  const nlohmann::json& rows = doc.contains(key) ? doc[key] : doc;
-  std::vector<std::size_t> width;
-  for (const auto& c : columns) width.push_back(c.size());
-  for (const auto& row : rows) {
-    for (std::size_t i = 0; i < columns.size(); ++i) {
-      width[i] = std::max(width[i], cell(row.value(columns[i], nlohmann::json())).size());
-    }
-  }
-  for (std::size_t i = 0; i < columns.size(); ++i)
-    std::cout << std::left << std::setw(static_cast<int>(width[i]) + 2) << columns[i];
-  std::cout << "\n";
-  for (const auto& row : rows) {
-    for (std::size_t i = 0; i < columns.size(); ++i) {
-      std::cout << std::left << std::setw(static_cast<int>(width[i]) + 2)
-                << cell(row.value(columns[i], nlohmann::json()));
-    }
-    std::cout << "\n";
-  }
-}
 
 // Re-signs each captured delivery with a fresh timestamp, the same webhook-id and a new delivery
 // id, and posts it to `url`. Returns how many were answered 2xx.

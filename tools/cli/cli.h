@@ -4,7 +4,9 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "webhooks/app/flags.h"
 #include "webhooks/app/secret_flags.h"
@@ -22,7 +24,8 @@ void add_verify(CLI::App& app, Action& action);
 void add_send(CLI::App& app, Action& action);
 void add_listen(CLI::App& app, Action& action);
 void add_admin(CLI::App& app, Action& action);     // replay, events, attempts
-void add_endpoint(CLI::App& app, Action& action);  // endpoint create, endpoint rotate
+void add_endpoint(CLI::App& app, Action& action);  // endpoint list, show, create, update, …
+void add_publish(CLI::App& app, Action& action);
 
 // A usage error raised after parsing (a file that cannot be read, a bad secret): printed with the
 // subcommand's name, exit code 2.
@@ -32,5 +35,15 @@ struct UsageError : std::runtime_error {
 
 // The bytes of `path`, or of standard input for "-". Throws UsageError.
 std::string read_input(const std::string& path);
+
+// A --header flag's "Name: value" as (Name, value): the name an RFC 9110 token (section 5.6.2),
+// the value without the spaces around it and without CR, LF or NUL. Throws UsageError
+// ("--header must be \"Name: value\", not \"…\"").
+std::pair<std::string, std::string> parse_header_flag(const std::string& text);
+
+// The event data of --data TEXT (or @FILE) or --data-file FILE, exactly one of them: a JSON
+// object, compacted with its number tokens and member order as written, nested at most
+// kMaxJsonDepth - 1 deep (the event wraps it). Throws UsageError naming the flag.
+std::string read_event_data(const std::string& data, const std::string& data_file);
 
 }  // namespace webhooks::cli

@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -5,7 +7,10 @@
 
 #include "cli.h"
 #include "header_lines.h"
+#include "webhooks/error.h"
 #include "webhooks/http_server.h"
+#include "webhooks/json_compact.h"
+#include "webhooks/json_parse.h"
 
 namespace webhooks::cli {
 
@@ -19,6 +24,46 @@ std::string read_input(const std::string& path) {
   if (!in) throw UsageError("cannot read " + path);
   out << in.rdbuf();
   return out.str();
+}
+
+std::pair<std::string, std::string> parse_header_flag(const std::string& text) {
+  // RFC 9110, section 5.6.2: token = 1*tchar.
+  constexpr std::string_view kSymbols = "!#$%&'*+-.^_`|~";
+  const std::size_t colon = text.find(':');
+  const std::string name = text.substr(0, colon);
+  const bool token = !name.empty() && std::all_of(name.begin(), name.end(), [&](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || kSymbols.find(c) != std::string::npos;
+  });
+  if (colon == std::string::npos || !token ||
+      text.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) {
+    throw UsageError("--header must be \"Name: value\", not \"" + text + "\"");
+  }
+  std::string value = text.substr(colon + 1);
+  const std::size_t start = value.find_first_not_of(" \t");
+  value = start == std::string::npos ? "" : value.substr(start);
+  while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.pop_back();
+  return {name, value};
+}
+
+std::string read_event_data(const std::string& data, const std::string& data_file) {
+  if (!data.empty() && !data_file.empty()) {
+    throw UsageError("--data and --data-file were both given; give one of them");
+  }
+  if (data.empty() && data_file.empty()) {
+    throw UsageError("give the event's data: --data JSON (or @FILE) or --data-file FILE");
+  }
+  const std::string flag = data_file.empty() ? "--data" : "--data-file";
+  const std::string text = !data_file.empty()      ? read_input(data_file)
+                           : data.starts_with("@") ? read_input(data.substr(1))
+                                                   : data;
+  std::string compact;
+  try {
+    compact = compact_json(text, kMaxJsonDepth - 1);
+  } catch (const Error& e) {
+    throw UsageError(flag + " is not JSON: " + e.what());
+  }
+  if (!compact.starts_with('{')) throw UsageError(flag + " must be a JSON object");
+  return compact;
 }
 
 receiver::Headers parse_header_lines(const std::string& text, std::string& refusal) {

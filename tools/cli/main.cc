@@ -35,13 +35,16 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   using namespace webhooks::cli;
   webhooks::configure_json_logging("warn");  // library logs on stderr; stdout is the output
-  CLI::App app{"webhooks: sign, verify, send, listen for and replay Standard Webhooks deliveries"};
+  CLI::App app{
+      "webhooks: sign, verify, send, listen for and replay Standard Webhooks deliveries; publish "
+      "events and manage endpoints through the publisher"};
   app.set_version_flag("--version", std::string(webhooks::kVersion));
   app.require_subcommand(1);
   Action action;
   add_sign(app, action);
   add_verify(app, action);
   add_send(app, action);
+  add_publish(app, action);
   add_listen(app, action);
   add_admin(app, action);
   add_endpoint(app, action);

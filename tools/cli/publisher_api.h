@@ -2,6 +2,8 @@
 // subcommand, and one request that prints what went wrong.
 #pragma once
 
+#include <httplib.h>
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -17,11 +19,24 @@ struct Publisher {
 // --publisher-url and --admin-token (--admin-token-file, WEBHOOKS_ADMIN_TOKEN) on `cmd`.
 void add_publisher_options(CLI::App* cmd, Publisher& p);
 
-// Sends a GET, a PATCH of the JSON `body` (`method` "PATCH") or a POST of it (any other) to the
-// admin API; prints
-// errors on stderr ("webhooks: the publisher answered 400: {...}"); returns the parsed JSON body on
-// 2xx, std::nullopt otherwise.
-std::optional<nlohmann::json> call(const Publisher& p, const std::string& method,
-                                   const std::string& path, const std::string& body = "");
+// A 2xx answer of the admin API: its status, its headers and its JSON body ({} when empty).
+struct ApiAnswer {
+  int status = 0;
+  httplib::Headers headers;
+  nlohmann::ordered_json body;  // members in the API's order
+};
+
+// Sends `method` ("GET", "POST", "PATCH" or "DELETE"; POST and PATCH with the JSON `body`) to the
+// admin API at `path`, with `headers` besides the bearer token. Prints what went wrong on stderr
+// ("webhooks: the publisher answered 400: {...}", "webhooks: no answer from the publisher at
+// URL: ...") and returns std::nullopt when there is no 2xx answer with a JSON (or empty) body.
+// Timeouts: 5 s to connect, 30 s to read.
+std::optional<ApiAnswer> request(const Publisher& p, const std::string& method,
+                                 const std::string& path, const std::string& body = "",
+                                 const httplib::Headers& headers = {});
+
+// request()'s body alone.
+std::optional<nlohmann::ordered_json> call(const Publisher& p, const std::string& method,
+                                           const std::string& path, const std::string& body = "");
 
 }  // namespace webhooks::cli

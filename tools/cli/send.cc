@@ -1,15 +1,13 @@
-// webhooks send: one signed delivery with new UUIDv7 ids.
+// webhooks send: one signed delivery, with new UUIDv7 ids unless --id gives the event's.
 #include <httplib.h>
 
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "signing_flags.h"
 #include "webhooks/clock.h"
-#include "webhooks/error.h"
-#include "webhooks/json_compact.h"
 #include "webhooks/rfc3339.h"
-#include "webhooks/signer.h"
 #include "webhooks/uuid.h"
 #include "webhooks/version.h"
 #include "webhooks/wire.h"
@@ -30,30 +28,54 @@ std::pair<std::string, std::string> split_url(const std::string& url) {
 }
 
 struct SendArgs {
-  std::string url, secret, type, data;
+  std::string url, type, data, data_file, id;
+  SigningKeys keys;
+  std::optional<std::int64_t> timestamp;  // Unix seconds
+  std::vector<std::string> headers;       // "Name: value"
   std::int64_t timeout_ms = 10'000;
 };
 
-// --data (a JSON object, or @FILE) compact with its number tokens as written; one level less
-// than the limit, since the delivered body wraps it. Throws UsageError.
-std::string read_data(const std::string& flag) {
-  const std::string text = flag.starts_with("@") ? read_input(flag.substr(1)) : flag;
-  std::string data;
-  try {
-    data = compact_json(text, kMaxJsonDepth - 1);
-  } catch (const Error& e) {
-    throw UsageError(std::string("--data is not JSON: ") + e.what());
-  }
-  if (!data.starts_with('{')) throw UsageError("--data must be a JSON object");
-  return data;
-}
-
 // The delivered body: {"id":…,"type":…,"timestamp":"RFC 3339","data":…}.
-std::string event_body(const std::string& event_id, const std::string& type, UnixMillis now,
+std::string event_body(const std::string& event_id, const std::string& type, UnixMillis at,
                        const std::string& data) {
   return "{\"id\":" + nlohmann::json(event_id).dump() + ",\"type\":" +
          nlohmann::json(type).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
-         ",\"timestamp\":\"" + format_rfc3339(now) + "\",\"data\":" + data + "}";
+         ",\"timestamp\":\"" + format_rfc3339(at) + "\",\"data\":" + data + "}";
+}
+
+// The request's headers: the signed ones, then each --header, which replaces a header of ours with
+// its name (webhook-delivery-id, webhook-event-type, User-Agent). Throws UsageError for a name
+// that --id, --timestamp, the signing flags or the request's framing own.
+httplib::Headers request_headers(const SendArgs& args, httplib::Headers ours) {
+  for (const std::string& flag : args.headers) {
+    auto [name, value] = parse_header_flag(flag);
+    std::string lower = name;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower == kHeaderId || lower == kHeaderTimestamp || lower == kHeaderSignature) {
+      throw UsageError("--header " + name +
+                       ": send sets it (use --id, --timestamp, --secret or --signing-key)");
+    }
+    if (lower == "host" || lower == "content-length" || lower == "content-type" ||
+        lower == "transfer-encoding" || lower == "connection") {
+      throw UsageError("--header " + name + ": send sets it for the request's framing");
+    }
+    std::erase_if(ours, [&](const auto& h) {
+      return h.first.size() == lower.size() &&
+             std::equal(lower.begin(), lower.end(), h.first.begin(), [](char a, char b) {
+               return a == std::tolower(static_cast<unsigned char>(b));
+             });
+    });
+    ours.emplace(std::move(name), std::move(value));
+  }
+  return ours;
+}
+
+// The Unix milliseconds in the time field of a UUIDv7 `id` (RFC 9562, section 5.7), or
+// std::nullopt for another id.
+std::optional<UnixMillis> uuid_v7_time(const std::string& id) {
+  if (!is_uuid_v7(id)) return std::nullopt;
+  const std::string hex = id.substr(0, 8) + id.substr(9, 4);  // the first 48 bits
+  return static_cast<UnixMillis>(std::stoll(hex, nullptr, 16));
 }
 
 // Prints the answer (event id, status, body); exit 0 on 2xx, 1 otherwise or without an answer.
@@ -69,21 +91,27 @@ int report_answer(const httplib::Result& res, const std::string& url, const std:
 }
 
 int run_send(const SendArgs& args) {
-  const Secret secret = Secret::parse(args.secret);
-  const std::string data = read_data(args.data);
+  require_key(args.keys, "send");
+  if (!args.id.empty() && !is_valid_webhook_id(args.id)) {
+    throw UsageError("--id must be 1 to 255 printable ASCII characters without spaces");
+  }
+  const std::string data = read_event_data(args.data, args.data_file);
   const auto [base, path] = split_url(args.url);
   UuidV7Generator ids(system_clock());
-  const std::string event_id = ids.next();
-  const UnixMillis now = system_clock().now_ms();
-  const std::string body = event_body(event_id, args.type, now, data);
-  const std::int64_t ts = now / 1000;
-  const httplib::Headers headers = {
-      {std::string(kHeaderId), event_id},
-      {std::string(kHeaderTimestamp), std::to_string(ts)},
-      {std::string(kHeaderSignature), Signer(secret).sign(event_id, ts, body)},
-      {std::string(kHeaderDeliveryId), ids.next()},
-      {std::string(kHeaderEventType), args.type},
-      {"User-Agent", "webhooks-cli/" + std::string(kVersion)}};
+  const std::string event_id = args.id.empty() ? ids.next() : args.id;
+  const std::int64_t ts = args.timestamp ? *args.timestamp : system_clock().now_seconds();
+  // The event's time is its UUIDv7 id's, so that the same id sent again is the same body (the
+  // receiver's duplicate, where another body is 422); another id's is the webhook-timestamp.
+  const UnixMillis at = uuid_v7_time(event_id).value_or(ts * 1000);
+  const std::string body = event_body(event_id, args.type, at, data);
+  const httplib::Headers headers = request_headers(
+      args,
+      {{std::string(kHeaderId), event_id},
+       {std::string(kHeaderTimestamp), std::to_string(ts)},
+       {std::string(kHeaderSignature), signature_value(args.keys, "send", event_id, ts, body)},
+       {std::string(kHeaderDeliveryId), ids.next()},
+       {std::string(kHeaderEventType), args.type},
+       {"User-Agent", "webhooks-cli/" + std::string(kVersion)}});
   httplib::Client client(base);
   client.set_connection_timeout(std::chrono::milliseconds(args.timeout_ms));
   client.set_read_timeout(std::chrono::milliseconds(args.timeout_ms));
@@ -95,14 +123,26 @@ int run_send(const SendArgs& args) {
 
 void add_send(CLI::App& app, Action& action) {
   auto args = std::make_shared<SendArgs>();
-  CLI::App* cmd = app.add_subcommand("send", "POST one signed delivery; print the answer");
+  CLI::App* cmd = app.add_subcommand(
+      "send", "POST one signed delivery straight to a URL (no publisher); print the answer");
   cmd->add_option("--url", args->url, "the endpoint, e.g. http://127.0.0.1:8783/webhooks")
       ->required();
-  app::add_secret_option(
-      *cmd, {"--secret", "WEBHOOKS_SECRET", "whsec_… secret", app::signing_secret(), true},
-      args->secret);
+  add_signing_flags(*cmd, args->keys);
   cmd->add_option("--type", args->type, "event type, e.g. order.created")->required();
-  cmd->add_option("--data", args->data, "the event's data: a JSON object, or @FILE")->required();
+  cmd->add_option("--data", args->data, "the event's data: a JSON object, or @FILE");
+  cmd->add_option("--data-file", args->data_file, "file (or -) holding the event's data");
+  cmd->add_option("--id", args->id,
+                  "the event id (webhook-id and the body's \"id\"; default: a new UUIDv7). A "
+                  "UUIDv7 sent again with the same --type and --data is the same body: the "
+                  "receiver's duplicate");
+  cmd->add_option("--timestamp", args->timestamp,
+                  "webhook-timestamp, Unix seconds (default: now); an old one shows the "
+                  "receiver's tolerance. The body's \"timestamp\" is the UUIDv7 id's time, or "
+                  "this")
+      ->check(app::unix_seconds(9'999'999'999));  // webhook-timestamp: at most 10 digits
+  cmd->add_option("--header", args->headers,
+                  "an extra header, \"Name: value\"; repeatable (replaces webhook-delivery-id, "
+                  "webhook-event-type or User-Agent of the same name)");
   cmd->add_option("--timeout-ms", args->timeout_ms, "connect and read timeout, milliseconds")
       ->check(app::duration(app::DurationUnit::milliseconds))
       ->capture_default_str();

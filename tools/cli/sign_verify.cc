@@ -4,11 +4,11 @@
 
 #include "cli.h"
 #include "header_lines.h"
+#include "signing_flags.h"
 #include "verify_provider.h"
 #include "webhooks/app/flags.h"
 #include "webhooks/clock.h"
 #include "webhooks/ed25519.h"
-#include "webhooks/signer.h"
 #include "webhooks/verifier.h"
 #include "webhooks/wire.h"
 
@@ -17,25 +17,10 @@ namespace webhooks::cli {
 namespace {
 
 struct SignArgs {
-  std::string secret, signing_key, id, body_file;
+  SigningKeys keys;
+  std::string id, body_file;
   std::int64_t timestamp = 0;
 };
-
-// The webhook-signature value: a v1 entry for --secret, a v1a entry for --signing-key, both
-// (v1 first, space-separated) when both are given.
-std::string signature_value(const SignArgs& args, const std::string& body) {
-  if (args.secret.empty() && args.signing_key.empty()) {
-    throw UsageError("sign needs --secret or --signing-key");
-  }
-  std::string value;
-  if (!args.secret.empty())
-    value = Signer(Secret::parse(args.secret)).sign(args.id, args.timestamp, body);
-  if (!args.signing_key.empty()) {
-    if (!value.empty()) value += ' ';
-    value += Ed25519SigningKey::parse(args.signing_key).sign(args.id, args.timestamp, body);
-  }
-  return value;
-}
 
 }  // namespace
 
@@ -43,17 +28,7 @@ void add_sign(CLI::App& app, Action& action) {
   auto args = std::make_shared<SignArgs>();
   CLI::App* cmd = app.add_subcommand(
       "sign", "Print the three Standard Webhooks headers for a body, one 'name: value' per line");
-  app::add_secret_option(
-      *cmd,
-      {"--secret", "WEBHOOKS_SECRET", "whsec_… secret (or its bare base64): a v1 signature",
-       app::signing_secret()},
-      args->secret);
-  app::add_secret_option(
-      *cmd,
-      {"--signing-key", "WEBHOOKS_SIGNING_KEY", "whsk_… Ed25519 signing key: a v1a signature",
-       app::accepted_by("whsk_...",
-                        [](const std::string& text) { Ed25519SigningKey::parse(text); })},
-      args->signing_key);
+  add_signing_flags(*cmd, args->keys);
   cmd->add_option("--id", args->id, "webhook-id (the event id)")->required();
   cmd->add_option("--timestamp", args->timestamp, "webhook-timestamp, Unix seconds")
       ->required()
@@ -66,7 +41,8 @@ void add_sign(CLI::App& app, Action& action) {
         throw UsageError("--id must be 1 to 255 printable ASCII characters without spaces");
       }
       const std::string body = read_input(args->body_file);
-      const std::string signature = signature_value(*args, body);
+      const std::string signature =
+          signature_value(args->keys, "sign", args->id, args->timestamp, body);
       std::cout << kHeaderId << ": " << args->id << "\n"
                 << kHeaderTimestamp << ": " << args->timestamp << "\n"
                 << kHeaderSignature << ": " << signature << "\n";

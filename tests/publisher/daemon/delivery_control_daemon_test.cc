@@ -378,7 +378,7 @@ TEST_CASE("webhooks endpoint create and update set the delivery control",
   Daemon daemon(daemon_args(database_target("control-cli")), dir);
   const std::string url = "http://127.0.0.1:" + std::to_string(daemon.wait_listening());
   const auto cli = [&](std::vector<std::string> a) {
-    a.insert(a.end(), {"--publisher-url", url, "--admin-token", kToken});
+    a.insert(a.end(), {"--publisher-url", url, "--admin-token", kToken, "--json"});
     return launcher::run_to_end("webhooks", a, dir);
   };
   write_secret_file(dir + "/token", "gw-cli-token\n");

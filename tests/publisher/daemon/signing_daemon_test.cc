@@ -172,7 +172,7 @@ TEST_CASE("webhooks endpoint create --signing v1a and rotate --signing both", "[
   Daemon daemon(args(database_target("signing_cli")), dir);
   const std::string url = "http://127.0.0.1:" + std::to_string(daemon.wait_listening());
   const auto cli = [&](std::vector<std::string> a) {
-    a.insert(a.end(), {"--publisher-url", url, "--admin-token", kToken});
+    a.insert(a.end(), {"--publisher-url", url, "--admin-token", kToken, "--json"});
     return launcher::run_to_end("webhooks", a, dir);
   };
   auto created = cli({"endpoint", "create", "--merchant", "m1", "--url", "http://127.0.0.1:9/h",

@@ -445,3 +445,100 @@ TEST_CASE(
   CHECK(run.code == 1);
   CHECK(run.out == "webhooks send: no answer from " + url + ": Write\n");
 }
+
+TEST_CASE("send --id twice is the receiver's duplicate; an old --timestamp is refused") {
+  const std::string dir = test::temp_dir("cli-send-id");
+  launcher::ChildProcess listen("webhooks",
+                                {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db",
+                                 dir + "/listen.db", "--capture", dir + "/capture.jsonl"},
+                                dir);
+  const std::string url =
+      "http://127.0.0.1:" + std::to_string(listen.wait_listening()) + "/webhooks";
+  const std::string send = "send --url " + url + " --secret " + kSecret + " --type order.created ";
+  Run first = cli(send + "--data '{\"amount\":1000}'");
+  REQUIRE(first.code == 0);
+  const std::string id = first.out.substr(10, first.out.find('\n') - 10);  // "event_id: …"
+  // The same UUIDv7 and data: the same body (its timestamp is the id's), so a duplicate.
+  Run again = cli(send + "--data '{\"amount\":1000}' --id " + id);
+  CHECK(again.code == 0);
+  CHECK(again.out == "event_id: " + id + "\nstatus: 200\n{\"received\":true}\n");
+  const std::string capture = test::read_file(dir + "/capture.jsonl");
+  CHECK(std::count(capture.begin(), capture.end(), '\n') == 1);
+  // Other data under that id: 422, exit 1.
+  Run other = cli(send + "--data '{\"amount\":1}' --id " + id);
+  CHECK(other.code == 1);
+  CHECK(other.out == "event_id: " + id +
+                         "\nstatus: 422\n"
+                         R"({"error":{"code":"event_id_reused","message":"this webhook-id was )"
+                         R"(already received with a different body"}})"
+                         "\n");
+  // A timestamp far outside the tolerance.
+  Run old = cli(send + "--data '{}' --id evt_old --timestamp 1000");
+  CHECK(old.code == 1);
+  CHECK(old.out.starts_with("event_id: evt_old\nstatus: 401\n"));
+  CHECK(old.out.find("timestamp_out_of_tolerance") != std::string::npos);
+  // Usage errors (exit 2), nothing sent.
+  CHECK(cli(send + "--data '{}' --id 'two words'").out ==
+        "webhooks: --id must be 1 to 255 printable ASCII characters without spaces\n");
+  CHECK(cli(send + "--data '{}' --header 'webhook-signature: v1,x'").out ==
+        "webhooks: --header webhook-signature: send sets it (use --id, --timestamp, --secret or "
+        "--signing-key)\n");
+  CHECK(cli(send + "--data '{}' --header 'Content-Length: 9'").out ==
+        "webhooks: --header Content-Length: send sets it for the request's framing\n");
+  CHECK(cli(send + "--data '{}' --header 'no colon'").out ==
+        "webhooks: --header must be \"Name: value\", not \"no colon\"\n");
+  CHECK(listen.kill_and_wait(SIGTERM) == 0);
+  const std::string out = listen.out();
+  INFO(out);
+  const auto lines_ending = [&](const std::string& tail) {
+    std::size_t n = 0;
+    for (std::size_t at = out.find(tail); at != std::string::npos; at = out.find(tail, at + 1)) ++n;
+    return n;
+  };
+  CHECK(lines_ending("  new\n") == 1);
+  CHECK(lines_ending("  duplicate\n") == 1);
+}
+
+TEST_CASE("send --signing-key signs v1a beside v1; --header adds or replaces a header") {
+  const std::string dir = test::temp_dir("cli-send-headers");
+  httplib::Server server;
+  std::mutex mutex;
+  httplib::Headers headers;
+  std::string body;
+  server.Post("/hook", [&](const httplib::Request& req, httplib::Response& res) {
+    const std::lock_guard lock(mutex);
+    headers = req.headers;
+    body = req.body;
+    res.set_content("{}", "application/json");
+  });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread thread([&] { server.listen_after_bind(); });
+  // Any 32 bytes are an Ed25519 seed.
+  const std::string signing_key = "whsk_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+  const std::string now = std::to_string(std::time(nullptr));
+  Run run =
+      cli("send --url http://127.0.0.1:" + std::to_string(port) + "/hook --secret " + kSecret +
+          " --signing-key " + signing_key + " --type t --data '{}' --id evt_h --timestamp " + now +
+          " --header 'X-Trace: abc ' --header 'user-agent: shop-test/1'");
+  server.stop();
+  thread.join();
+  CHECK(run.out == "event_id: evt_h\nstatus: 200\n{}\n");
+  CHECK(headers.find("X-Trace")->second == "abc");
+  CHECK(headers.count("User-Agent") == 1);
+  CHECK(headers.find("User-Agent")->second == "shop-test/1");
+  CHECK(headers.find("webhook-id")->second == "evt_h");
+  CHECK(headers.find("webhook-timestamp")->second == now);
+  // The body's timestamp is --timestamp's (evt_h is no UUIDv7).
+  const std::time_t seconds = std::stoll(now);
+  char rfc3339[32];
+  std::strftime(rfc3339, sizeof rfc3339, "%Y-%m-%dT%H:%M:%S.000Z", std::gmtime(&seconds));
+  CHECK(body ==
+        R"({"id":"evt_h","type":"t","timestamp":")" + std::string(rfc3339) + R"(","data":{}})");
+  const std::string body_file = write(dir, "body", body);
+  Run signed_ = cli("sign --secret " + kSecret + " --signing-key " + signing_key +
+                    " --id evt_h --timestamp " + now + " --body-file " + body_file);
+  REQUIRE(signed_.code == 0);
+  const std::string signature_line = signed_.out.substr(signed_.out.rfind("webhook-signature: "));
+  CHECK(signature_line == "webhook-signature: " + headers.find("webhook-signature")->second + "\n");
+  CHECK(headers.find("webhook-signature")->second.find(" v1a,") != std::string::npos);
+}

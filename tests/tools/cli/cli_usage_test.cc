@@ -21,8 +21,8 @@ TEST_CASE("usage errors exit 2 with a clear message") {
   Run run = cli("sned --url x");
   CHECK(run.code == 2);
   CHECK(run.out ==
-        "webhooks: unknown command 'sned'; the commands are: sign, verify, send, listen, replay, "
-        "events, attempts, endpoint\nRun with --help for more information.\n");
+        "webhooks: unknown command 'sned'; the commands are: sign, verify, send, publish, listen, "
+        "replay, events, attempts, endpoint\nRun with --help for more information.\n");
   run = cli("");
   CHECK(run.code == 2);
   CHECK(run.out.find("A subcommand is required") != std::string::npos);
@@ -35,8 +35,9 @@ TEST_CASE("usage errors exit 2 with a clear message") {
   run = cli("send --url u --type t --data d");
   CHECK(run.code == 2);
   CHECK(run.out ==
-        "--secret is required: give --secret, --secret-file or WEBHOOKS_SECRET (or "
-        "WEBHOOKS_SECRET_FILE)\nRun with --help for more information.\n");
+        "webhooks: send needs --secret or --signing-key: give --secret, --secret-file or "
+        "WEBHOOKS_SECRET (v1), or --signing-key, --signing-key-file or WEBHOOKS_SIGNING_KEY "
+        "(v1a)\n");
 
   const std::string tolerance =
       "--tolerance: must be a whole number of seconds from 1 to 315360000 (10 years), not ";

@@ -126,7 +126,9 @@ class Ed25519Interop(unittest.TestCase):
     def test_sign_refuses_a_missing_or_bad_key(self):
         code, out, err = self.cli("sign", "--id", MSG_ID, "--timestamp", str(TIMESTAMP),
                                   "--body-file", self.body)
-        self.assertEqual((code, out, err), (2, "", "webhooks: sign needs --secret or --signing-key\n"))
+        self.assertEqual((code, out, err), (
+            2, "", "webhooks: sign needs --secret or --signing-key: give --secret, --secret-file or "
+            "WEBHOOKS_SECRET (v1), or --signing-key, --signing-key-file or WEBHOOKS_SIGNING_KEY (v1a)\n"))
         public = "whpk_" + b64(raw_public(Ed25519PrivateKey.generate()))
         code, out, err = self.cli("sign", "--id", MSG_ID, "--timestamp", str(TIMESTAMP),
                                   "--body-file", self.body, "--signing-key", public)

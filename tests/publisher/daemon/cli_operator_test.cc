@@ -1,0 +1,209 @@
+// The `webhooks` CLI driving a real webhooks-publisherd (real processes, real HTTP on loopback):
+// publish with and without an idempotency key, and endpoint list / show / create --secret /
+// update / disable / enable / delete, as tables, name: value lines and --json. SQLite and
+// PostgreSQL.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "daemon_client.h"
+#include "process.h"
+#include "publisher/receiver.h"
+#include "support/test_env.h"
+#include "webhooks/signer.h"
+#include "webhooks/uuid.h"
+
+namespace webhooks::test {
+namespace {
+
+using nlohmann::json;
+
+const std::string kEndpointSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+
+struct Platform {
+  explicit Platform(const std::string& name)
+      : dir(temp_dir(name)),
+        daemon({"--listen", "127.0.0.1:0", "--db", database_target(name), "--admin-token", kToken,
+                "--allow-private-networks", "--log-level", "warn", "--poll-interval", "20ms"},
+               dir),
+        url("http://127.0.0.1:" + std::to_string(daemon.wait_listening())) {}
+
+  launcher::Finished cli(std::vector<std::string> args) const {
+    args.insert(args.end(), {"--publisher-url", url, "--admin-token", kToken});
+    return launcher::run_to_end("webhooks", args, dir);
+  }
+
+  std::string dir;
+  Daemon daemon;
+  std::string url;
+};
+
+// The value of the "name: value" line `name` of `out`, or "" when there is none.
+std::string line_value(const std::string& out, const std::string& name) {
+  const std::string prefix = name + ":";
+  std::size_t at = out.rfind("\n" + prefix) != std::string::npos ? out.rfind("\n" + prefix) + 1
+                   : out.starts_with(prefix)                     ? 0
+                                                                 : std::string::npos;
+  if (at == std::string::npos) return "";
+  const std::size_t start = out.find_first_not_of(' ', at + prefix.size());
+  return out.substr(start, out.find('\n', start) - start);
+}
+
+TEST_CASE("webhooks publish: an event delivered once; its key again is the same event",
+          "[daemon][cli]") {
+  Platform platform("cli-publish");
+  Receiver receiver;
+  auto created = platform.cli({"endpoint", "create", "--merchant", "m1", "--url", receiver.url(),
+                               "--secret", kEndpointSecret, "--event-type", "order.*"});
+  INFO(created.err);
+  REQUIRE(created.exit_code == 0);
+  CHECK(line_value(created.out, "secret") == kEndpointSecret);
+  CHECK(created.out.ends_with(
+      "(the secret is shown only now: store it where the receiver reads it)\n"));
+
+  // No key given: a new UUIDv7, printed.
+  auto first = platform.cli(
+      {"publish", "--merchant", "m1", "--type", "order.created", "--data", R"({"amount": 1.50})"});
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  const std::string event_id = line_value(first.out, "event_id");
+  const std::string key = line_value(first.out, "idempotency_key");
+  CHECK(is_uuid_v7(event_id));
+  CHECK(is_uuid_v7(key));
+  CHECK(first.out == "event_id:        " + event_id +
+                         "\ntasks:           1\nidempotency_key: " + key +
+                         "\nreplayed:        false\n");
+  REQUIRE(eventually([&] { return receiver.count() == 1; }));
+  const Received delivered = receiver.received()[0];
+  CHECK(delivered.header("webhook-id") == event_id);
+  CHECK(delivered.body.find(R"("data":{"amount":1.50})") != std::string::npos);
+  // Signed with the secret given at creation.
+  const std::int64_t ts = std::stoll(delivered.header("webhook-timestamp"));
+  CHECK(delivered.header("webhook-signature") ==
+        Signer(Secret::parse(kEndpointSecret)).sign(event_id, ts, delivered.body));
+
+  // The same key and data: the first answer, no second event.
+  auto again = platform.cli({"publish", "--merchant", "m1", "--type", "order.created", "--data",
+                             R"({"amount": 1.50})", "--idempotency-key", key, "--json"});
+  REQUIRE(again.exit_code == 0);
+  CHECK(json::parse(again.out) ==
+        json{{"event_id", event_id}, {"tasks", 1}, {"idempotency_key", key}, {"replayed", true}});
+  // The same key with other data: 422, exit 1, the key named for a retry.
+  auto reused = platform.cli({"publish", "--merchant", "m1", "--type", "order.created", "--data",
+                              R"({"amount": 2})", "--idempotency-key", key});
+  CHECK(reused.exit_code == 1);
+  CHECK(reused.out.empty());
+  CHECK(reused.err ==
+        "webhooks: the publisher answered 422: "
+        R"({"error":{"code":"idempotency_key_reused","message":"this Idempotency-Key was used )"
+        R"(with a different request"}})"
+        "\nwebhooks: the Idempotency-Key was " +
+            key + " (publish again with --idempotency-key " + key +
+            " and the same data: never a second event)\n");
+
+  // --data-file; a type the filter does not select: no task.
+  const std::string data = write_secret_file(platform.dir + "/data.json", "{\"n\": 7}\n");
+  auto from_file = platform.cli({"publish", "--merchant", "m1", "--type", "payout.paid",
+                                 "--data-file", data, "--idempotency-key", "k-file"});
+  REQUIRE(from_file.exit_code == 0);
+  CHECK(line_value(from_file.out, "tasks") == "0");
+  CHECK(line_value(from_file.out, "idempotency_key") == "k-file");
+
+  // Usage errors, nothing sent (exit 2).
+  auto both = platform.cli({"publish", "--merchant", "m1", "--type", "t", "--data", "{}",
+                            "--data-file", data});
+  CHECK(both.exit_code == 2);
+  CHECK(both.err == "webhooks: --data and --data-file were both given; give one of them\n");
+  auto none = platform.cli({"publish", "--merchant", "m1", "--type", "t"});
+  CHECK(none.exit_code == 2);
+  CHECK(none.err ==
+        "webhooks: give the event's data: --data JSON (or @FILE) or --data-file FILE\n");
+  auto array = platform.cli({"publish", "--merchant", "m1", "--type", "t", "--data", "[1]"});
+  CHECK(array.exit_code == 2);
+  CHECK(array.err == "webhooks: --data must be a JSON object\n");
+  auto broken = platform.cli({"publish", "--merchant", "m1", "--type", "t", "--data", "{"});
+  CHECK(broken.exit_code == 2);
+  CHECK(broken.err.starts_with("webhooks: --data is not JSON: "));
+  CHECK(eventually([&] { return receiver.count() == 1; }));
+}
+
+TEST_CASE("webhooks endpoint list, show, update, disable, enable and delete", "[daemon][cli]") {
+  Platform platform("cli-endpoints");
+  auto created = platform.cli({"endpoint", "create", "--merchant", "m1", "--url",
+                               "http://127.0.0.1:9/h", "--description", "shop", "--json"});
+  REQUIRE(created.exit_code == 0);
+  const json endpoint = json::parse(created.out);
+  const std::string id = endpoint["id"];
+  CHECK(endpoint["description"] == "shop");
+  CHECK(endpoint["secret"].get<std::string>().starts_with("whsec_"));
+  REQUIRE(platform.cli({"endpoint", "create", "--merchant", "m2", "--url", "http://127.0.0.1:9/x",
+                        "--event-type", "order.*", "--event-type", "payout.paid"})
+              .exit_code == 0);
+
+  auto list = platform.cli({"endpoint", "list", "--merchant", "m1"});
+  REQUIRE(list.exit_code == 0);
+  const std::string pad(id.size() - 2, ' ');
+  CHECK(list.out == "id" + pad +
+                        "  merchant_id  url                   event_types  enabled  "
+                        "failing_since  \n" +
+                        id +
+                        "  m1           http://127.0.0.1:9/h  -            true     -      "
+                        "        \n");
+  auto all = platform.cli({"endpoint", "list", "--json"});
+  REQUIRE(all.exit_code == 0);
+  const json endpoints = json::parse(all.out)["endpoints"];
+  REQUIRE(endpoints.size() == 2);
+  CHECK(endpoints[1]["event_types"] == json{"order.*", "payout.paid"});
+
+  // show: the id first, then the API's members; never a secret.
+  auto show = platform.cli({"endpoint", "show", id});
+  REQUIRE(show.exit_code == 0);
+  CHECK(show.out.starts_with("id:                 " + id + "\n"));
+  CHECK(line_value(show.out, "description") == "shop");
+  CHECK(line_value(show.out, "enabled") == "true");
+  CHECK(line_value(show.out, "url") == "http://127.0.0.1:9/h");
+  CHECK(show.out.find("whsec_") == std::string::npos);
+  auto shown = platform.cli({"endpoint", "show", "--endpoint", id, "--json"});
+  REQUIRE(shown.exit_code == 0);
+  CHECK(json::parse(shown.out)["id"] == id);
+
+  auto updated = platform.cli({"endpoint", "update", id, "--description", "shop eu",
+                               "--event-type", "order.created", "--json"});
+  REQUIRE(updated.exit_code == 0);
+  CHECK(json::parse(updated.out)["description"] == "shop eu");
+  CHECK(json::parse(updated.out)["event_types"] == json{"order.created"});
+
+  auto disabled = platform.cli({"endpoint", "disable", id, "--reason", "merchant asked"});
+  REQUIRE(disabled.exit_code == 0);
+  CHECK(line_value(disabled.out, "enabled") == "false");
+  CHECK(line_value(disabled.out, "disabled_reason") == "merchant asked");
+  auto enabled = platform.cli({"endpoint", "enable", id, "--json"});
+  REQUIRE(enabled.exit_code == 0);
+  CHECK(json::parse(enabled.out)["enabled"] == true);
+  CHECK(json::parse(enabled.out)["disabled_reason"].is_null());
+
+  auto deleted = platform.cli({"endpoint", "delete", id});
+  REQUIRE(deleted.exit_code == 0);
+  CHECK(deleted.out == "deleted endpoint " + id + "\n");
+  auto gone = platform.cli({"endpoint", "delete", id, "--json"});
+  CHECK(gone.exit_code == 1);
+  CHECK(gone.err ==
+        "webhooks: the publisher answered 404: "
+        R"({"error":{"code":"not_found","message":"no such endpoint"}})"
+        "\n");
+  auto missing = platform.cli({"endpoint", "show", "nope"});
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.err ==
+        "webhooks: the publisher answered 404: "
+        R"({"error":{"code":"not_found","message":"no such endpoint"}})"
+        "\n");
+  auto no_id = platform.cli({"endpoint", "enable"});
+  CHECK(no_id.exit_code == 2);
+  CHECK(no_id.err == "--endpoint is required\nRun with --help for more information.\n");
+  auto bad_secret = platform.cli({"endpoint", "create", "--merchant", "m1", "--url",
+                                  "http://127.0.0.1:9/h", "--secret", "not-a-secret"});
+  CHECK(bad_secret.exit_code == 2);
+  CHECK(bad_secret.err.starts_with("--secret: "));
+}
+
+}  // namespace
+}  // namespace webhooks::test
