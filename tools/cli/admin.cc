@@ -23,6 +23,7 @@ namespace webhooks::cli {
 
 void add_publisher_options(CLI::App* cmd, Publisher& p) {
   cmd->add_option("--publisher-url", p.url, "the publisher's base URL, http(s)://HOST:PORT")
+      ->envname("WEBHOOKS_PUBLISHER_URL")
       ->check(app::server_url(true))
       ->capture_default_str();
   app::add_secret_option(

@@ -33,8 +33,8 @@ int run_publish(const PublishArgs& a) {
   const std::string data = read_event_data(a.data, a.data_file);
   const std::string key =
       a.idempotency_key.empty() ? UuidV7Generator(system_clock()).next() : a.idempotency_key;
-  const auto answer = request(a.publisher, "POST", "/v1/events", ingest_body(a, data),
-                              {{"Idempotency-Key", key}});
+  const auto answer =
+      request(a.publisher, "POST", "/v1/events", ingest_body(a, data), {{"Idempotency-Key", key}});
   if (!answer) {
     std::cerr << "webhooks: the Idempotency-Key was " << key
               << " (publish again with --idempotency-key " << key

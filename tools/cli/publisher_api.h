@@ -16,7 +16,8 @@ struct Publisher {
   std::string token;
 };
 
-// --publisher-url and --admin-token (--admin-token-file, WEBHOOKS_ADMIN_TOKEN) on `cmd`.
+// --publisher-url (WEBHOOKS_PUBLISHER_URL) and --admin-token (--admin-token-file,
+// WEBHOOKS_ADMIN_TOKEN) on `cmd`.
 void add_publisher_options(CLI::App* cmd, Publisher& p);
 
 // A 2xx answer of the admin API: its status, its headers and its JSON body ({} when empty).
