@@ -145,13 +145,14 @@ class Browser:
             "e.dispatchEvent(new Event('input', {bubbles: true}));"
             "e.dispatchEvent(new Event('change', {bubbles: true}));", self.find(css), value)
 
-    def screenshot(self, name):
-        """Saves the whole page, 1280 px wide and up to 2400 px tall, as NAME.png in
+    def screenshot(self, name, max_height=2400):
+        """Saves the whole page, 1280 px wide and up to `max_height` px tall, as NAME.png in
         screenshot_dir() (Chromium's own capture beyond the viewport, through DevTools)."""
         height = self.driver.execute_script("return document.documentElement.scrollHeight")
         shot = self.driver.execute_cdp_cmd("Page.captureScreenshot", {
             "format": "png", "captureBeyondViewport": True,
-            "clip": {"x": 0, "y": 0, "width": 1280, "height": min(int(height), 2400), "scale": 1}})
+            "clip": {"x": 0, "y": 0, "width": 1280, "height": min(int(height), max_height),
+                     "scale": 1}})
         with open(os.path.join(screenshot_dir(), name + ".png"), "wb") as f:
             f.write(base64.b64decode(shot["data"]))
 
