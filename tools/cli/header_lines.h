@@ -14,7 +14,8 @@ namespace webhooks::cli {
 // naming the line that has no colon. A second line of a header every server here takes once
 // (http::single_header: the signature and id headers among them) is what the receiver answers 400
 // bad_request: `refusal` is set to its message ("send one webhook-signature header (lines 3 and
-// 5)"), else left empty.
+// 5)"); so is a value holding a control character but HTAB (RFC 9110, section 5.5: "the value of
+// header x-note holds a control character (line 3)"). Else `refusal` is left empty.
 receiver::Headers parse_header_lines(const std::string& text, std::string& refusal);
 
 }  // namespace webhooks::cli

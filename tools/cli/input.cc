@@ -90,6 +90,12 @@ receiver::Headers parse_header_lines(const std::string& text, std::string& refus
     const std::size_t start = value.find_first_not_of(" \t");
     value = start == std::string::npos ? "" : value.substr(start);
     while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.pop_back();
+    // RFC 9110, section 5.5: a field value holds no control but HTAB (the servers answer 400).
+    const auto control = [](unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7F; };
+    if (refusal.empty() && std::any_of(value.begin(), value.end(), control)) {
+      refusal = "the value of header " + name.substr(0, 64) + " holds a control character (line " +
+                std::to_string(number) + ")";
+    }
     if (const std::string_view single = http::single_header(name); !single.empty()) {
       const auto [first, inserted] = single_lines.emplace(single, number);
       if (!inserted && refusal.empty()) {

@@ -99,7 +99,11 @@ int run_verify(const VerifyArgs& args) {
   };
   if (args.provider != "standard") {
     if (!args.public_keys.empty()) throw UsageError("--public-key is for --provider standard");
-    if (args.secrets.empty()) throw UsageError("verify --provider needs --secret");
+    if (args.secrets.empty()) {
+      throw UsageError("verify --provider " + args.provider +
+                       " needs the provider's secret: give --secret, --secret-file or "
+                       "WEBHOOKS_SECRET (or WEBHOOKS_SECRET_FILE)");
+    }
     if (!refusal.empty()) return refused();
     return verify_provider(*providers::parse_provider(args.provider), args.secrets, headers,
                            read_input(args.body_file),
@@ -107,7 +111,9 @@ int run_verify(const VerifyArgs& args) {
                            args.now.value_or(system_clock().now_seconds()));
   }
   if (args.secrets.empty() && args.public_keys.empty()) {
-    throw UsageError("verify needs --secret or --public-key");
+    throw UsageError(
+        "verify needs --secret or --public-key: give --secret, --secret-file or WEBHOOKS_SECRET "
+        "(v1), or --public-key (v1a)");
   }
   std::vector<Secret> secrets;
   for (const auto& s : args.secrets) secrets.push_back(Secret::parse(s));

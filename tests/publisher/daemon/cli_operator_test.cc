@@ -69,9 +69,8 @@ TEST_CASE("webhooks publish: an event delivered once; its key again is the same 
   const std::string key = line_value(first.out, "idempotency_key");
   CHECK(is_uuid_v7(event_id));
   CHECK(is_uuid_v7(key));
-  CHECK(first.out == "event_id:        " + event_id +
-                         "\ntasks:           1\nidempotency_key: " + key +
-                         "\nreplayed:        false\n");
+  CHECK(first.out == "event_id:        " + event_id + "\ntasks:           1\nidempotency_key: " +
+                         key + "\nreplayed:        false\n");
   REQUIRE(eventually([&] { return receiver.count() == 1; }));
   const Received delivered = receiver.received()[0];
   CHECK(delivered.header("webhook-id") == event_id);
@@ -109,8 +108,8 @@ TEST_CASE("webhooks publish: an event delivered once; its key again is the same 
   CHECK(line_value(from_file.out, "idempotency_key") == "k-file");
 
   // Usage errors, nothing sent (exit 2).
-  auto both = platform.cli({"publish", "--merchant", "m1", "--type", "t", "--data", "{}",
-                            "--data-file", data});
+  auto both = platform.cli(
+      {"publish", "--merchant", "m1", "--type", "t", "--data", "{}", "--data-file", data});
   CHECK(both.exit_code == 2);
   CHECK(both.err == "webhooks: --data and --data-file were both given; give one of them\n");
   auto none = platform.cli({"publish", "--merchant", "m1", "--type", "t"});
@@ -135,8 +134,9 @@ TEST_CASE("webhooks endpoint list, show, update, disable, enable and delete", "[
   const std::string id = endpoint["id"];
   CHECK(endpoint["description"] == "shop");
   CHECK(endpoint["secret"].get<std::string>().starts_with("whsec_"));
-  REQUIRE(platform.cli({"endpoint", "create", "--merchant", "m2", "--url", "http://127.0.0.1:9/x",
-                        "--event-type", "order.*", "--event-type", "payout.paid"})
+  REQUIRE(platform
+              .cli({"endpoint", "create", "--merchant", "m2", "--url", "http://127.0.0.1:9/x",
+                    "--event-type", "order.*", "--event-type", "payout.paid"})
               .exit_code == 0);
 
   auto list = platform.cli({"endpoint", "list", "--merchant", "m1"});
@@ -166,8 +166,8 @@ TEST_CASE("webhooks endpoint list, show, update, disable, enable and delete", "[
   REQUIRE(shown.exit_code == 0);
   CHECK(json::parse(shown.out)["id"] == id);
 
-  auto updated = platform.cli({"endpoint", "update", id, "--description", "shop eu",
-                               "--event-type", "order.created", "--json"});
+  auto updated = platform.cli({"endpoint", "update", id, "--description", "shop eu", "--event-type",
+                               "order.created", "--json"});
   REQUIRE(updated.exit_code == 0);
   CHECK(json::parse(updated.out)["description"] == "shop eu");
   CHECK(json::parse(updated.out)["event_types"] == json{"order.created"});

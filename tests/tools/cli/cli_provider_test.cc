@@ -60,7 +60,9 @@ TEST_CASE("verify --provider stripe and shopify; usage errors") {
                      "shopify, slack)") == 0);
   run = cli("verify --provider shopify" + shopify);
   CHECK(run.code == 2);
-  CHECK(run.out == "webhooks: verify --provider needs --secret\n");
+  CHECK(run.out ==
+        "webhooks: verify --provider shopify needs the provider's secret: give --secret, "
+        "--secret-file or WEBHOOKS_SECRET (or WEBHOOKS_SECRET_FILE)\n");
 }
 
 TEST_CASE("verify --provider: shopify's events family, a github form body, repeated lines") {

@@ -123,6 +123,18 @@ TEST_CASE("verify: repeated lines are refused as the receiver refuses them; svix
   // Other repeated headers are not the receiver's concern.
   run = verify("d", id + ts + "x-note: 1\nx-note: 2\nwebhook-signature: " + good);
   CHECK(run.out == "valid\n");
+  // A control character in a value is refused, as the servers' edge refuses it (400).
+  run = verify("control", id + ts + "x-note: a\x01b\nwebhook-signature: " + good);
+  CHECK(run.code == 1);
+  CHECK(run.out ==
+        "invalid: bad_request: the value of header x-note holds a control character (line 3)\n");
+  // Neither a secret nor a key: every way to give one is named.
+  run = cli("verify --headers-file " + write(dir, "nokey", id + ts + "webhook-signature: " + good) +
+            " --body-file " + body);
+  CHECK(run.code == 2);
+  CHECK(run.out ==
+        "webhooks: verify needs --secret or --public-key: give --secret, --secret-file or "
+        "WEBHOOKS_SECRET (v1), or --public-key (v1a)\n");
   // A byte order mark (an editor's) before the first line is not part of its name.
   run = verify("bom", "\xEF\xBB\xBF" + id + ts + "webhook-signature: " + good);
   CHECK(run.out == "valid\n");
