@@ -10,6 +10,7 @@
 #include "support/chunked_post.h"
 #include "webhooks/idempotency/schema.h"
 #include "webhooks/launcher/child_process.h"
+#include "webhooks/providers/github.h"
 #include "webhooks/receiver/http_server.h"
 
 using namespace receiver_test;
@@ -93,6 +94,48 @@ TEST_CASE("the cpp-httplib adapter serves a mounted receiver") {
   CHECK(calls == 1);
   server.stop();
   serving.join();
+}
+
+TEST_CASE("a mounted GitHub receiver takes GitHub's form deliveries; its 415 names both types") {
+  Config config;
+  config.provider = webhooks::providers::Provider::github;
+  config.secrets = {"gh secret"};
+  config.consumer = "shop";
+  config.maintenance_interval = std::chrono::milliseconds(0);
+  Receiver receiver(config, test::open_database("receiver_http_github", {idempotency::schema()}));
+  std::vector<std::string> payloads;
+  webhooks::http::Server server;
+  mount(server, "/github", receiver, [&](const Event& e) {
+    payloads.push_back((*e.payload)["zen"].get<std::string>());
+    return Reply{};
+  });
+  const int port = bind_server(server, "127.0.0.1", 0);
+  std::thread serving([&] { server.listen_after_bind(); });
+  httplib::Client client("127.0.0.1", port);
+  const auto headers = [](const std::string& body, const std::string& delivery) {
+    return httplib::Headers{
+        {"X-Hub-Signature-256", webhooks::providers::github::sign("gh secret", body)},
+        {"X-GitHub-Delivery", delivery},
+        {"X-GitHub-Event", "ping"}};
+  };
+  const std::string form = "payload=%7B%22zen%22%3A%22Keep+it+logically+awesome.%22%7D";
+  auto as_form =
+      client.Post("/github", headers(form, "gh-1"), form, "application/x-www-form-urlencoded");
+  REQUIRE(as_form);
+  CHECK(as_form->status == 200);
+  const std::string json = R"({"zen":"Speak like a human."})";
+  auto as_json = client.Post("/github", headers(json, "gh-2"), json, "application/json");
+  REQUIRE(as_json);
+  CHECK(as_json->status == 200);
+  auto as_text = client.Post("/github", headers(json, "gh-3"), json, "text/plain");
+  REQUIRE(as_text);
+  CHECK(as_text->status == 415);
+  CHECK(
+      as_text->body ==
+      R"({"error":{"code":"unsupported_media_type","message":"send the body as application/json or application/x-www-form-urlencoded, not text/plain"}})");
+  server.stop();
+  serving.join();
+  CHECK(payloads == std::vector<std::string>{"Keep it logically awesome.", "Speak like a human."});
 }
 
 TEST_CASE("over HTTP, a signature list joined with ', ' or a tab is 200 in either order") {

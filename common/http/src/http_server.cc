@@ -299,7 +299,8 @@ std::string_view bearer_token(const httplib::Request& req) {
   return value;
 }
 
-bool refuse_unless_json(const httplib::Request& req, httplib::Response& res) {
+bool refuse_unless_json(const httplib::Request& req, httplib::Response& res,
+                        std::string_view accepted) {
   const std::string* value = header_value(req, kContentType);
   if (!value || is_json_media_type(*value)) return false;
   std::string type = *value;
@@ -307,7 +308,7 @@ bool refuse_unless_json(const httplib::Request& req, httplib::Response& res) {
   type = begin == std::string::npos ? std::string() : type.substr(begin);
   if (type.size() > 100) type = type.substr(0, 100) + "...";
   write_error(res, 415, "unsupported_media_type",
-              "send the body as application/json, not " +
+              "send the body as " + std::string(accepted) + ", not " +
                   (type.empty() ? std::string("an empty Content-Type") : type));
   return true;
 }
@@ -354,7 +355,11 @@ void limit_request_bodies(httplib::Server& server, std::size_t limit,
       return has_unread_body(req) ? close_after(req, res) : HandlerResponse::Handled;
     }
     if (json && (req.method == "POST" || req.method == "PUT" || req.method == "PATCH") &&
-        !is_accepted_form(req, bodies) && refuse_unless_json(req, res)) {
+        !is_accepted_form(req, bodies) &&
+        refuse_unless_json(req, res,
+                           bodies == Bodies::json_or_form
+                               ? "application/json or application/x-www-form-urlencoded"
+                               : "application/json")) {
       return has_unread_body(req) ? close_after(req, res) : HandlerResponse::Handled;
     }
     return HandlerResponse::Unhandled;

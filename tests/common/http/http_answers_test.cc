@@ -124,6 +124,21 @@ TEST_CASE("a JSON server answers 415 for a body whose Content-Type is present an
   CHECK(body_of(answer) == "|2|0");
 }
 
+TEST_CASE("a JSON-or-form server (GitHub's route) names both types in its 415") {
+  Served served({}, webhooks::http::Bodies::json_or_form);
+  httplib::Client client("127.0.0.1", served.port);
+  auto text = client.Post("/echo", "{}", "text/plain");
+  REQUIRE(text);
+  CHECK(text->status == 415);
+  CHECK(
+      text->body ==
+      R"({"error":{"code":"unsupported_media_type","message":"send the body as application/json or application/x-www-form-urlencoded, not text/plain"}})");
+  auto form = client.Post("/echo", "payload=%7B%7D", "application/x-www-form-urlencoded");
+  REQUIRE(form);
+  CHECK(form->status == 200);
+  CHECK(form->body == "application/x-www-form-urlencoded|14|0");
+}
+
 TEST_CASE("the body of a request cpp-httplib answers 416 before reading it is never a request") {
   Served served;
   const std::string smuggled = "GET /nowhere HTTP/1.1\r\nHost: a\r\n\r\n";  // would be 404

@@ -481,7 +481,7 @@ TEST_CASE("send --id twice is the receiver's duplicate; an old --timestamp is re
   CHECK(other.code == 1);
   CHECK(other.out == "event_id: " + id +
                          "\nstatus: 422\n"
-                         R"({"error":{"code":"event_id_reused","message":"this webhook-id was )"
+                         R"({"error":{"code":"event_id_reused","message":"this event id was )"
                          R"(already received with a different body"}})"
                          "\n");
   // A timestamp far outside the tolerance.

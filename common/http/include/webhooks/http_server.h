@@ -265,9 +265,11 @@ std::string_view single_header(std::string_view name);
 bool is_form_media_type(std::string_view content_type);
 
 // For a route that reads a JSON body: when `req` has a Content-Type that is not JSON, answers
-// 415 unsupported_media_type ({"error":{"code","message"}}, the message naming the type) and
-// returns true. A request without Content-Type passes (read as JSON).
-bool refuse_unless_json(const httplib::Request& req, httplib::Response& res);
+// 415 unsupported_media_type ({"error":{"code","message"}}, the message naming the type and
+// `accepted`: "send the body as application/json, not text/plain") and returns true. A request
+// without Content-Type passes (read as JSON).
+bool refuse_unless_json(const httplib::Request& req, httplib::Response& res,
+                        std::string_view accepted = "application/json");
 
 // The socket descriptor of the TCP connection that carries `req`, for a handler that must act on
 // the connection itself (cpp-httplib 0.11 does not hand it over): the process's one socket whose

@@ -34,7 +34,10 @@ Headers headers_of(const httplib::Request& request);
 void write_answer(const Answer& answer, httplib::Response& response);
 void write_answer(Answer&& answer, httplib::Response& response);
 
-// Serves POST `route` with `receiver` and `handler`. `receiver` must outlive the server. Also
+// Serves POST `route` with `receiver` and `handler`: a JSON body (a body with another
+// Content-Type is 415 unsupported_media_type), or for Provider::github also a form
+// (application/x-www-form-urlencoded, GitHub's "payload=" encoding). `receiver` must outlive the
+// server. Also
 // limits the server's request bodies to receiver.config().max_body_bytes before they are read
 // (http::limit_request_bodies: 413, or 411 for a chunked body), which sets the server's
 // pre-routing handler: pass your own to limit_request_bodies instead of setting it.

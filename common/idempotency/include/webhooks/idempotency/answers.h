@@ -18,7 +18,8 @@ struct Response;
 namespace webhooks::idempotency {
 
 // The words of the 409 and 422 answers: a request API says "Idempotency-Key", the receiver says
-// "event" and "webhook-id" (its dedup key). Status codes and headers are the same for both.
+// "event" and "event id" (its dedup key: webhook-id, svix-id or a provider's id header). Status
+// codes and headers are the same for both.
 struct Vocabulary {
   std::string_view in_use_code;     // 409 error.code
   std::string_view in_use_message;  // 409 error.message while the holder runs
@@ -31,7 +32,7 @@ inline constexpr Vocabulary kRequestVocabulary{
     "idempotency_key_reused", "this Idempotency-Key was used with a different request"};
 inline constexpr Vocabulary kEventVocabulary{
     "event_in_progress", "this event is being handled right now; retry later", "event_id_reused",
-    "this webhook-id was already received with a different body"};
+    "this event id was already received with a different body"};
 
 // A Response with error_body(code, message) and no headers.
 Response error_response(int status, std::string_view code, std::string_view message);
