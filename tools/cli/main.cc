@@ -26,6 +26,26 @@ bool unknown_command(const CLI::App& app, int argc, char** argv) {
   return true;
 }
 
+// The --*-file flags of the command line given "-" (standard input): before parsing, since the
+// secret flags read their files while parsing. Standard input can be read once: with two of them,
+// says so on stderr and returns true.
+bool two_readers_of_stdin(int argc, char** argv) {
+  std::vector<std::string> readers;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (!arg.starts_with("--")) continue;
+    if (arg.ends_with("-file=-")) {
+      readers.push_back(arg.substr(0, arg.size() - 2));
+    } else if (arg.ends_with("-file") && i + 1 < argc && std::string(argv[i + 1]) == "-") {
+      readers.push_back(arg);
+    }
+  }
+  if (readers.size() < 2) return false;
+  std::cerr << "webhooks: " << readers[0] << " - and " << readers[1]
+            << " - both read standard input; give one of them a file\n";
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -48,7 +68,7 @@ int main(int argc, char** argv) {
   add_listen(app, action);
   add_admin(app, action);
   add_endpoint(app, action);
-  if (unknown_command(app, argc, argv)) return kUsage;
+  if (unknown_command(app, argc, argv) || two_readers_of_stdin(argc, argv)) return kUsage;
   if (const auto exit_code = webhooks::app::parse_command_line(app, argc, argv)) {
     return *exit_code;
   }

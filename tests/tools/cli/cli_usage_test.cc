@@ -149,6 +149,22 @@ TEST_CASE("a bad --secret or --public-key is refused while parsing: exit 2, the 
         "Run with --help for more information.\n");
 }
 
+TEST_CASE("two flags reading standard input are a usage error, nothing read") {
+  Run run = cli("sign --secret-file - --id a --timestamp 1 --body-file - < /dev/null");
+  CHECK(run.code == 2);
+  CHECK(run.out ==
+        "webhooks: --secret-file - and --body-file - both read standard input; give one of them "
+        "a file\n");
+  run = cli("verify --secret-file=- --headers-file - --body-file /dev/null < /dev/null");
+  CHECK(run.code == 2);
+  CHECK(run.out ==
+        "webhooks: --secret-file - and --headers-file - both read standard input; give one of "
+        "them a file\n");
+  // One reader is fine.
+  run = cli("sign --secret " + kSecret + " --id a --timestamp 1 --body-file - < /dev/null");
+  CHECK(run.code == 0);
+}
+
 TEST_CASE("listen stops cleanly on SIGTERM and SIGINT: exit 0") {
   for (const int signal : {SIGTERM, SIGINT}) {
     INFO("signal " << signal);
