@@ -15,6 +15,7 @@
 #include "webhooks/clock.h"
 #include "webhooks/error.h"
 #include "webhooks/json_parse.h"
+#include "webhooks/rfc3339.h"
 #include "webhooks/signer.h"
 #include "webhooks/uuid.h"
 #include "webhooks/wire.h"
@@ -31,12 +32,12 @@ void add_publisher_options(CLI::App* cmd, Publisher& p) {
       p.token);
 }
 
-std::optional<ApiAnswer> request(const Publisher& p, const std::string& method,
-                                 const std::string& path, const std::string& body,
-                                 const httplib::Headers& headers) {
+ApiAnswer request(const Publisher& p, const std::string& method, const std::string& path,
+                  const std::string& body, const httplib::Headers& headers) {
+  constexpr std::chrono::seconds kReadTimeout{30};
   httplib::Client client(p.url);
   client.set_connection_timeout(std::chrono::seconds(5));
-  client.set_read_timeout(std::chrono::seconds(30));
+  client.set_read_timeout(kReadTimeout);
   if (!p.token.empty()) client.set_bearer_token_auth(p.token);
   const auto res = method == "GET"      ? client.Get(path, headers)
                    : method == "DELETE" ? client.Delete(path, headers)
@@ -44,30 +45,43 @@ std::optional<ApiAnswer> request(const Publisher& p, const std::string& method,
                                         : client.Post(path, headers, body, "application/json");
   if (!res) {
     std::cerr << "webhooks: no answer from the publisher at " << p.url << ": "
-              << httplib::to_string(res.error()) << "\n";
-    return std::nullopt;
+              << no_answer(res.error(), kReadTimeout) << "\n";
+    if (res.error() == httplib::Error::Connection) {
+      std::cerr << "webhooks: is webhooks-publisherd running there? (--publisher-url, "
+                   "WEBHOOKS_PUBLISHER_URL)\n";
+    }
+    return {};
   }
   if (res->status < 200 || res->status >= 300) {
     std::cerr << "webhooks: the publisher answered " << res->status << ": " << res->body << "\n";
-    return std::nullopt;
+    return {res->status, res->headers, {}};
   }
   try {
-    return ApiAnswer{res->status, res->headers,
-                     parse_ordered_json(res->body.empty() ? "{}" : res->body)};
+    return {res->status, res->headers, parse_ordered_json(res->body.empty() ? "{}" : res->body)};
   } catch (const Error&) {
     std::cerr << "webhooks: the publisher's answer is not JSON\n";
-    return std::nullopt;
+    return {};
   }
 }
 
 std::optional<nlohmann::ordered_json> call(const Publisher& p, const std::string& method,
                                            const std::string& path, const std::string& body) {
-  auto answer = request(p, method, path, body);
-  if (!answer) return std::nullopt;
-  return std::move(answer->body);
+  ApiAnswer answer = request(p, method, path, body);
+  if (!answer.ok()) return std::nullopt;
+  return std::move(answer.body);
 }
 
 namespace {
+
+// An RFC 3339 time, checked before anything is sent (the API would answer 400).
+CLI::Validator rfc3339_time() {
+  return CLI::Validator(
+      [](std::string& value) {
+        return parse_rfc3339(value) ? std::string()
+                                    : "must be an RFC 3339 time, e.g. 2026-12-04T13:00:00Z";
+      },
+      "TIME");
+}
 
 // Re-signs each captured delivery with a fresh timestamp, the same webhook-id and a new delivery
 // id, and posts it to `url`. Returns how many were answered 2xx.
@@ -95,31 +109,34 @@ int replay_capture(const std::string& file, const std::string& url, const std::s
     if (delivery.type) headers.emplace(std::string(kHeaderEventType), *delivery.type);
     const auto res = client.Post(path, headers, delivery.body, "application/json");
     std::cout << delivery.id << "  "
-              << (res ? std::to_string(res->status) : httplib::to_string(res.error())) << "\n";
+              << (res ? std::to_string(res->status)
+                      : "no answer: " + no_answer(res.error(), std::chrono::seconds(300)))
+              << "\n";
     if (res && res->status >= 200 && res->status < 300) ++ok;
   }
   return ok;
 }
 
 // Replays one event (to all its endpoints or one), when --event is given.
-int replay_event(const Publisher& p, const std::string& event, const std::string& endpoint) {
+int replay_event(const Publisher& p, const std::string& event, const std::string& endpoint,
+                 bool json) {
   const nlohmann::json body =
       endpoint.empty() ? nlohmann::json::object() : nlohmann::json{{"endpoint_id", endpoint}};
   const auto res = call(p, "POST", "/v1/events/" + event + "/replay", body.dump());
   if (!res) return kFailed;
-  std::cout << res->dump(2) << "\n";
+  print_object(*res, json);
   return kOk;
 }
 
 // Recovers an endpoint's dead tasks since an RFC 3339 time, or (`missing`) creates the tasks it
 // never had for its merchant's events since then.
 int recover_endpoint(const Publisher& p, const std::string& endpoint, const std::string& since,
-                     bool missing) {
+                     bool missing, bool json) {
   const auto res =
       call(p, "POST", "/v1/endpoints/" + endpoint + (missing ? "/replay-missing" : "/recover"),
            nlohmann::json{{"since", since}}.dump());
   if (!res) return kFailed;
-  std::cout << res->dump(2) << "\n";
+  print_object(*res, json);
   return kOk;
 }
 
@@ -127,6 +144,7 @@ struct ReplayArgs {
   Publisher publisher;
   std::string event, endpoint, since, capture, url, secret;
   bool missing = false;
+  bool json = false;
 };
 
 int run_replay(const ReplayArgs& a) {
@@ -140,9 +158,9 @@ int run_replay(const ReplayArgs& a) {
   if (a.missing && (!a.event.empty() || a.endpoint.empty() || a.since.empty())) {
     throw UsageError("--missing needs --endpoint ID --since TIME (and no --event)");
   }
-  if (!a.event.empty()) return replay_event(a.publisher, a.event, a.endpoint);
+  if (!a.event.empty()) return replay_event(a.publisher, a.event, a.endpoint, a.json);
   if (!a.endpoint.empty() && !a.since.empty()) {
-    return recover_endpoint(a.publisher, a.endpoint, a.since, a.missing);
+    return recover_endpoint(a.publisher, a.endpoint, a.since, a.missing, a.json);
   }
   throw UsageError(
       "replay needs --event ID [--endpoint ID], --endpoint ID --since TIME [--missing], or "
@@ -160,8 +178,10 @@ void add_replay(CLI::App& app, Action& action) {
   add_publisher_options(replay, a->publisher);
   replay->add_option("--event", a->event, "event id to replay");
   replay->add_option("--endpoint", a->endpoint, "endpoint id (with --event: only that endpoint)");
-  replay->add_option("--since", a->since,
-                     "with --endpoint: recover dead tasks since this RFC 3339 time");
+  replay
+      ->add_option("--since", a->since,
+                   "with --endpoint: recover dead tasks since this RFC 3339 time")
+      ->check(rfc3339_time());
   replay->add_flag("--missing", a->missing,
                    "with --endpoint and --since: create the tasks the endpoint never had for "
                    "its merchant's events since then that its filter selects (accepted while it "
@@ -171,6 +191,7 @@ void add_replay(CLI::App& app, Action& action) {
                      "delivery was accepted, 1 when one was not, 2 (FILE:LINE: the problem, "
                      "nothing sent) when a line is malformed");
   replay->add_option("--url", a->url, "with --capture: where to send");
+  replay->add_flag("--json", a->json, "print the API's JSON instead of name: value lines");
   app::add_secret_option(*replay,
                          {"--secret", "WEBHOOKS_SECRET",
                           "with --capture: the secret to re-sign with", app::signing_secret()},
@@ -200,7 +221,8 @@ int run_events(const EventsArgs& a) {
   }
   const auto res = call(a.publisher, "GET", path);
   if (!res) return kFailed;
-  print_list(*res, "events", {"event_id", "merchant_id", "type", "created_at"}, a.json);
+  print_list(*res, "events", {"event_id", "merchant_id", "type", "created_at", "task_states"},
+             a.json);
   const auto next = res->find("next_cursor");
   if (!a.json && next != res->end() && next->is_string()) {
     std::cout << "more: --cursor " << next->get<std::string>() << "\n";
@@ -214,11 +236,14 @@ void add_events(CLI::App& app, Action& action) {
   add_publisher_options(events, a->publisher);
   events->add_option("--merchant", a->merchant, "only this merchant_id");
   events->add_option("--type", a->type, "only this event type");
-  events->add_option("--state", a->state,
-                     "only events with a task in this state (pending, delivering, succeeded, "
-                     "dead)");
-  events->add_option("--since", a->since, "only events created since this RFC 3339 time");
-  events->add_option("--until", a->until, "only events created before this RFC 3339 time");
+  events
+      ->add_option("--state", a->state,
+                   "only events with a task in this state (pending, delivering, succeeded, dead)")
+      ->check(CLI::IsMember({"pending", "delivering", "succeeded", "dead"}));
+  events->add_option("--since", a->since, "only events created since this RFC 3339 time")
+      ->check(rfc3339_time());
+  events->add_option("--until", a->until, "only events created before this RFC 3339 time")
+      ->check(rfc3339_time());
   events->add_option("--q", a->q,
                      "only the event with this id, or ingested with this "
                      "Idempotency-Key (exact)");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstddef>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -33,7 +34,13 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The bytes of `path`, or of standard input for "-". Throws UsageError.
+// The largest input file the CLI reads (a body, data, headers, a capture): 64 MiB, so that a
+// wrong path (/dev/zero, a log) is refused instead of filling memory.
+inline constexpr std::size_t kMaxInputBytes = std::size_t{64} << 20;
+
+// The bytes of `path`, or of standard input for "-". Throws UsageError: "cannot read PATH:
+// <strerror>" (a missing file, a directory), "PATH is larger than 64 MiB", or for an empty path
+// "a file name is missing (…)".
 std::string read_input(const std::string& path);
 
 // A --header flag's "Name: value" as (Name, value): the name an RFC 9110 token (section 5.6.2),

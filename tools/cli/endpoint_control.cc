@@ -56,10 +56,12 @@ void add_control_fields(const ControlArgs& c, nlohmann::json& body) {
     try {
       std::size_t used = 0;
       const long n = std::stol(c.rate_limit, &used);
-      if (used != c.rate_limit.size()) throw std::invalid_argument(c.rate_limit);
+      if (used != c.rate_limit.size() || n < 1 || n > 100'000) {
+        throw std::invalid_argument(c.rate_limit);
+      }
       body["rate_limit"] = n;
     } catch (const std::exception&) {
-      throw UsageError("--rate-limit must be a whole number or none");
+      throw UsageError("--rate-limit must be a whole number from 1 to 100000, or none");
     }
   }
   if (!c.ordering.empty()) body["ordering"] = c.ordering;

@@ -25,13 +25,16 @@ struct EndpointArgs {
   bool json = false;
 };
 
-// The endpoint id as the first argument (`webhooks endpoint show ep_1`) or --endpoint ID.
+// The endpoint id as the first argument (`webhooks endpoint show ep_1`) or --endpoint ID (the
+// spelling before the first argument was taken).
 void add_endpoint_id(CLI::App* cmd, EndpointArgs& a) {
-  cmd->add_option("id,--endpoint", a.endpoint, "endpoint id")->required();
+  cmd->add_option("id,--endpoint", a.endpoint, "the endpoint's id (or --endpoint ID)");
 }
 
-void add_json_flag(CLI::App* cmd, EndpointArgs& a) {
-  cmd->add_flag("--json", a.json, "print the API's JSON instead of name: value lines");
+void add_json_flag(CLI::App* cmd, EndpointArgs& a, bool table = false) {
+  cmd->add_flag("--json", a.json,
+                table ? "print the API's JSON instead of a table"
+                      : "print the API's JSON instead of name: value lines");
 }
 
 CLI::Option* add_signing_option(CLI::App* cmd, EndpointArgs& a, const std::string& help) {
@@ -47,7 +50,13 @@ int print_answer(const EndpointArgs& a, const std::optional<nlohmann::ordered_js
   return kOk;
 }
 
+// Throws UsageError when no endpoint id was given (or an empty one).
 std::string endpoint_path(const EndpointArgs& a, const std::string& tail = "") {
+  if (a.endpoint.empty()) {
+    throw UsageError(
+        "give the endpoint's id: webhooks endpoint COMMAND ID (webhooks endpoint list "
+        "shows them)");
+  }
   return "/v1/endpoints/" + httplib::detail::encode_query_param(a.endpoint) + tail;
 }
 
@@ -115,7 +124,7 @@ CLI::App* add_command(CLI::App* endpoint, Action& action, const std::string& nam
   args = std::make_shared<EndpointArgs>();
   CLI::App* cmd = endpoint->add_subcommand(name, help);
   add_publisher_options(cmd, args->publisher);
-  add_json_flag(cmd, *args);
+  add_json_flag(cmd, *args, name == "list");
   cmd->callback([args, run, &action] { action = [args, run] { return run(*args); }; });
   return cmd;
 }
@@ -137,7 +146,8 @@ void add_endpoint(CLI::App& app, Action& action) {
   // add_command() points `a` at the new command's arguments: each add_endpoint_id() follows it.
   CLI::App* show = add_command(
       endpoint, action, "show",
-      "Show an endpoint: its URL, filter, state, delivery control and keys (never a secret)",
+      "Show an endpoint: its URL, filter, state, delivery control and keys (never a signing secret "
+      "or an --auth credential; static headers are shown)",
       [](const EndpointArgs& args) {
         return print_answer(args, call(args.publisher, "GET", endpoint_path(args)));
       },

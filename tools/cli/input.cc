@@ -1,6 +1,10 @@
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -15,15 +19,31 @@
 namespace webhooks::cli {
 
 std::string read_input(const std::string& path) {
-  std::ostringstream out;
-  if (path == "-") {
-    out << std::cin.rdbuf();
-    return out.str();
+  if (path.empty())
+    throw UsageError("a file name is missing (give a path, or - for standard input)");
+  const int fd = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw UsageError("cannot read " + path + ": " + std::strerror(errno));
+  std::string out;
+  char buffer[65536];
+  int error = 0;
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) error = errno;
+    if (n <= 0) break;
+    if (out.size() + static_cast<std::size_t>(n) > kMaxInputBytes) {
+      error = EFBIG;
+      break;
+    }
+    out.append(buffer, static_cast<std::size_t>(n));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("cannot read " + path);
-  out << in.rdbuf();
-  return out.str();
+  if (fd != STDIN_FILENO) ::close(fd);
+  const std::string name = path == "-" ? std::string("standard input") : path;
+  if (error == EFBIG) {
+    throw UsageError(name + " is larger than " + std::to_string(kMaxInputBytes >> 20) + " MiB");
+  }
+  if (error != 0) throw UsageError("cannot read " + name + ": " + std::strerror(error));
+  return out;
 }
 
 std::pair<std::string, std::string> parse_header_flag(const std::string& text) {
@@ -52,7 +72,9 @@ std::string read_event_data(const std::string& data, const std::string& data_fil
   if (data.empty() && data_file.empty()) {
     throw UsageError("give the event's data: --data JSON (or @FILE) or --data-file FILE");
   }
-  const std::string flag = data_file.empty() ? "--data" : "--data-file";
+  const std::string flag = !data_file.empty()      ? "--data-file " + data_file
+                           : data.starts_with("@") ? "--data " + data
+                                                   : std::string("--data");
   const std::string text = !data_file.empty()      ? read_input(data_file)
                            : data.starts_with("@") ? read_input(data.substr(1))
                                                    : data;

@@ -10,20 +10,31 @@
 
 namespace {
 
-// When the first argument is neither an option nor one of `app`'s commands, says so on stderr,
-// with the list of commands, and returns true.
+// When an argument where a command is expected (the first, or the one after a command that has
+// commands of its own, such as `endpoint`) is neither an option nor one of the commands there,
+// says so on stderr, with the list of commands, and returns true.
 bool unknown_command(const CLI::App& app, int argc, char** argv) {
-  if (argc < 2 || argv[1][0] == '-') return false;
-  const std::string name = argv[1];
-  const auto all = app.get_subcommands([](const CLI::App*) { return true; });
-  std::string names;
-  for (const CLI::App* command : all) {
-    if (command->check_name(name)) return false;
-    names += (names.empty() ? "" : ", ") + command->get_name();
+  const CLI::App* parent = &app;
+  std::string path = "webhooks";
+  for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
+    const std::string name = argv[i];
+    const auto all = parent->get_subcommands([](const CLI::App*) { return true; });
+    if (all.empty()) return false;
+    const CLI::App* found = nullptr;
+    std::string names;
+    for (const CLI::App* command : all) {
+      if (command->check_name(name)) found = command;
+      names += (names.empty() ? "" : ", ") + command->get_name();
+    }
+    if (found == nullptr) {
+      std::cerr << path << ": unknown command '" << name << "'; the commands are: " << names
+                << "\nRun with --help for more information.\n";
+      return true;
+    }
+    parent = found;
+    path += " " + name;
   }
-  std::cerr << "webhooks: unknown command '" << name << "'; the commands are: " << names
-            << "\nRun with --help for more information.\n";
-  return true;
+  return false;
 }
 
 // The --*-file flags of the command line given "-" (standard input): before parsing, since the

@@ -1,5 +1,6 @@
 // webhooks publish: one event through the publisher's admin API (POST /v1/events with an
 // Idempotency-Key), delivered to every endpoint of its merchant whose filter selects its type.
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -29,23 +30,54 @@ std::string ingest_body(const PublishArgs& a, const std::string& data) {
   return body + "}";
 }
 
-int run_publish(const PublishArgs& a) {
+// Throws UsageError unless `key` is what the publisher takes as an Idempotency-Key: 1 to 255
+// printable ASCII characters (docs/idempotency.md), so that what is printed is what is stored.
+void check_idempotency_key(const std::string& key) {
+  if (key.empty() || key.size() > 255 ||
+      !std::all_of(key.begin(), key.end(), [](char c) { return c >= 0x20 && c <= 0x7e; })) {
+    throw UsageError("--idempotency-key must be 1 to 255 printable ASCII characters");
+  }
+}
+
+// Throws UsageError unless `key` is an ordering key the publisher takes: 1 to 255 bytes without
+// control characters.
+void check_ordering_key(const std::string& key) {
+  if (key.empty() || key.size() > 255 || std::any_of(key.begin(), key.end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+      })) {
+    throw UsageError("--ordering-key must be 1 to 255 bytes without control characters");
+  }
+}
+
+int run_publish(const PublishArgs& a, const CLI::App& cmd) {
+  if (cmd.count("--idempotency-key") > 0) check_idempotency_key(a.idempotency_key);
+  if (cmd.count("--ordering-key") > 0) check_ordering_key(a.ordering_key);
   const std::string data = read_event_data(a.data, a.data_file);
   const std::string key =
       a.idempotency_key.empty() ? UuidV7Generator(system_clock()).next() : a.idempotency_key;
-  const auto answer =
+  const ApiAnswer answer =
       request(a.publisher, "POST", "/v1/events", ingest_body(a, data), {{"Idempotency-Key", key}});
-  if (!answer) {
-    std::cerr << "webhooks: the Idempotency-Key was " << key
-              << " (publish again with --idempotency-key " << key
-              << " and the same data: never a second event)\n";
+  if (!answer.ok()) {
+    // Whether the event was accepted is unknown (no answer, 5xx) or not yet settled (409): the
+    // same key and data again give it once. Another refusal would be refused again.
+    if (answer.status == 0 || answer.status == 409 || answer.status >= 500) {
+      std::cerr << "webhooks: to retry without a second event, publish the same data again with "
+                   "--idempotency-key "
+                << key << "\n";
+    }
     return kFailed;
   }
-  nlohmann::ordered_json out = answer->body;
+  nlohmann::ordered_json out = answer.body;
   out["idempotency_key"] = key;
   // A retry of a key the publisher already has: its first answer, nothing new queued.
-  out["replayed"] = answer->headers.contains("Idempotent-Replayed");
+  out["replayed"] = answer.headers.contains("Idempotent-Replayed");
   print_object(out, a.json);
+  if (out.value("tasks", -1) == 0) {
+    std::cerr << "webhooks: no enabled endpoint of merchant " << printable(a.merchant) << " takes "
+              << printable(a.type)
+              << " events: nothing will be delivered (webhooks endpoint list --merchant "
+              << printable(a.merchant) << ")\n";
+  }
   return kOk;
 }
 
@@ -68,7 +100,7 @@ void add_publish(CLI::App& app, Action& action) {
   cmd->add_option("--ordering-key", a->ordering_key,
                   "orders the event on FIFO endpoints behind earlier events with this key");
   cmd->add_flag("--json", a->json, "print the answer as JSON");
-  cmd->callback([a, &action] { action = [a] { return run_publish(*a); }; });
+  cmd->callback([a, cmd, &action] { action = [a, cmd] { return run_publish(*a, *cmd); }; });
 }
 
 }  // namespace webhooks::cli

@@ -20,23 +20,23 @@ struct Publisher {
 // WEBHOOKS_ADMIN_TOKEN) on `cmd`.
 void add_publisher_options(CLI::App* cmd, Publisher& p);
 
-// A 2xx answer of the admin API: its status, its headers and its JSON body ({} when empty).
+// An answer of the admin API: its status (0 when there was none, or a 2xx that was not JSON),
+// its headers and its JSON body ({} when empty; only for a 2xx).
 struct ApiAnswer {
   int status = 0;
   httplib::Headers headers;
   nlohmann::ordered_json body;  // members in the API's order
+  bool ok() const { return status >= 200 && status < 300; }
 };
 
 // Sends `method` ("GET", "POST", "PATCH" or "DELETE"; POST and PATCH with the JSON `body`) to the
 // admin API at `path`, with `headers` besides the bearer token. Prints what went wrong on stderr
-// ("webhooks: the publisher answered 400: {...}", "webhooks: no answer from the publisher at
-// URL: ...") and returns std::nullopt when there is no 2xx answer with a JSON (or empty) body.
-// Timeouts: 5 s to connect, 30 s to read.
-std::optional<ApiAnswer> request(const Publisher& p, const std::string& method,
-                                 const std::string& path, const std::string& body = "",
-                                 const httplib::Headers& headers = {});
+// ("webhooks: the publisher answered 400: {...}", "webhooks: no answer from the publisher at URL:
+// cannot connect (…)") unless the answer is ok(). Timeouts: 5 s to connect, 30 s to read.
+ApiAnswer request(const Publisher& p, const std::string& method, const std::string& path,
+                  const std::string& body = "", const httplib::Headers& headers = {});
 
-// request()'s body alone.
+// request()'s body when ok(), else std::nullopt.
 std::optional<nlohmann::ordered_json> call(const Publisher& p, const std::string& method,
                                            const std::string& path, const std::string& body = "");
 

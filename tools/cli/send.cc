@@ -90,9 +90,9 @@ int report_answer(const httplib::Result& res, const std::string& url, const std:
   return res->status >= 200 && res->status < 300 ? kOk : kFailed;
 }
 
-int run_send(const SendArgs& args) {
+int run_send(const SendArgs& args, const CLI::App& cmd) {
   require_key(args.keys, "send");
-  if (!args.id.empty() && !is_valid_webhook_id(args.id)) {
+  if (cmd.count("--id") > 0 && !is_valid_webhook_id(args.id)) {
     throw UsageError("--id must be 1 to 255 printable ASCII characters without spaces");
   }
   const std::string data = read_event_data(args.data, args.data_file);
@@ -146,7 +146,7 @@ void add_send(CLI::App& app, Action& action) {
   cmd->add_option("--timeout-ms", args->timeout_ms, "connect and read timeout, milliseconds")
       ->check(app::duration(app::DurationUnit::milliseconds))
       ->capture_default_str();
-  cmd->callback([args, &action] { action = [args] { return run_send(*args); }; });
+  cmd->callback([args, cmd, &action] { action = [args, cmd] { return run_send(*args, *cmd); }; });
 }
 
 }  // namespace webhooks::cli

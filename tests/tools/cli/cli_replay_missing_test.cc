@@ -34,7 +34,7 @@ TEST_CASE(
   std::thread serving([&] { publisher.listen_after_bind(); });
   const std::string url =
       " --admin-token tok --publisher-url http://127.0.0.1:" + std::to_string(port);
-  Run run = cli("replay --missing --endpoint ep_1 --since 2026-01-01T00:00:00Z" + url);
+  Run run = cli("replay --missing --endpoint ep_1 --since 2026-01-01T00:00:00Z --json" + url);
   CHECK(run.code == 0);
   CHECK(nlohmann::json::parse(run.out) == nlohmann::json{{"endpoint_id", "ep_1"}, {"tasks", 3}});
   run = cli("replay --missing --endpoint ep_unknown --since 2026-01-01T00:00:00Z" + url);
@@ -93,8 +93,8 @@ TEST_CASE(
   serving.join();
   CHECK(run.code == 0);
   CHECK(run.out ==
-        "event_id  merchant_id  type  created_at  \n"
-        "ev_2      m1           t     c           \n"
+        "event_id  merchant_id  type  created_at  task_states\n"
+        "ev_2      m1           t     c           -\n"
         "more: --cursor 17.ev_2\n");
   CHECK(seen == std::vector<std::string>{
                     "limit=1;state=dead;until=2026-01-01T00:00:00Z;q=key-1;cursor=18.ev_3;"});

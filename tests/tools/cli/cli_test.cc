@@ -93,7 +93,7 @@ TEST_CASE("verify says valid, or exactly why not") {
         "Run with --help for more information.\n");
   CHECK(
       cli("verify --secret " + kSecret + " --headers-file /nonexistent --body-file " + body).out ==
-      "webhooks: cannot read /nonexistent\n");
+      "webhooks: cannot read /nonexistent: No such file or directory\n");
   CHECK(cli("verify --headers-file " + headers).code == 2);
   CHECK(cli("--help").code == 0);
 }
@@ -407,9 +407,9 @@ TEST_CASE(
   Run run =
       cli("send --url http://127.0.0.1:1/x --secret " + kSecret + " --type t --data @" + file);
   CHECK(run.code == 2);
-  CHECK(run.out ==
-        "webhooks: --data is not JSON: invalid JSON: nested deeper than the limit of 127 arrays "
-        "and objects\n");
+  CHECK(run.out == "webhooks: --data @" + file +
+                       " is not JSON: invalid JSON: nested deeper than the limit of 127 arrays "
+                       "and objects\n");
   // 127 levels are sent (the delivered body adds one); 128 are refused.
   const auto nested = [](std::size_t depth) {  // an object holding depth - 1 nested arrays
     return "{\"a\":" + std::string(depth - 1, '[') + std::string(depth - 1, ']') + "}";
@@ -491,6 +491,8 @@ TEST_CASE("send --id twice is the receiver's duplicate; an old --timestamp is re
   CHECK(old.out.find("timestamp_out_of_tolerance") != std::string::npos);
   // Usage errors (exit 2), nothing sent.
   CHECK(cli(send + "--data '{}' --id 'two words'").out ==
+        "webhooks: --id must be 1 to 255 printable ASCII characters without spaces\n");
+  CHECK(cli(send + "--data '{}' --id ''").out ==
         "webhooks: --id must be 1 to 255 printable ASCII characters without spaces\n");
   CHECK(cli(send + "--data '{}' --header 'webhook-signature: v1,x'").out ==
         "webhooks: --header webhook-signature: send sets it (use --id, --timestamp, --secret or "

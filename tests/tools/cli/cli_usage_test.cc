@@ -23,6 +23,16 @@ TEST_CASE("usage errors exit 2 with a clear message") {
   CHECK(run.out ==
         "webhooks: unknown command 'sned'; the commands are: sign, verify, send, publish, listen, "
         "replay, events, attempts, endpoint\nRun with --help for more information.\n");
+  run = cli("endpoint bogus ep_1");
+  CHECK(run.code == 2);
+  CHECK(run.out ==
+        "webhooks endpoint: unknown command 'bogus'; the commands are: list, show, create, "
+        "update, enable, disable, delete, rotate\nRun with --help for more information.\n");
+  run = cli("endpoint show");
+  CHECK(run.code == 2);
+  CHECK(run.out ==
+        "webhooks: give the endpoint's id: webhooks endpoint COMMAND ID (webhooks endpoint list "
+        "shows them)\n");
   run = cli("");
   CHECK(run.code == 2);
   CHECK(run.out.find("A subcommand is required") != std::string::npos);
