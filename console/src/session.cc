@@ -91,7 +91,8 @@ Sessions::Sessions(SecretOf secret_of, SignIn sign_in, const Clock& clock,
       sign_in_(std::move(sign_in)),
       clock_(clock),
       lifetime_(lifetime),
-      cookie_name_(std::move(cookie_name)) {}
+      cookie_name_(std::move(cookie_name)),
+      throttle_(std::make_shared<FailureThrottle>(clock)) {}
 
 Sessions Sessions::single_token(std::string token, const Clock& clock,
                                 std::chrono::seconds lifetime) {
@@ -105,6 +106,8 @@ Sessions Sessions::single_token(std::string token, const Clock& clock,
   };
   return Sessions(std::move(secret_of), std::move(sign_in), clock, lifetime);
 }
+
+void Sessions::use_revocations(Revocations& revocations) { revocations_ = &revocations; }
 
 std::optional<std::string> Sessions::sign_in(std::string_view token) const {
   if (token.empty()) return std::nullopt;
@@ -148,9 +151,11 @@ std::optional<Session> Sessions::verify(std::string_view value) const {
   if (!key) return std::nullopt;
   const std::string_view signed_part = value.substr(0, value.size() - parts.back().size() - 1);
   if (!same_secret(hmac_hex(*key, signed_part), parts.back())) return std::nullopt;
+  if (revocations_ != nullptr && revocations_->revoked(parts[1])) return std::nullopt;
   std::string value_text(value);
   std::string csrf = hmac_hex(*key, "csrf:" + value_text);
-  return Session{std::move(principal), std::move(value_text), expires, std::move(csrf)};
+  return Session{std::move(principal), std::string(parts[1]), std::move(value_text), expires,
+                 std::move(csrf)};
 }
 
 bool Sessions::csrf_matches(const Session& session, std::string_view token) {

@@ -3,6 +3,7 @@
 
 #include "webhooks/console/assets.h"
 #include "webhooks/console/html.h"
+#include "webhooks/console/origin.h"
 #include "webhooks/console/page.h"
 #include "webhooks/console/session.h"
 
@@ -27,9 +28,16 @@ std::string_view cookie_value(const httplib::Request& req, std::string_view name
   return {};
 }
 
-std::string session_cookie(std::string_view name, std::string_view value, std::int64_t max_age) {
-  return std::string(name) + "=" + std::string(value) +
-         "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" + std::to_string(max_age);
+std::string session_cookie(std::string_view name, std::string_view value, std::int64_t max_age,
+                           bool secure) {
+  return std::string(name) + "=" + std::string(value) + "; Path=/; HttpOnly; SameSite=Strict" +
+         (secure ? "; Secure" : "") + "; Max-Age=" + std::to_string(max_age);
+}
+
+// What a form post from another origin is told (403).
+std::string cross_origin_message(const std::string& origin, const std::string& own) {
+  return "Refused: this form was posted from " + origin + ", not from this console (" + own +
+         "). Open the console at " + own + " and sign in there.";
 }
 
 bool changes_state(const std::string& method) {
@@ -65,18 +73,37 @@ void Sessions::mount(http::Server& server, std::string title) const {
     send_html(res, 200, render_login(title, ""));
   });
   server.Post("/console/login", [this, title](const httplib::Request& req, httplib::Response& res) {
+    if (const auto origin = foreign_origin(req, tls_)) {
+      return send_html(res, 403,
+                       render_login(title, cross_origin_message(*origin, own_origin(req, tls_))));
+    }
+    if (const auto wait = throttle_->retry_after(req.remote_addr)) {
+      res.set_header("Retry-After", std::to_string(wait->count()));
+      return send_html(res, 429,
+                       render_login(title,
+                                    "Too many failed sign-ins from this address: try "
+                                    "again in " +
+                                        std::to_string(wait->count()) + " s."));
+    }
     const auto fields = parse_form(req.body);
     const auto token = fields.find("token");
     const std::optional<std::string> principal =
         token == fields.end() ? std::nullopt : sign_in(token->second);
     if (!principal) {
+      throttle_->record_failure(req.remote_addr);
       return send_html(res, 401, render_login(title, "That token is not right."));
     }
     res.set_header("Set-Cookie",
-                   session_cookie(cookie_name_, issue(*principal), lifetime_.count()));
+                   session_cookie(cookie_name_, issue(*principal), lifetime_.count(), tls_));
     redirect(res, "/console");
   });
   server.Post("/console/logout", [this](const httplib::Request& req, httplib::Response& res) {
+    if (const auto origin = foreign_origin(req, tls_)) {
+      return send_html(res, 403,
+                       "<!DOCTYPE html><title>Forbidden</title><p id=\"origin-error\">" +
+                           escape_html(cross_origin_message(*origin, own_origin(req, tls_))) +
+                           "</p>");
+    }
     if (const std::optional<Session> session = of_request(req)) {
       const auto fields = parse_form(req.body);
       const auto field = fields.find("csrf");
@@ -85,8 +112,9 @@ void Sessions::mount(http::Server& server, std::string title) const {
       if (!csrf_matches(*session, token)) {
         return send_html(res, 403, "<!DOCTYPE html><title>Forbidden</title><p>csrf_failed</p>");
       }
+      if (revocations_ != nullptr) revocations_->revoke(session->id, session->expires_at);
     }
-    res.set_header("Set-Cookie", session_cookie(cookie_name_, "", 0));
+    res.set_header("Set-Cookie", session_cookie(cookie_name_, "", 0, tls_));
     redirect(res, "/console/login");
   });
   mount_assets(server);

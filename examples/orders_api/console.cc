@@ -33,13 +33,18 @@ std::optional<std::string> merchant_of(const Keys& keys, std::string_view token)
 
 }  // namespace
 
-KeysConsole::KeysConsole(Keys api_keys, idempotency::Store& store, const Clock& clock)
+KeysConsole::KeysConsole(Keys api_keys, idempotency::Store& store, db::Database& db,
+                         const Clock& clock, bool behind_tls_proxy)
     : api_keys_(std::move(api_keys)),
       store_(store),
       clock_(clock),
+      revocations_(db, "orders_revoked_sessions", clock),
       sessions_([this](std::string_view merchant) { return merchant_secret(api_keys_, merchant); },
                 [this](std::string_view token) { return merchant_of(api_keys_, token); }, clock,
-                console::kSessionLifetime, "orders_console") {}
+                console::kSessionLifetime, "orders_console") {
+  sessions_.use_revocations(revocations_);
+  sessions_.use_tls(behind_tls_proxy);
+}
 
 void KeysConsole::mount(http::Server& server) {
   sessions_.mount(server, kConsoleTitle);

@@ -23,11 +23,16 @@ namespace webhooks::orders {
 class KeysConsole {
  public:
   // `api_keys`: API key -> merchant id (as --api-key). `store` and `clock` must outlive it.
+  // Sign-out revokes a session in `db`'s orders_revoked_sessions (schema/orders_api/), which must
+  // outlive it.
   KeysConsole(std::map<std::string, std::string, std::less<>> api_keys, idempotency::Store& store,
-              const Clock& clock);
+              db::Database& db, const Clock& clock, bool behind_tls_proxy = false);
 
   // Registers the routes above on `server`.
   void mount(http::Server& server);
+  // The failed-authentication throttle of the console's sign-in, which the API's bearer check
+  // shares (webhooks/console/throttle.h).
+  console::FailureThrottle& throttle() const { return sessions_.throttle(); }
 
  private:
   void list_page(const httplib::Request& req, httplib::Response& res);
@@ -36,6 +41,7 @@ class KeysConsole {
   std::map<std::string, std::string, std::less<>> api_keys_;
   idempotency::Store& store_;
   const Clock& clock_;
+  console::SqlRevocations revocations_;
   console::Sessions sessions_;
 };
 

@@ -52,6 +52,10 @@ void add_api_options(CLI::App& app, Config& config) {
        "KEY:MERCHANT_ID, repeatable: bearer API key and the merchant it acts for",
        webhooks::app::api_key()},
       config.api_keys);
+  app.add_flag("--behind-tls-proxy", config.behind_tls_proxy,
+               "a proxy terminating TLS is in front: the console's cookie is marked Secure and "
+               "its sign-in expects an https:// origin")
+      ->envname("WEBHOOKS_BEHIND_TLS_PROXY");
 }
 
 // --partner-url, --partner-timeout-ms, --partner-attempts: calls to the payout partner.

@@ -67,7 +67,7 @@ class Api {
                 {milliseconds(config.operation_delay_ms), config.break_transaction_once}),
         payouts_(store_, clock, ids_, partner_,
                  {milliseconds(config.operation_delay_ms), config.crash_after_partner_commit}),
-        console_(keys_, store_, clock) {}
+        console_(keys_, store_, *db, clock, config.behind_tls_proxy) {}
 
   void routes(http::Server& server) {
     using httplib::Request;
@@ -181,10 +181,20 @@ class Api {
         idempotency::error_response(500, "internal_error", "the request failed; retry later"), res);
   }
 
-  // The merchant of the bearer API key, or nullopt after answering 401.
+  // The merchant of the bearer API key, or nullopt after answering 401 (counted as a failure of
+  // the client's address), or 429 with Retry-After while that address is throttled.
   std::optional<std::string> authenticate(const httplib::Request& req, httplib::Response& res) {
+    console::FailureThrottle& throttle = console_.throttle();
+    if (const auto wait = throttle.retry_after(req.remote_addr)) {
+      res.set_header("Retry-After", std::to_string(wait->count()));
+      app::json_error(res, 429, "too_many_failures",
+                      "too many failed authentications from this address: retry after " +
+                          std::to_string(wait->count()) + " s");
+      return std::nullopt;
+    }
     const auto it = keys_.find(app::bearer_token(req));
     if (it != keys_.end()) return it->second;
+    throttle.record_failure(req.remote_addr);
     res.set_header("WWW-Authenticate", "Bearer");
     app::json_error(res, 401, "unauthorized",
                     "a valid API key is required (Authorization: Bearer KEY)");

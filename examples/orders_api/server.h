@@ -19,6 +19,9 @@ struct Config {
   double lease_seconds = 30;          // idempotency lease (renewed while an operation runs)
   double ttl_seconds = 24 * 3600;     // idempotency record lifetime
   std::vector<std::string> api_keys;  // "KEY:MERCHANT_ID"
+  // A TLS proxy is in front: the console's cookie is Secure, its sign-in expects an https://
+  // origin.
+  bool behind_tls_proxy = false;
   std::string partner_url = "http://127.0.0.1:8782";
   std::int64_t partner_timeout_ms = 5000;
   int partner_attempts = 3;

@@ -188,6 +188,10 @@ void add_api_flags(CLI::App& app, Flags& f) {
                           "them to answer)",
                           app::bearer_token()},
                          o.admin_token);
+  app.add_flag("--behind-tls-proxy", o.behind_tls_proxy,
+               "a proxy terminating TLS is in front: the console's cookie is marked Secure and "
+               "its sign-in expects an https:// origin")
+      ->envname("WEBHOOKS_BEHIND_TLS_PROXY");
   app.add_flag("--allow-private-networks", o.allow_private_networks,
                "deliver to loopback, private, link-local and CGNAT addresses (tests, demos)")
       ->envname("WEBHOOKS_ALLOW_PRIVATE_NETWORKS");

@@ -20,12 +20,22 @@ bool open_route(const std::string& path) {
 }
 
 // The pre-routing check: an open route, the admin token or a console session (with its CSRF
-// token on a state-changing request) goes on to the routes; anything else is answered here.
+// token on a state-changing request) goes on to the routes; anything else is answered here: 429
+// while the client's address is throttled (every attempt, the right token too), else 401 counted
+// as a failure of that address.
 httplib::Server::HandlerResponse authenticate(const std::string& admin_token,
                                               const console::Sessions& sessions,
                                               const httplib::Request& req, httplib::Response& res) {
   using Outcome = httplib::Server::HandlerResponse;
   if (open_route(req.path)) return Outcome::Unhandled;
+  console::FailureThrottle& throttle = sessions.throttle();
+  if (const auto wait = throttle.retry_after(req.remote_addr)) {
+    res.set_header("Retry-After", std::to_string(wait->count()));
+    detail::fail(res, 429, "too_many_failures",
+                 "too many failed authentications from this address: retry after " +
+                     std::to_string(wait->count()) + " s");
+    return Outcome::Handled;
+  }
   if (!admin_token.empty() && console::same_secret(http::bearer_token(req), admin_token)) {
     return Outcome::Unhandled;
   }
@@ -40,6 +50,7 @@ httplib::Server::HandlerResponse authenticate(const std::string& admin_token,
     case console::ApiSession::none:
       break;
   }
+  throttle.record_failure(req.remote_addr);
   detail::fail(res, 401, "unauthorized",
                admin_token.empty()
                    ? "the daemon was started without an admin token"
@@ -81,7 +92,11 @@ AdminApi::AdminApi(Store& store, Ingest& ingest, idempotency::Guard& guard, Metr
       overview_(overview),
       options_(std::move(options)),
       wake_(std::move(wake)),
-      sessions_(console::Sessions::single_token(options_.admin_token, clock_)) {}
+      revocations_(store_.database(), "publisher_revoked_sessions", clock_),
+      sessions_(console::Sessions::single_token(options_.admin_token, clock_)) {
+  sessions_.use_revocations(revocations_);
+  sessions_.use_tls(options_.behind_tls_proxy);
+}
 
 void AdminApi::mount(http::Server& server) {
   http::limit_request_bodies(

@@ -74,6 +74,7 @@ RetentionOptions retention_options(const Options& o) {
 AdminOptions admin_options(const Options& o) {
   AdminOptions admin;
   admin.admin_token = o.admin_token;
+  admin.behind_tls_proxy = o.behind_tls_proxy;
   admin.ssrf.allow_private_networks = o.allow_private_networks;
   admin.rotation_grace = o.rotation_grace;
   admin.replay_max_age = o.replay_max_age;

@@ -15,7 +15,9 @@ using webhooks::console::Sessions;
 namespace {
 
 struct Console {
-  Console() : sessions(Sessions::single_token("admin-token", clock)) {
+  // `tls`: served over TLS or behind a TLS proxy (Sessions::use_tls).
+  explicit Console(bool tls = false) : sessions(Sessions::single_token("admin-token", clock)) {
+    sessions.use_tls(tls);
     webhooks::http::limit_request_bodies(server, 1 << 20, nullptr, webhooks::http::Bodies::json);
     sessions.mount(server, "Test console");
     server.Get("/console", [this](const httplib::Request& req, httplib::Response& res) {
@@ -151,4 +153,99 @@ TEST_CASE("the session cookie authorizes the API, with X-CSRF-Token for changes"
   CHECK(console.sessions.authorize_api(req) == webhooks::console::ApiSession::csrf_failed);
   req.headers.emplace("X-CSRF-Token", session.csrf_token);
   CHECK(console.sessions.authorize_api(req) == webhooks::console::ApiSession::ok);
+}
+
+TEST_CASE("console sign-in: the 11th wrong token in a minute is 429 with Retry-After") {
+  using namespace std::chrono_literals;
+  Console console;
+  auto client = console.client();
+  const auto post = [&](const std::string& token) {
+    auto answer =
+        client.Post("/console/login", "token=" + token, "application/x-www-form-urlencoded");
+    REQUIRE(answer);
+    return answer;
+  };
+  for (int i = 0; i < 10; ++i) {
+    CHECK(post("wrong-" + std::to_string(i))->status == 401);
+    console.clock.advance(1s);
+  }
+  const auto refused = post("admin-token");  // the right token too, 10 s into the window
+  CHECK(refused->status == 429);
+  CHECK(refused->get_header_value("Retry-After") == "50");
+  CHECK(refused->has_header("Set-Cookie") == false);
+  CHECK(refused->body.find(R"(<p id="login-error" class="error">Too many failed sign-ins from )"
+                           R"(this address: try again in 50 s.</p>)") != std::string::npos);
+  console.clock.advance(49'001ms);
+  CHECK(post("admin-token")->get_header_value("Retry-After") == "1");
+  console.clock.advance(999ms);
+  CHECK(post("admin-token")->status == 303);
+}
+
+TEST_CASE("console behind TLS: the session cookie and its clearing are Secure") {
+  Console console(true);
+  auto client = console.client();
+  const std::string origin = "https://127.0.0.1:" + std::to_string(console.port);
+  auto in = client.Post("/console/login", {{"Origin", origin}}, "token=admin-token",
+                        "application/x-www-form-urlencoded");
+  REQUIRE(in);
+  CHECK(in->status == 303);
+  const std::string cookie = in->get_header_value("Set-Cookie");
+  CHECK(cookie.ends_with("; Path=/; HttpOnly; SameSite=Strict; Secure; Max-Age=43200"));
+  const std::string value = cookie.substr(17, cookie.find(';') - 17);
+  const std::string csrf = console.sessions.verify(value)->csrf_token;
+  auto out =
+      client.Post("/console/logout", {{"Origin", origin}, {"Cookie", "webhooks_console=" + value}},
+                  "csrf=" + csrf, "application/x-www-form-urlencoded");
+  REQUIRE(out);
+  CHECK(out->status == 303);
+  CHECK(out->get_header_value("Set-Cookie") ==
+        "webhooks_console=; Path=/; HttpOnly; SameSite=Strict; Secure; Max-Age=0");
+}
+
+TEST_CASE("console sign-in and sign-out posted from another origin are 403") {
+  Console console;
+  auto client = console.client();
+  const std::string own = "http://127.0.0.1:" + std::to_string(console.port);
+  const auto sign_in = [&](const httplib::Headers& headers) {
+    auto answer = client.Post("/console/login", headers, "token=admin-token",
+                              "application/x-www-form-urlencoded");
+    REQUIRE(answer);
+    return answer;
+  };
+  const std::string refused_from_evil =
+      R"(<p id="login-error" class="error">Refused: this form was posted from )"
+      R"(https://evil.example, not from this console ()" +
+      own + "). Open the console at " + own + " and sign in there.</p>";
+  auto evil = sign_in({{"Origin", "https://evil.example"}});
+  CHECK(evil->status == 403);
+  CHECK(evil->has_header("Set-Cookie") == false);
+  CHECK(evil->body.find(refused_from_evil) != std::string::npos);
+  auto by_referer = sign_in({{"Referer", "https://evil.example/login?x=1"}});
+  CHECK(by_referer->status == 403);
+  CHECK(by_referer->body.find(refused_from_evil) != std::string::npos);
+  auto opaque = sign_in({{"Origin", "null"}});
+  CHECK(opaque->status == 403);
+  CHECK(opaque->body.find("posted from null, not from this console") != std::string::npos);
+  auto junk = sign_in({{"Referer", "about:blank"}});
+  CHECK(junk->status == 403);
+  CHECK(junk->body.find("posted from (unreadable), not from this console") != std::string::npos);
+  // The console served over plain HTTP is not the same origin as https:// on the same host.
+  CHECK(sign_in({{"Origin", "https://127.0.0.1:" + std::to_string(console.port)}})->status == 403);
+  CHECK(sign_in({{"Origin", own}})->status == 303);
+  CHECK(sign_in({{"Referer", own + "/console/login"}})->status == 303);
+  CHECK(sign_in({})->status == 303);  // no Origin, no Referer: not a browser's cross-site post
+
+  const std::string value = console.sign_in();
+  const std::string csrf = console.sessions.verify(value)->csrf_token;
+  auto out =
+      client.Post("/console/logout",
+                  {{"Origin", "https://evil.example"}, {"Cookie", "webhooks_console=" + value}},
+                  "csrf=" + csrf, "application/x-www-form-urlencoded");
+  REQUIRE(out);
+  CHECK(out->status == 403);
+  CHECK(out->body ==
+        "<!DOCTYPE html><title>Forbidden</title><p id=\"origin-error\">Refused: this form was "
+        "posted from https://evil.example, not from this console (" +
+            own + "). Open the console at " + own + " and sign in there.</p>");
+  CHECK(out->has_header("Set-Cookie") == false);
 }

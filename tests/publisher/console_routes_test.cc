@@ -154,5 +154,61 @@ TEST_CASE("GET /v1/endpoints/{id}/stats and GET /v1/overview", "[console]") {
   CHECK(overview.at("attention") == json::array());
 }
 
+TEST_CASE("the admin API's bearer check: the 11th failure in a minute is 429 with Retry-After",
+          "[console]") {
+  ServedFixture s("console_routes_throttle");
+  httplib::Client client("127.0.0.1", s.port);
+  const auto get = [&](const std::string& token) {
+    auto res = client.Get("/v1/endpoints", httplib::Headers{{"Authorization", "Bearer " + token}});
+    REQUIRE(res);
+    return res;
+  };
+  for (int i = 0; i < 10; ++i) {
+    const auto wrong = get("wrong-" + std::to_string(i));
+    CHECK(wrong->status == 401);
+    CHECK(json::parse(wrong->body).at("error").at("code") == "unauthorized");
+    s.f.advance(2s);
+  }
+  const auto refused = get(kToken);  // the right token too, 20 s into the window
+  CHECK(refused->status == 429);
+  CHECK(refused->get_header_value("Retry-After") == "40");
+  CHECK(
+      json::parse(refused->body) ==
+      json{{"error",
+            {{"code", "too_many_failures"},
+             {"message", "too many failed authentications from this address: retry after 40 s"}}}});
+  CHECK(client.Get("/healthz")->status == 200);  // the open routes stay open
+  s.f.advance(40s);
+  CHECK(get(kToken)->status == 200);
+}
+
+TEST_CASE("console sign-out revokes the session: a copy of the cookie is 401 on the API",
+          "[console]") {
+  ServedFixture s("console_routes_sign_out");
+  httplib::Client client("127.0.0.1", s.port);
+  auto in = client.Post("/console/login", std::string("token=") + kToken,
+                        "application/x-www-form-urlencoded");
+  REQUIRE(in);
+  REQUIRE(in->status == 303);
+  const std::string set = in->get_header_value("Set-Cookie");
+  const httplib::Headers cookie{{"Cookie", set.substr(0, set.find(';'))}};
+  CHECK(client.Get("/v1/endpoints", cookie)->status == 200);
+  const std::string page = client.Get("/console", cookie)->body;
+  const std::string tag = R"(<meta name="csrf-token" content=")";
+  const std::size_t at = page.find(tag) + tag.size();
+  const std::string csrf = page.substr(at, page.find('"', at) - at);
+  auto out =
+      client.Post("/console/logout", cookie, "csrf=" + csrf, "application/x-www-form-urlencoded");
+  REQUIRE(out);
+  CHECK(out->status == 303);
+  const auto copied = client.Get("/v1/endpoints", cookie);  // the cookie kept by someone
+  CHECK(copied->status == 401);
+  CHECK(json::parse(copied->body).at("error").at("code") == "unauthorized");
+  const auto page_again = client.Get("/console", cookie);
+  CHECK(page_again->status == 303);
+  CHECK(page_again->get_header_value("Location") == "/console/login");
+  CHECK(s.f.db.exec("SELECT COUNT(*) FROM publisher_revoked_sessions").integer(0, 0) == 1);
+}
+
 }  // namespace
 }  // namespace webhooks::test

@@ -129,7 +129,7 @@ TEST_CASE("console: lists exactly the merchant's keys, escaped, filtered, with a
   CHECK(has(theirs->body, R"(<tr data-key="theirs">)"));
 }
 
-TEST_CASE("console: sign-out needs the page's CSRF token") {
+TEST_CASE("console: sign-out needs the page's CSRF token and revokes the session") {
   Stack s;
   s.start_api();
   Browser b(s.api_port);
@@ -147,4 +147,52 @@ TEST_CASE("console: sign-out needs the page's CSRF token") {
   CHECK(out->status == 303);
   CHECK(out->get_header_value("Location") == "/console/login");
   CHECK(out->get_header_value("Set-Cookie").starts_with("orders_console=;"));
+  // Revoked on the server (orders_revoked_sessions): a copy of the cookie no longer signs in.
+  const auto copied = b.get("/console");
+  REQUIRE(copied);
+  CHECK(copied->status == 303);
+  CHECK(copied->get_header_value("Location") == "/console/login");
+}
+
+TEST_CASE("console and API: 10 failures of an address in a minute make it wait (429)") {
+  Stack s;
+  s.start_api();
+  Browser b(s.api_port);
+  for (int i = 0; i < 5; ++i) {
+    CHECK(b.sign_in("wrong-" + std::to_string(i)) == 401);
+    CHECK(s.get("/orders/o1", "wrong-" + std::to_string(i)).status == 401);
+  }
+  // The 11th attempt, the right key too, within the first second of the minute: 60 s to wait.
+  const auto refused = s.get("/orders/o1", "key-m1");
+  CHECK(refused.status == 429);
+  CHECK(refused.header("Retry-After") == "60");
+  CHECK(refused.error_code() == "too_many_failures");
+  CHECK(refused.json()["error"]["message"] ==
+        "too many failed authentications from this address: retry after 60 s");
+  CHECK(b.sign_in("key-m1") == 429);
+  CHECK(b.cookie.empty());
+  CHECK(has(b.last_body, R"(<p id="login-error" class="error">Too many failed sign-ins from this )"
+                         R"(address: try again in 60 s.</p>)"));
+  CHECK(s.get("/healthz").status == 200);
+}
+
+TEST_CASE("console --behind-tls-proxy: a Secure cookie; sign-in from another origin is 403") {
+  Stack s;
+  s.start_api({"--behind-tls-proxy"});
+  Browser b(s.api_port);
+  const std::string host = "127.0.0.1:" + std::to_string(s.api_port);
+  b.client.set_default_headers({{"Origin", "https://evil.example"}});
+  CHECK(b.sign_in("key-m1") == 403);
+  CHECK(b.cookie.empty());
+  CHECK(has(b.last_body,
+            "Refused: this form was posted from https://evil.example, not from this "
+            "console (https://" +
+                host + ")."));
+  b.client.set_default_headers({{"Origin", "https://" + host}});
+  const auto in =
+      b.client.Post("/console/login", "token=key-m1", "application/x-www-form-urlencoded");
+  REQUIRE(in);
+  CHECK(in->status == 303);
+  CHECK(in->get_header_value("Set-Cookie")
+            .ends_with("; Path=/; HttpOnly; SameSite=Strict; Secure; Max-Age=43200"));
 }

@@ -72,9 +72,11 @@ TEST_CASE("orders-api and payout-partner: bad flags exit 2 with CLI11's message 
           "--drop-after-commit: must be a whole number from 0 to 2147483647, not 1e9\n");
   refused("payout-partner", {"--listen", ":8782"},
           "--listen: :8782 has no host (expected HOST:PORT)\n");
-  CHECK(webhooks::launcher::run_to_end("orders-api", {"--help"},
-                                       webhooks::test::temp_dir("orders_help"))
-            .exit_code == 0);
+  const webhooks::launcher::Finished help = webhooks::launcher::run_to_end(
+      "orders-api", {"--help"}, webhooks::test::temp_dir("orders_help"));
+  CHECK(help.exit_code == 0);
+  CHECK(help.out.find("--behind-tls-proxy") != std::string::npos);
+  CHECK(help.out.find("WEBHOOKS_BEHIND_TLS_PROXY") != std::string::npos);
   CHECK(webhooks::launcher::run_to_end("payout-partner", {"--help"},
                                        webhooks::test::temp_dir("partner_help"))
             .exit_code == 0);

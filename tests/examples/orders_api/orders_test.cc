@@ -25,12 +25,12 @@ TEST_CASE(
   s.start_api();
   REQUIRE(s.post("/orders", "order-1", kOrder).status == 201);
   CHECK(webhooks::test::table_names(s.db()) ==
-        std::vector<std::string>{"idempotency_records", "orders", "outbox", "payouts",
-                                 "reconciliations", "webhooks_migrations"});
+        std::vector<std::string>{"idempotency_records", "orders", "orders_revoked_sessions",
+                                 "outbox", "payouts", "reconciliations", "webhooks_migrations"});
   CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'publisher'") == 0);
   CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'outbox'") == 3);
   CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'idempotency'") == 3);
-  CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'orders_api'") == 2);
+  CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'orders_api'") == 3);
 }
 
 TEST_CASE("same key and body twice: the second gets the first's status and body, replayed") {

@@ -11,24 +11,33 @@
 //     ... render_page({..., .csrf_token = session->csrf_token, ...}) ...
 //   });
 //
-// The cookie `webhooks_console` (HttpOnly, SameSite=Strict, Path=/) holds
+// The cookie `webhooks_console` (HttpOnly, SameSite=Strict, Path=/; Secure with use_tls) holds
 //   <expires, Unix s>.<nonce, 32 hex>.<HMAC-SHA256 hex>                   (principal "")
 //   <expires, Unix s>.<nonce, 32 hex>.<principal, hex>.<HMAC-SHA256 hex>  (otherwise)
 // The HMAC covers everything before its dot, keyed by HMAC-SHA256(secret, "webhooks-console-v1")
 // where `secret` is the principal's (the admin token; a merchant's API key). The CSRF token of a
 // session is hex HMAC(key, "csrf:" + cookie value). Comparisons are constant-time.
 //
-// Immutable after construction; thread-safe (the callbacks must be too).
+// Sign-in failures are throttled per client address (throttle.h): the 11th wrong token of an
+// address within a minute, and every sign-in of that address until the minute ends, answers 429
+// with Retry-After. throttle() is shared by the copies of a Sessions, so a daemon counts its API's
+// bearer failures in the same table.
+//
+// Immutable after construction, but for the throttle's table; thread-safe (the callbacks must be
+// too).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "webhooks/clock.h"
+#include "webhooks/console/revocations.h"
+#include "webhooks/console/throttle.h"
 #include "webhooks/http_server.h"
 
 namespace webhooks::console {
@@ -43,6 +52,7 @@ inline constexpr std::chrono::seconds kSessionLifetime = std::chrono::hours(12);
 // A verified session.
 struct Session {
   std::string principal;    // who signed in ("" for the publisher's admin)
+  std::string id;           // the nonce, 32 hex digits: what sign-out revokes (revocations.h)
   std::string value;        // the cookie value
   std::int64_t expires_at;  // Unix seconds
   std::string csrf_token;   // what state-changing requests must carry (X-CSRF-Token, or `csrf`)
@@ -76,8 +86,18 @@ class Sessions {
   // A new cookie value for `principal`, valid for the lifetime from clock.now. Throws
   // Error(invalid_argument) when `principal` has no secret, Error(crypto) if OpenSSL fails.
   std::string issue(std::string_view principal) const;
+  // Marks the cookie `Secure` (RFC 6265 section 4.1.2.5), and expects the sign-in and sign-out
+  // posts from an https:// origin (origin.h): for a console served over TLS or behind a TLS proxy
+  // (the daemons' --behind-tls-proxy). Call before serving.
+  void use_tls(bool tls) { tls_ = tls; }
+
+  // Makes sign-out revoke the session on the server and verify() refuse revoked sessions
+  // (revocations.h). Call before serving; `revocations` must outlive the Sessions and its copies.
+  void use_revocations(Revocations& revocations);
+
   // The session of a cookie value: std::nullopt when malformed, expired (expires <= now), signed
-  // with another key or for a principal without a secret.
+  // with another key, for a principal without a secret, or revoked. Throws Error(storage) when
+  // the revocations cannot be read.
   std::optional<Session> verify(std::string_view value) const;
   // Whether `token` is the session's CSRF token (constant-time).
   static bool csrf_matches(const Session& session, std::string_view token);
@@ -89,9 +109,15 @@ class Sessions {
   // For the JSON API that accepts the cookie instead of its Bearer token.
   ApiSession authorize_api(const httplib::Request& req) const;
 
+  // The failed-authentication throttle (10 failures a minute per address, on the Sessions' clock).
+  FailureThrottle& throttle() const { return *throttle_; }
+
   // Registers GET /console/login (the form), POST /console/login (303 to /console with the
-  // cookie, or 401 with the form and #login-error), POST /console/logout (with the form field
-  // `csrf` or X-CSRF-Token: clears the cookie, 303 to /console/login; 403 with a wrong token) and
+  // cookie, 401 with the form and #login-error, 429 with Retry-After and #login-error once
+  // the client's address is throttled, 403 with #login-error from a page of another origin:
+  // origin.h), POST /console/logout (with the form field
+  // `csrf` or X-CSRF-Token: revokes the session when use_revocations was called, clears the
+  // cookie, 303 to /console/login; 403 with a wrong token or from another origin) and
   // the assets (assets.h). `title` names the console on the sign-in page.
   void mount(http::Server& server, std::string title) const;
 
@@ -103,6 +129,9 @@ class Sessions {
   const Clock& clock_;
   std::chrono::seconds lifetime_;
   std::string cookie_name_;
+  std::shared_ptr<FailureThrottle> throttle_;
+  Revocations* revocations_ = nullptr;
+  bool tls_ = false;
 };
 
 // Constant-time equality of two strings (their lengths may leak, not their content).

@@ -45,7 +45,9 @@ inline constexpr std::int64_t kMaxGraceSeconds = std::int64_t{10} * 365 * 24 * 3
 
 struct AdminOptions {
   std::string admin_token;  // required for every route but /healthz and /metrics
-  SsrfOptions ssrf;         // endpoint URLs are checked at creation and on PATCH
+  // A TLS proxy is in front: the console's cookie is Secure, its forms expect an https:// origin.
+  bool behind_tls_proxy = false;
+  SsrfOptions ssrf;  // endpoint URLs are checked at creation and on PATCH
   // How long a rotated-out secret keeps signing (so receivers can switch over). Default 24 h.
   std::chrono::milliseconds rotation_grace{std::chrono::hours(24)};
   // Replay refuses events older than this (the receivers' dedup window), replay-missing a
@@ -82,7 +84,8 @@ class AdminApi {
   OverviewSnapshot& overview_;
   AdminOptions options_;
   std::function<void()> wake_;
-  console::Sessions sessions_;  // signed with admin_token
+  console::SqlRevocations revocations_;  // publisher_revoked_sessions
+  console::Sessions sessions_;           // signed with admin_token
 };
 
 }  // namespace webhooks::publisher

@@ -74,6 +74,9 @@ struct Options {
   // Bearer token of every route but /healthz and /metrics. Empty: those routes all answer 401.
   // Default: empty.
   std::string admin_token;
+  // A TLS proxy is in front of the daemon (the daemon's --behind-tls-proxy): the console's cookie
+  // is marked Secure and its sign-in expects an https:// origin (docs/console.md). Default: false.
+  bool behind_tls_proxy = false;
 
   // Allow endpoint URLs, and connections, to loopback, private, link-local and CGNAT addresses
   // (ssrf_guard.h). For tests and demos. Default: false.
