@@ -59,12 +59,14 @@ std::optional<Session> Sessions::require(const httplib::Request& req,
   return session;
 }
 
-ApiSession Sessions::authorize_api(const httplib::Request& req) const {
+ApiSession Sessions::authorize_api(const httplib::Request& req, std::string* principal) const {
   const std::optional<Session> session = of_request(req);
   if (!session) return ApiSession::none;
-  if (!changes_state(req.method)) return ApiSession::ok;
-  return csrf_matches(*session, req.get_header_value("X-CSRF-Token")) ? ApiSession::ok
-                                                                      : ApiSession::csrf_failed;
+  if (changes_state(req.method) && !csrf_matches(*session, req.get_header_value("X-CSRF-Token"))) {
+    return ApiSession::csrf_failed;
+  }
+  if (principal != nullptr) *principal = session->principal;
+  return ApiSession::ok;
 }
 
 void Sessions::mount(http::Server& server, std::string title) const {

@@ -29,6 +29,7 @@ std::string flag_text(milliseconds value) {
 // (to_options), so that messages quote them as given. Every default is publisher::Options'.
 struct Flags {
   publisher::Options options;
+  std::vector<std::string> admin_tokens, viewer_tokens;  // [NAME:]TOKEN, NAME:TOKEN
   double lease_seconds = static_cast<double>(options.ingest_lease.count()) / 1000;
   double ttl_seconds = static_cast<double>(options.ingest_ttl.count()) / 1000;
   std::string retry_schedule = options.retry_policy.schedule_text();
@@ -92,12 +93,38 @@ CLI::Option* option(CLI::App& app, const char* name, auto& value, const char* en
   return app.add_option(name, value, help)->envname(env)->capture_default_str();
 }
 
+// --admin-token and --viewer-token into f.options.tokens: names valid and unique, tokens unique,
+// else exit 2 naming the flag.
+void to_principals(Flags& f) {
+  const auto add = [&](const std::vector<std::string>& values, publisher::Role role,
+                       const char* flag) {
+    for (const std::string& value : values) {
+      try {
+        if (role == publisher::Role::viewer && value.find(':') == std::string::npos) {
+          throw Error(ErrorCode::invalid_argument, "must be NAME:TOKEN");
+        }
+        f.options.tokens.push_back(publisher::parse_principal(value, role));
+      } catch (const Error& e) {
+        throw CLI::ValidationError(flag, e.what());
+      }
+    }
+  };
+  add(f.admin_tokens, publisher::Role::admin, "--admin-token");
+  add(f.viewer_tokens, publisher::Role::viewer, "--viewer-token");
+  try {
+    const publisher::Principals check(f.options.tokens);
+  } catch (const Error& e) {
+    throw CLI::ValidationError("--admin-token/--viewer-token", e.what());
+  }
+}
+
 // Converts the checked text into `f.options`, then checks what needs several flags: the retry
 // schedule as a whole (with --max-age), and the delivery lease: a batch larger than the in-flight
 // window is sent in rounds (all of it may go to one endpoint), and the lease must outlast them
 // all.
 void to_options(Flags& f) {
   publisher::Options& o = f.options;
+  to_principals(f);
   try {
     o.retry_policy = publisher::RetryPolicy::parse(f.retry_schedule, parse_duration(f.max_age));
   } catch (const Error& e) {
@@ -182,12 +209,21 @@ void add_api_flags(CLI::App& app, Flags& f) {
       ->check(app::duration(app::DurationUnit::seconds));
   option(app, "--ttl", f.ttl_seconds, "WEBHOOKS_TTL", "seconds idempotency records are kept")
       ->check(app::duration(app::DurationUnit::seconds));
-  app::add_secret_option(app,
-                         {"--admin-token", "WEBHOOKS_ADMIN_TOKEN",
-                          "bearer token for every route but /healthz and /metrics (required for "
-                          "them to answer)",
-                          app::bearer_token()},
-                         o.admin_token);
+  app::add_secret_option(
+      app,
+      {"--admin-token", "WEBHOOKS_ADMIN_TOKEN",
+       "NAME:TOKEN, repeatable (a bare TOKEN is named admin): a bearer token for every route but "
+       "/healthz and /metrics, and the console with its actions (one token is required for them "
+       "to answer)",
+       app::bearer_token()},
+      f.admin_tokens);
+  app::add_secret_option(
+      app,
+      {"--viewer-token", "WEBHOOKS_VIEWER_TOKEN",
+       "NAME:TOKEN, repeatable: a read-only bearer token (GET and HEAD; the console without "
+       "actions)",
+       app::bearer_token()},
+      f.viewer_tokens);
   app.add_flag("--behind-tls-proxy", o.behind_tls_proxy,
                "a proxy terminating TLS is in front: the console's cookie is marked Secure and "
                "its sign-in expects an https:// origin")

@@ -19,11 +19,12 @@ bool open_route(const std::string& path) {
          path.starts_with("/console/");
 }
 
-// The pre-routing check: an open route, the admin token or a console session (with its CSRF
-// token on a state-changing request) goes on to the routes; anything else is answered here: 429
+// The pre-routing check: an open route, a token or a console session (with its CSRF token on a
+// state-changing request; a viewer's only on GET and HEAD) goes on to the routes; anything else
+// is answered here: 403 for a viewer's change, 429
 // while the client's address is throttled (every attempt, the right token too), else 401 counted
 // as a failure of that address.
-httplib::Server::HandlerResponse authenticate(const std::string& admin_token,
+httplib::Server::HandlerResponse authenticate(const Principals& principals,
                                               const console::Sessions& sessions,
                                               const httplib::Request& req, httplib::Response& res) {
   using Outcome = httplib::Server::HandlerResponse;
@@ -36,25 +37,34 @@ httplib::Server::HandlerResponse authenticate(const std::string& admin_token,
                      std::to_string(wait->count()) + " s");
     return Outcome::Handled;
   }
-  if (!admin_token.empty() && console::same_secret(http::bearer_token(req), admin_token)) {
-    return Outcome::Unhandled;
+  const Principal* principal = principals.by_token(http::bearer_token(req));
+  std::string session_principal;
+  if (principal == nullptr) {
+    switch (sessions.authorize_api(req, &session_principal)) {
+      case console::ApiSession::ok:
+        principal = principals.by_name(session_principal);
+        break;
+      case console::ApiSession::csrf_failed:
+        detail::fail(res, 403, "csrf_failed",
+                     "a request signed in with the console's cookie must carry the page's "
+                     "X-CSRF-Token header");
+        return Outcome::Handled;
+      case console::ApiSession::none:
+        break;
+    }
   }
-  switch (sessions.authorize_api(req)) {
-    case console::ApiSession::ok:
-      return Outcome::Unhandled;
-    case console::ApiSession::csrf_failed:
-      detail::fail(res, 403, "csrf_failed",
-                   "a request signed in with the console's cookie must carry the page's "
-                   "X-CSRF-Token header");
+  if (principal != nullptr) {
+    if (principal->role == Role::viewer && req.method != "GET" && req.method != "HEAD") {
+      detail::fail(res, 403, "forbidden",
+                   "the viewer token " + principal->name + " may only read (GET and HEAD)");
       return Outcome::Handled;
-    case console::ApiSession::none:
-      break;
+    }
+    return Outcome::Unhandled;
   }
   throttle.record_failure(req.remote_addr);
   detail::fail(res, 401, "unauthorized",
-               admin_token.empty()
-                   ? "the daemon was started without an admin token"
-                   : "a valid Authorization: Bearer <admin token> header is required");
+               principals.empty() ? "the daemon was started without an admin token"
+                                  : "a valid Authorization: Bearer <token> header is required");
   return Outcome::Handled;
 }
 
@@ -79,6 +89,14 @@ void answer_exception(const httplib::Request& req, httplib::Response& res, std::
   detail::fail(res, 500, "internal_error", "the request failed; see the daemon's log");
 }
 
+// options.admin_token as "admin", then options.tokens.
+Principals all_principals(const AdminOptions& options) {
+  std::vector<Principal> all;
+  if (!options.admin_token.empty()) all.push_back({"admin", options.admin_token, Role::admin});
+  all.insert(all.end(), options.tokens.begin(), options.tokens.end());
+  return Principals(std::move(all));
+}
+
 }  // namespace
 
 AdminApi::AdminApi(Store& store, Ingest& ingest, idempotency::Guard& guard, Metrics& metrics,
@@ -92,8 +110,20 @@ AdminApi::AdminApi(Store& store, Ingest& ingest, idempotency::Guard& guard, Metr
       overview_(overview),
       options_(std::move(options)),
       wake_(std::move(wake)),
+      principals_(all_principals(options_)),
       revocations_(store_.database(), "publisher_revoked_sessions", clock_),
-      sessions_(console::Sessions::single_token(options_.admin_token, clock_)) {
+      sessions_(
+          [this](std::string_view name) -> std::optional<std::string> {
+            const Principal* p = principals_.by_name(name);
+            if (p == nullptr) return std::nullopt;
+            return p->token;
+          },
+          [this](std::string_view token) -> std::optional<std::string> {
+            const Principal* p = principals_.by_token(token);
+            if (p == nullptr) return std::nullopt;
+            return p->name;
+          },
+          clock_) {
   sessions_.use_revocations(revocations_);
   sessions_.use_tls(options_.behind_tls_proxy);
 }
@@ -102,7 +132,7 @@ void AdminApi::mount(http::Server& server) {
   http::limit_request_bodies(
       server, options_.body_limit,
       [this](const httplib::Request& req, httplib::Response& res) {
-        return authenticate(options_.admin_token, sessions_, req, res);
+        return authenticate(principals_, sessions_, req, res);
       },
       http::Bodies::json);
   server.set_exception_handler(answer_exception);

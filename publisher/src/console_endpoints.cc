@@ -137,7 +137,7 @@ std::string actions(const Endpoint& e) {
 
 }  // namespace
 
-std::string endpoint_body(const Endpoint& e, const EndpointStats& f) {
+std::string endpoint_body(const Endpoint& e, const EndpointStats& f, bool can_act) {
   const bool any = f.attempts > 0;
   std::string out = "<dl class=\"facts\">";
   auto fact = [&out](const char* name, const std::string& html) {
@@ -185,7 +185,7 @@ std::string endpoint_body(const Endpoint& e, const EndpointStats& f) {
        "<span id=\"client-certificate\">" +
            std::string(c.client_certificate.empty() ? "none" : "set (mutual TLS)") + "</span>");
   fact("Created", escape_html(console_time(e.created_at)));
-  return out + "</dl>\n" + actions(e);
+  return out + "</dl>\n" + (can_act ? actions(e) : "");
 }
 
 }  // namespace webhooks::publisher::detail

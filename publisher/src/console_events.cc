@@ -132,7 +132,7 @@ std::string attempts_table(const std::vector<DeliveryAttempt>& attempts) {
 }  // namespace
 
 std::string event_body(const Event& e, const std::vector<Task>& tasks,
-                       const std::vector<DeliveryAttempt>& attempts) {
+                       const std::vector<DeliveryAttempt>& attempts, bool can_act) {
   std::string out = "<dl class=\"facts\">";
   out += "<dt>Id</dt><dd><code id=\"event-id\">" + escape_html(e.event_id) + "</code></dd>";
   out += "<dt>Type</dt><dd><span id=\"event-type\">" + escape_html(e.type) + "</span></dd>";
@@ -146,12 +146,14 @@ std::string event_body(const Event& e, const std::vector<Task>& tasks,
          escape_html(std::string(trace_id_of(e.traceparent))) + "</code></dd>";
   out += "<dt>Created</dt><dd><span id=\"event-created\">" +
          escape_html(console_time(e.created_at)) + "</span></dd></dl>\n";
-  out +=
-      "<div class=\"actions\">\n<button type=\"button\" data-action=\"replay\" "
-      "data-url=\"/v1/events/" +
-      escape_html(url_encode(e.event_id)) +
-      "/replay\" data-body=\"{}\">Replay to every endpoint</button>\n</div>\n"
-      "<p id=\"action-result\" role=\"status\"></p>\n";
+  if (can_act) {
+    out +=
+        "<div class=\"actions\">\n<button type=\"button\" data-action=\"replay\" "
+        "data-url=\"/v1/events/" +
+        escape_html(url_encode(e.event_id)) +
+        "/replay\" data-body=\"{}\">Replay to every endpoint</button>\n</div>\n"
+        "<p id=\"action-result\" role=\"status\"></p>\n";
+  }
   out += "<h2>Payload</h2>\n<pre id=\"payload\">" + escape_html(console_pretty_json(e.payload)) +
          "</pre>\n";
   return out + tasks_table(tasks) + attempts_table(attempts);

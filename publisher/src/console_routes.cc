@@ -55,6 +55,11 @@ detail::EventFilter event_filter(const Request& req, std::string& error) {
 
 }  // namespace
 
+bool AdminApi::can_act(const console::Session& session) const {
+  const Principal* principal = principals_.by_name(session.principal);
+  return principal != nullptr && principal->role == Role::admin;
+}
+
 void AdminApi::mount_console_pages(http::Server& server) {
   sessions_.mount(server, kTitle);
   server.Get("/", [](const Request&, Response& res) { console::redirect(res, "/console"); });
@@ -79,8 +84,9 @@ void AdminApi::mount_console_pages(http::Server& server) {
     if (!session) return;
     const std::optional<Endpoint> endpoint = store_.find_endpoint(req.matches[1]);
     if (!endpoint) return not_found(res, *session, "nav-endpoints", "endpoint");
-    send_page(res, *session, "nav-endpoints", "Endpoint " + endpoint->id,
-              detail::endpoint_body(*endpoint, store_.endpoint_stats(endpoint->id)));
+    send_page(
+        res, *session, "nav-endpoints", "Endpoint " + endpoint->id,
+        detail::endpoint_body(*endpoint, store_.endpoint_stats(endpoint->id), can_act(*session)));
   });
   mount_console_events(server);
 }
@@ -110,7 +116,7 @@ void AdminApi::mount_console_events(http::Server& server) {
     if (!event) return not_found(res, *session, "nav-events", "event");
     send_page(res, *session, "nav-events", "Event " + event->event_id,
               detail::event_body(*event, store_.tasks_of_event(event->event_id),
-                                 store_.attempts_of_event(event->event_id)));
+                                 store_.attempts_of_event(event->event_id), can_act(*session)));
   });
 }
 

@@ -42,10 +42,11 @@ OverviewFigures console_overview(const OverviewSnapshot::Reading& reading);
 std::string overview_body(const OverviewFigures& figures, UnixMillis now);
 std::string endpoints_body(const std::vector<Endpoint>& endpoints,
                            const std::map<std::string, EndpointStats>& stats);
-std::string endpoint_body(const Endpoint& endpoint, const EndpointStats& stats);
+// `can_act`: the action buttons are shown (an admin's session; a viewer's sees none).
+std::string endpoint_body(const Endpoint& endpoint, const EndpointStats& stats, bool can_act);
 std::string events_body(const EventFilter& filter, const EventPage& page, const std::string& error);
 std::string event_body(const Event& event, const std::vector<Task>& tasks,
-                       const std::vector<DeliveryAttempt>& attempts);
+                       const std::vector<DeliveryAttempt>& attempts, bool can_act);
 
 // --- Shared formatting (console_format.cc) ---
 std::string console_time(UnixMillis ms);                                   // RFC 3339, or "" for 0

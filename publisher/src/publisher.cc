@@ -74,6 +74,7 @@ RetentionOptions retention_options(const Options& o) {
 AdminOptions admin_options(const Options& o) {
   AdminOptions admin;
   admin.admin_token = o.admin_token;
+  admin.tokens = o.tokens;
   admin.behind_tls_proxy = o.behind_tls_proxy;
   admin.ssrf.allow_private_networks = o.allow_private_networks;
   admin.rotation_grace = o.rotation_grace;
@@ -147,7 +148,7 @@ Publisher::~Publisher() { stop(); }
 
 void Publisher::mount(http::Server& server) {
   parts_->api.mount(server);
-  if (parts_->options.admin_token.empty()) {
+  if (parts_->options.admin_token.empty() && parts_->options.tokens.empty()) {
     log_event(spdlog::level::warn, {{"event", "no_admin_token"},
                                     {"message",
                                      "no admin token (--admin-token): every route but /healthz and "

@@ -2,10 +2,11 @@
 // WEBHOOKS_TEST_ENGINE), through the publisher's real migration 0008_revoked_sessions: a revoked
 // session is refused by every Sessions on the database, others are not, and each revoke purges
 // the sessions that have expired.
+#include "webhooks/console/revocations.h"
+
 #include <catch2/catch.hpp>
 
 #include "support/test_env.h"
-#include "webhooks/console/revocations.h"
 #include "webhooks/console/session.h"
 #include "webhooks/idempotency/schema.h"
 #include "webhooks/publisher/schema.h"

@@ -1,9 +1,10 @@
 // FailureThrottle on a fake clock: the 10th failure in a window starts the refusals, Retry-After
 // counts down in whole seconds (rounded up), the window's end lets the address in again, addresses
 // are counted apart, and the table never tracks more than its capacity (oldest evicted).
+#include "webhooks/console/throttle.h"
+
 #include <catch2/catch.hpp>
 
-#include "webhooks/console/throttle.h"
 #include "webhooks/error.h"
 
 using namespace std::chrono_literals;

@@ -21,8 +21,12 @@ struct ServedFixture {
   int port = 0;
   std::thread thread;
 
-  explicit ServedFixture(const std::string& label)
-      : f(label, [](publisher::Options& o) { o.admin_token = kToken; }) {
+  // `tokens`: named tokens besides kToken (named admin).
+  explicit ServedFixture(const std::string& label, std::vector<publisher::Principal> tokens = {})
+      : f(label, [&](publisher::Options& o) {
+          o.admin_token = kToken;
+          o.tokens = tokens;
+        }) {
     f.publisher->mount(server);
     port = http::bind_server(server, "127.0.0.1", 0, f.publisher->options().server);
     thread = std::thread([this] { server.listen_after_bind(); });
@@ -208,6 +212,57 @@ TEST_CASE("console sign-out revokes the session: a copy of the cookie is 401 on 
   CHECK(page_again->status == 303);
   CHECK(page_again->get_header_value("Location") == "/console/login");
   CHECK(s.f.db.exec("SELECT COUNT(*) FROM publisher_revoked_sessions").integer(0, 0) == 1);
+}
+
+TEST_CASE("a viewer's token and session only read: 403 forbidden on a change, no action buttons",
+          "[console]") {
+  using publisher::Role;
+  ServedFixture s("console_routes_viewer",
+                  {{"alice", "alice-token", Role::admin}, {"ops", "ops-token", Role::viewer}});
+  const std::string id = s.f.add_endpoint("m1", "http://127.0.0.1:9/a").id;
+  httplib::Client client("127.0.0.1", s.port);
+  const auto bearer = [](const std::string& token) {
+    return httplib::Headers{{"Authorization", "Bearer " + token}};
+  };
+  const json forbidden = {
+      {"error",
+       {{"code", "forbidden"}, {"message", "the viewer token ops may only read (GET and HEAD)"}}}};
+  CHECK(client.Get("/v1/endpoints", bearer("ops-token"))->status == 200);
+  const auto refused = client.Post("/v1/endpoints/" + id + "/disable", bearer("ops-token"), "{}",
+                                   "application/json");
+  REQUIRE(refused);
+  CHECK(refused->status == 403);
+  CHECK(json::parse(refused->body) == forbidden);
+  CHECK(
+      client
+          .Post("/v1/endpoints/" + id + "/disable", bearer("alice-token"), "{}", "application/json")
+          ->status == 200);
+
+  // Signed in to the console: the session remembers the name (hex "ops") and so the role.
+  const auto signed_in = [&](const std::string& token) {
+    auto in = client.Post("/console/login", "token=" + token, "application/x-www-form-urlencoded");
+    REQUIRE(in);
+    REQUIRE(in->status == 303);
+    const std::string set = in->get_header_value("Set-Cookie");
+    return set.substr(0, set.find(';'));
+  };
+  const std::string viewer = signed_in("ops-token");
+  CHECK(viewer.find("." + std::string("6f7073") + ".") != std::string::npos);
+  const auto page = client.Get("/console/endpoints/" + id, {{"Cookie", viewer}});
+  CHECK(page->status == 200);
+  CHECK(page->body.find("data-action") == std::string::npos);
+  const std::string tag = R"(<meta name="csrf-token" content=")";
+  const std::size_t at = page->body.find(tag) + tag.size();
+  const std::string csrf = page->body.substr(at, page->body.find('"', at) - at);
+  const auto by_cookie =
+      client.Post("/v1/endpoints/" + id + "/enable", {{"Cookie", viewer}, {"X-CSRF-Token", csrf}},
+                  "{}", "application/json");
+  CHECK(by_cookie->status == 403);
+  CHECK(json::parse(by_cookie->body) == forbidden);
+  const std::string admin = signed_in("alice-token");
+  CHECK(admin.find("." + std::string("616c696365") + ".") != std::string::npos);  // "alice"
+  const auto admin_page = client.Get("/console/endpoints/" + id, {{"Cookie", admin}});
+  CHECK(admin_page->body.find(R"(data-action="enable")") != std::string::npos);
 }
 
 }  // namespace

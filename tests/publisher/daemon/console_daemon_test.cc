@@ -13,8 +13,8 @@ namespace webhooks::test {
 namespace {
 
 std::vector<std::string> console_args(const std::string& db, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args{"--listen",    "127.0.0.1:0", "--db",        db,
-                                "--admin-token", kToken,      "--log-level", "warn"};
+  std::vector<std::string> args{"--listen",      "127.0.0.1:0", "--db",        db,
+                                "--admin-token", kToken,        "--log-level", "warn"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -85,6 +85,45 @@ TEST_CASE("--behind-tls-proxy: a Secure cookie, and sign-in only from the https:
   CHECK(in->get_header_value("Set-Cookie")
             .ends_with("; Path=/; HttpOnly; SameSite=Strict; Secure; Max-Age=43200"));
   CHECK(daemon.kill_and_wait(SIGTERM) == 0);
+}
+
+TEST_CASE("named tokens: --admin-token NAME:TOKEN and --viewer-token; bad ones exit 2",
+          "[daemon][console]") {
+  const std::string dir = temp_dir("publisherd-named-tokens");
+  Daemon daemon({"--listen", "127.0.0.1:0", "--db", database_target("named_tokens"),
+                 "--admin-token", "alice:tok-a", "--admin-token", "tok-b", "--viewer-token",
+                 "ops:tok-v", "--log-level", "warn"},
+                dir);
+  const int port = daemon.wait_listening();
+  Client client(port);
+  CHECK(client.get("/v1/endpoints", "tok-a")->status == 200);
+  CHECK(client.get("/v1/endpoints", "tok-b")->status == 200);  // the bare one, named admin
+  CHECK(client.get("/v1/endpoints", "tok-v")->status == 200);
+  const auto refused = client.post("/v1/endpoints", {{"merchant_id", "m1"}}, "", "tok-v");
+  REQUIRE(refused);
+  CHECK(refused->status == 403);
+  CHECK(
+      refused->body ==
+      R"x({"error":{"code":"forbidden","message":"the viewer token ops may only read (GET and HEAD)"}})x");
+  CHECK(client.post("/v1/endpoints", {{"merchant_id", "m1"}}, "", "tok-a")->status == 400);
+  CHECK(client.get("/v1/endpoints", "alice:tok-a")->status == 401);
+  CHECK(daemon.kill_and_wait(SIGTERM) == 0);
+
+  const auto exits_2 = [&](const std::vector<std::string>& args, const std::string& message) {
+    const launcher::Finished run = launcher::run_to_end("webhooks-publisherd", args, dir);
+    CHECK(run.exit_code == 2);
+    CHECK(run.err == message + "\nRun with --help for more information.\n");
+  };
+  exits_2({"--admin-token", "alice:t1", "--viewer-token", "alice:t2"},
+          "--admin-token/--viewer-token: the token name alice is given twice");
+  exits_2({"--admin-token", "alice:t1", "--viewer-token", "bob:t1"},
+          "--admin-token/--viewer-token: tokens alice and bob are the same");
+  exits_2({"--admin-token", "al ice:t1"},
+          "--admin-token: must be 1 to 4096 visible ASCII characters (no spaces or control "
+          "characters)");
+  exits_2({"--admin-token", "al/ice:t1"},
+          "--admin-token: NAME in NAME:TOKEN must be 1 to 64 of A-Z a-z 0-9 _ . -");
+  exits_2({"--viewer-token", "t1"}, "--viewer-token: must be NAME:TOKEN");
 }
 
 }  // namespace

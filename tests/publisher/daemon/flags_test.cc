@@ -25,9 +25,9 @@ TEST_CASE("--help shows every default", "[daemon]") {
   const std::string help = daemon.out();
   for (const char* text :
        {"127.0.0.1:8780", "./publisher.db", "5s,5m,30m,2h,5h,10h,10h", "3d", "7d",
-        "WEBHOOKS_ADMIN_TOKEN", "--allow-private-networks", "--behind-tls-proxy",
-        "WEBHOOKS_BEHIND_TLS_PROXY", "NORMAL (durable across crashes), FULL or EXTRA",
-        "one `name = value` line per flag"}) {
+        "WEBHOOKS_ADMIN_TOKEN", "--allow-private-networks", "--behind-tls-proxy", "--viewer-token",
+        "WEBHOOKS_VIEWER_TOKEN", "WEBHOOKS_BEHIND_TLS_PROXY",
+        "NORMAL (durable across crashes), FULL or EXTRA", "one `name = value` line per flag"}) {
     CHECK(help.find(text) != std::string::npos);
   }
   CHECK(help.find("OFF") == std::string::npos);  // it can lose accepted events: not offered

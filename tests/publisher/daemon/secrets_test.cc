@@ -85,8 +85,9 @@ TEST_CASE("bad admin token files exit 2, saying why", "[daemon]") {
   refused({"--admin-token-file", dir + "/none"},
           "--admin-token-file: cannot read " + dir + "/none: No such file or directory");
   const std::string two = write_secret_file(dir + "/two", "tok-1\ntok-2\n");
+  // Two bare tokens are both named admin (docs/security.md, "Named tokens").
   refused({"--admin-token-file", two},
-          "--admin-token-file: " + two + " holds 2 values; --admin-token takes one");
+          "--admin-token/--viewer-token: the token name admin is given twice");
   const std::string spaced = write_secret_file(dir + "/spaced", "tok en\n");
   refused({"--admin-token-file", spaced},
           "--admin-token-file: " + spaced +

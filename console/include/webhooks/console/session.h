@@ -106,8 +106,9 @@ class Sessions {
   std::optional<Session> of_request(const httplib::Request& req) const;
   // For a page: the session, or std::nullopt after answering 303 to /console/login.
   std::optional<Session> require(const httplib::Request& req, httplib::Response& res) const;
-  // For the JSON API that accepts the cookie instead of its Bearer token.
-  ApiSession authorize_api(const httplib::Request& req) const;
+  // For the JSON API that accepts the cookie instead of its Bearer token. On `ok`, the session's
+  // principal goes to `*principal` when it is not null.
+  ApiSession authorize_api(const httplib::Request& req, std::string* principal = nullptr) const;
 
   // The failed-authentication throttle (10 failures a minute per address, on the Sessions' clock).
   FailureThrottle& throttle() const { return *throttle_; }

@@ -5,19 +5,21 @@
 //   AdminApi api(store, ingest, guard, metrics, clock, overview, options);
 //   api.mount(server);   // then bind and listen
 //
-// Every route but /healthz, /metrics and the console needs `Authorization: Bearer <admin_token>`
-// or the console's session cookie (401 `unauthorized` otherwise; with an empty admin_token every
-// such route answers 401); with the cookie, a POST, PUT, PATCH or DELETE also needs the session's
-// `X-CSRF-Token` (403 `csrf_failed` otherwise). The console (docs/console.md) is served at
-// /console: its pages redirect to /console/login without a session, signed in with the admin
-// token; GET / redirects to it. Bodies over
-// `body_limit` answer 413 `payload_too_large`. Errors are {"error":{"code","message"}} with stable
-// codes: unauthorized, csrf_failed, not_found, invalid_json, invalid_request, invalid_secret,
-// invalid_key (a bad "signing_key"), url_not_allowed, replay_too_old, payload_too_large,
-// unsupported_media_type (a POST or PATCH whose Content-Type is present and not JSON: 415),
-// internal_error, and the idempotency guard's. Times in answers are RFC 3339; secrets appear only
-// in the answers that create them (create, rotate-secret); Ed25519 signing keys ("signing": "v1a"
-// or "both") never appear, only their "whpk_" public keys (docs/publisher-delivery.md, "Signing").
+// Every route but /healthz, /metrics and the console needs `Authorization: Bearer <a token>`
+// or the console's session cookie (401 `unauthorized` otherwise; without tokens every such route
+// answers 401); with the cookie, a POST, PUT, PATCH or DELETE also needs the session's
+// `X-CSRF-Token` (403 `csrf_failed` otherwise). A viewer's token or session may only GET and HEAD
+// (403 `forbidden` otherwise). After 10 failed authentications of a client address in a minute,
+// 429 `too_many_failures` with Retry-After until the minute ends (webhooks/console/throttle.h). The
+// console (docs/console.md) is served at /console: its pages redirect to /console/login without a
+// session, signed in with the admin token; GET / redirects to it. Bodies over `body_limit` answer
+// 413 `payload_too_large`. Errors are {"error":{"code","message"}} with stable codes: unauthorized,
+// csrf_failed, not_found, invalid_json, invalid_request, invalid_secret, invalid_key (a bad
+// "signing_key"), url_not_allowed, replay_too_old, payload_too_large, unsupported_media_type (a
+// POST or PATCH whose Content-Type is present and not JSON: 415), internal_error, and the
+// idempotency guard's. Times in answers are RFC 3339; secrets appear only in the answers that
+// create them (create, rotate-secret); Ed25519 signing keys ("signing": "v1a" or "both") never
+// appear, only their "whpk_" public keys (docs/publisher-delivery.md, "Signing").
 #pragma once
 
 #include <chrono>
@@ -25,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "webhooks/clock.h"
 #include "webhooks/console/session.h"
@@ -33,6 +36,7 @@
 #include "webhooks/publisher/ingest.h"
 #include "webhooks/publisher/metrics.h"
 #include "webhooks/publisher/overview_snapshot.h"
+#include "webhooks/publisher/principals.h"
 #include "webhooks/publisher/ssrf_guard.h"
 #include "webhooks/publisher/store.h"
 
@@ -44,7 +48,10 @@ namespace webhooks::publisher {
 inline constexpr std::int64_t kMaxGraceSeconds = std::int64_t{10} * 365 * 24 * 3600;
 
 struct AdminOptions {
-  std::string admin_token;  // required for every route but /healthz and /metrics
+  // The token named "admin" (role admin), when not empty; with `tokens`, who may use every route
+  // but /healthz and /metrics (principals.h).
+  std::string admin_token;
+  std::vector<Principal> tokens;  // named admin and viewer tokens, names and tokens unique
   // A TLS proxy is in front: the console's cookie is Secure, its forms expect an https:// origin.
   bool behind_tls_proxy = false;
   SsrfOptions ssrf;  // endpoint URLs are checked at creation and on PATCH
@@ -61,7 +68,8 @@ class AdminApi {
  public:
   // All references must outlive the AdminApi and the server it is mounted on. `overview` answers
   // GET /v1/overview and the console's overview page. `wake` (optional) is called when tasks
-  // became due (replay, recovery, enable), to wake the dispatcher.
+  // became due (replay, recovery, enable), to wake the dispatcher. Throws Error(invalid_argument)
+  // for a bad or duplicate token name, or one token under two names (principals.h).
   AdminApi(Store& store, Ingest& ingest, idempotency::Guard& guard, Metrics& metrics,
            const Clock& clock, OverviewSnapshot& overview, AdminOptions options,
            std::function<void()> wake = {});
@@ -75,6 +83,8 @@ class AdminApi {
   void mount_console(http::Server& server);        // replay-missing, stats, overview
   void mount_console_pages(http::Server& server);  // console_routes.cc: the HTML pages
   void mount_console_events(http::Server& server);
+  // Whether the session's principal may change things (an admin): its pages show the actions.
+  bool can_act(const console::Session& session) const;
 
   Store& store_;
   Ingest& ingest_;
@@ -84,8 +94,9 @@ class AdminApi {
   OverviewSnapshot& overview_;
   AdminOptions options_;
   std::function<void()> wake_;
+  Principals principals_;                // admin_token as "admin", and tokens
   console::SqlRevocations revocations_;  // publisher_revoked_sessions
-  console::Sessions sessions_;           // signed with admin_token
+  console::Sessions sessions_;           // principal: the token's name, signed with the token
 };
 
 }  // namespace webhooks::publisher

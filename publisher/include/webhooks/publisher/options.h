@@ -18,6 +18,7 @@
 
 #include "webhooks/clock.h"
 #include "webhooks/http_server.h"
+#include "webhooks/publisher/principals.h"
 #include "webhooks/publisher/retry_policy.h"
 #include "webhooks/random.h"
 
@@ -71,9 +72,13 @@ struct Options {
   std::size_t body_limit = http::kDefaultBodyLimit;
 
   // ------------------------------------------------------------------ admin API
-  // Bearer token of every route but /healthz and /metrics. Empty: those routes all answer 401.
-  // Default: empty.
+  // Bearer token of every route but /healthz and /metrics, named "admin". Empty (and no
+  // `tokens`): those routes all answer 401. Default: empty.
   std::string admin_token;
+  // Named tokens besides admin_token: admins (everything) and viewers (GET and HEAD only, the
+  // console without actions); the daemon's --admin-token NAME:TOKEN and --viewer-token
+  // NAME:TOKEN (principals.h). Names and tokens unique. Default: none.
+  std::vector<Principal> tokens;
   // A TLS proxy is in front of the daemon (the daemon's --behind-tls-proxy): the console's cookie
   // is marked Secure and its sign-in expects an https:// origin (docs/console.md). Default: false.
   bool behind_tls_proxy = false;
