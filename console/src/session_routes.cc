@@ -46,6 +46,15 @@ bool changes_state(const std::string& method) {
 
 }  // namespace
 
+std::optional<std::string> throttled(const FailureThrottle& throttle, const httplib::Request& req,
+                                     httplib::Response& res) {
+  const auto wait = throttle.retry_after(req.remote_addr);
+  if (!wait) return std::nullopt;
+  res.set_header("Retry-After", std::to_string(wait->count()));
+  return "too many failed authentications from this address: retry after " +
+         std::to_string(wait->count()) + " s";
+}
+
 std::optional<Session> Sessions::of_request(const httplib::Request& req) const {
   const std::string_view value = cookie_value(req, cookie_name_);
   if (value.empty()) return std::nullopt;

@@ -185,11 +185,8 @@ class Api {
   // the client's address), or 429 with Retry-After while that address is throttled.
   std::optional<std::string> authenticate(const httplib::Request& req, httplib::Response& res) {
     console::FailureThrottle& throttle = console_.throttle();
-    if (const auto wait = throttle.retry_after(req.remote_addr)) {
-      res.set_header("Retry-After", std::to_string(wait->count()));
-      app::json_error(res, 429, "too_many_failures",
-                      "too many failed authentications from this address: retry after " +
-                          std::to_string(wait->count()) + " s");
+    if (const auto message = console::throttled(throttle, req, res)) {
+      app::json_error(res, 429, "too_many_failures", *message);
       return std::nullopt;
     }
     const auto it = keys_.find(app::bearer_token(req));

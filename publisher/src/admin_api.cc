@@ -30,11 +30,8 @@ httplib::Server::HandlerResponse authenticate(const Principals& principals,
   using Outcome = httplib::Server::HandlerResponse;
   if (open_route(req.path)) return Outcome::Unhandled;
   console::FailureThrottle& throttle = sessions.throttle();
-  if (const auto wait = throttle.retry_after(req.remote_addr)) {
-    res.set_header("Retry-After", std::to_string(wait->count()));
-    detail::fail(res, 429, "too_many_failures",
-                 "too many failed authentications from this address: retry after " +
-                     std::to_string(wait->count()) + " s");
+  if (const auto message = console::throttled(throttle, req, res)) {
+    detail::fail(res, 429, "too_many_failures", *message);
     return Outcome::Handled;
   }
   const Principal* principal = principals.by_token(http::bearer_token(req));

@@ -37,10 +37,11 @@ def eventually(probe, what, timeout=15.0):
 class Publisher:
     """webhooks-publisherd and the merchant receivers its endpoints point at."""
 
-    def __init__(self, workdir, retry_schedule=RETRY_SCHEDULE, disable_after=DISABLE_AFTER):
+    def __init__(self, workdir, retry_schedule=RETRY_SCHEDULE, disable_after=DISABLE_AFTER,
+                 flags=()):
         self.workdir = workdir
         self.token = "adm_" + secrets.token_hex(16)
-        self.server = start("webhooks-publisherd", [
+        self.server = start("webhooks-publisherd", [*flags,
             executable("WEBHOOKS_PUBLISHERD"), "--listen", "127.0.0.1:0",
             "--db", workdir.file("publisher.db"), "--admin-token", self.token,
             "--allow-private-networks", "--retry-schedule", retry_schedule,

@@ -1,9 +1,12 @@
-"""Signing in to the publisher's console with the admin token (docs/console.md, "Sessions")."""
+"""Signing in to the publisher's console with the admin token (docs/console.md, "Sessions"), a
+cookie kept from before sign-out (refused: revoked on the server), and a viewer's read-only
+console (no action buttons)."""
 
+import secrets
 import unittest
 
 from console import ConsoleCase
-from stacks import Publisher
+from stacks import Publisher, new_secret
 
 CONSOLE_PAGES = ["/console", "/console/endpoints", "/console/events", "/console/events/nope"]
 
@@ -58,6 +61,34 @@ class PublisherSignIn(ConsoleCase):
         b.find("#sign-out").click()
         b.wait(lambda d: self.browser.path() == "/console/login", "the login form")
         self.assertIsNone(self.session_cookie())
+
+    def test_5_a_cookie_kept_from_before_sign_out_is_refused(self):
+        b = self.browser
+        self.assertEqual(b.sign_in(self.publisher.token), "/console")
+        kept = self.session_cookie()["value"]
+        b.find("#sign-out").click()
+        b.wait(lambda d: self.browser.path() == "/console/login", "the login form")
+        b.driver.add_cookie({"name": "webhooks_console", "value": kept, "path": "/"})
+        b.open("/console")
+        self.assertEqual(b.path(), "/console/login")
+
+
+class PublisherViewer(ConsoleCase):
+    VIEWER = "view_" + secrets.token_hex(16)
+
+    @classmethod
+    def set_up_servers(cls, work):
+        cls.publisher = Publisher(work, flags=["--viewer-token", "ops:" + cls.VIEWER])
+        cls.addClassCleanup(cls.publisher.close)
+        cls.endpoint_id = cls.publisher.add_endpoint("m1", 9, new_secret())
+        return cls.publisher.base
+
+    def test_1_a_viewer_sees_the_endpoint_without_action_buttons(self):
+        b = self.browser
+        self.assertEqual(b.sign_in(self.VIEWER), "/console")
+        b.open("/console/endpoints/" + self.endpoint_id)
+        self.assertEqual(b.find("#endpoint-state").text, "enabled")
+        self.assertEqual(b.find_all("button[data-action]"), [])
         b.open("/console/endpoints")
         self.assertEqual(b.path(), "/console/login")
 

@@ -1,14 +1,15 @@
 // Named tokens (principals.h): NAME:TOKEN and a bare TOKEN named admin, the name rule, duplicate
 // names and tokens refused, lookups by token and by name.
+#include "webhooks/publisher/principals.h"
+
 #include <catch2/catch.hpp>
 
 #include "webhooks/error.h"
-#include "webhooks/publisher/principals.h"
 
+using webhooks::publisher::parse_principal;
 using webhooks::publisher::Principal;
 using webhooks::publisher::Principals;
 using webhooks::publisher::Role;
-using webhooks::publisher::parse_principal;
 
 namespace {
 
@@ -36,8 +37,7 @@ TEST_CASE("principals: NAME:TOKEN, and a bare TOKEN named admin") {
   const std::string bad_name = "NAME in NAME:TOKEN must be 1 to 64 of A-Z a-z 0-9 _ . -";
   CHECK(refusal([] { parse_principal("bad name:tok", Role::admin); }) == bad_name);
   CHECK(refusal([] { parse_principal(":tok", Role::admin); }) == bad_name);
-  CHECK(refusal([] { parse_principal(std::string(65, 'a') + ":tok", Role::admin); }) ==
-        bad_name);
+  CHECK(refusal([] { parse_principal(std::string(65, 'a') + ":tok", Role::admin); }) == bad_name);
   CHECK(parse_principal(std::string(64, 'a') + ":tok", Role::admin).name == std::string(64, 'a'));
   CHECK(refusal([] { parse_principal("alice:", Role::admin); }) ==
         "the token after NAME: is empty");

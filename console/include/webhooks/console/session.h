@@ -135,6 +135,12 @@ class Sessions {
   bool tls_ = false;
 };
 
+// While the request's client address is throttled: sets `Retry-After` (seconds) on `res` and
+// returns the message of the 429 to answer ("too many failed authentications from this address:
+// retry after N s"); else std::nullopt. The caller writes the body in its own error format.
+std::optional<std::string> throttled(const FailureThrottle& throttle, const httplib::Request& req,
+                                     httplib::Response& res);
+
 // Constant-time equality of two strings (their lengths may leak, not their content).
 bool same_secret(std::string_view a, std::string_view b);
 

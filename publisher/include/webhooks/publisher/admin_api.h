@@ -12,14 +12,15 @@
 // (403 `forbidden` otherwise). After 10 failed authentications of a client address in a minute,
 // 429 `too_many_failures` with Retry-After until the minute ends (webhooks/console/throttle.h). The
 // console (docs/console.md) is served at /console: its pages redirect to /console/login without a
-// session, signed in with the admin token; GET / redirects to it. Bodies over `body_limit` answer
+// session, signed in with a token; GET / redirects to it. Bodies over `body_limit` answer
 // 413 `payload_too_large`. Errors are {"error":{"code","message"}} with stable codes: unauthorized,
-// csrf_failed, not_found, invalid_json, invalid_request, invalid_secret, invalid_key (a bad
-// "signing_key"), url_not_allowed, replay_too_old, payload_too_large, unsupported_media_type (a
-// POST or PATCH whose Content-Type is present and not JSON: 415), internal_error, and the
-// idempotency guard's. Times in answers are RFC 3339; secrets appear only in the answers that
-// create them (create, rotate-secret); Ed25519 signing keys ("signing": "v1a" or "both") never
-// appear, only their "whpk_" public keys (docs/publisher-delivery.md, "Signing").
+// csrf_failed, forbidden (a viewer's change: 403), too_many_failures (429), not_found,
+// invalid_json, invalid_request, invalid_secret, invalid_key (a bad "signing_key"),
+// url_not_allowed, replay_too_old, payload_too_large, unsupported_media_type (a POST or PATCH whose
+// Content-Type is present and not JSON: 415), internal_error, and the idempotency guard's. Times in
+// answers are RFC 3339; secrets appear only in the answers that create them (create,
+// rotate-secret); Ed25519 signing keys ("signing": "v1a" or "both") never appear, only their
+// "whpk_" public keys (docs/publisher-delivery.md, "Signing").
 #pragma once
 
 #include <chrono>
