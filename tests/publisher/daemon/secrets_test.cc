@@ -110,7 +110,9 @@ TEST_CASE("--help names --admin-token-file and WEBHOOKS_ADMIN_TOKEN", "[daemon]"
   const launcher::Finished run =
       launcher::run_to_end("webhooks-publisherd", {"--help"}, temp_dir("publisherd-help"));
   CHECK(run.exit_code == 0);
-  CHECK(run.out.find("--admin-token TEXT:TOKEN (Env:WEBHOOKS_ADMIN_TOKEN)") != std::string::npos);
+  CHECK(run.out.find("--admin-token TEXT:TOKEN ... (Env:WEBHOOKS_ADMIN_TOKEN, comma-separated)") !=
+        std::string::npos);
+  CHECK(run.out.find("--viewer-token-file PATH") != std::string::npos);
   CHECK(run.out.find("--admin-token-file PATH") != std::string::npos);
 }
 
