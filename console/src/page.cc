@@ -72,7 +72,7 @@ void send_html(httplib::Response& res, int status, std::string html) {
                  "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; "
                  "form-action 'self'; base-uri 'none'");
   res.set_header("X-Content-Type-Options", "nosniff");
-  res.set_header("Referrer-Policy", "no-referrer");
+  res.set_header("Referrer-Policy", "same-origin");  // no-referrer would send Origin: null
   res.body = std::move(html);
   res.set_header("Content-Type", "text/html; charset=utf-8");
 }

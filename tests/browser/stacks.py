@@ -41,12 +41,12 @@ class Publisher:
                  flags=()):
         self.workdir = workdir
         self.token = "adm_" + secrets.token_hex(16)
-        self.server = start("webhooks-publisherd", [*flags,
+        self.server = start("webhooks-publisherd", [
             executable("WEBHOOKS_PUBLISHERD"), "--listen", "127.0.0.1:0",
             "--db", workdir.file("publisher.db"), "--admin-token", self.token,
             "--allow-private-networks", "--retry-schedule", retry_schedule,
             "--disable-after", disable_after, "--poll-interval", "50ms",
-            "--connect-timeout", "1s", "--timeout", "2s"], workdir)
+            "--connect-timeout", "1s", "--timeout", "2s", *flags], workdir)
         self.base = f"http://127.0.0.1:{self.server.port}"
         self.api = Http(self.base, self.token)
         self.receivers = []

@@ -36,7 +36,8 @@ std::string render_login(const std::string& console_title, const std::string& er
 
 // Writes `html` as the answer (text/html; charset=utf-8) with `status` and the headers every
 // console page carries: Cache-Control: no-store, Content-Security-Policy (default-src 'self';
-// frame-ancestors 'none'), X-Content-Type-Options: nosniff, Referrer-Policy: no-referrer.
+// frame-ancestors 'none'), X-Content-Type-Options: nosniff, Referrer-Policy: same-origin (a form
+// post then carries its Origin, origin.h).
 void send_html(httplib::Response& res, int status, std::string html);
 
 // 303 See Other to `location` (a path on this server).
