@@ -61,6 +61,8 @@ class PublisherSignIn(ConsoleCase):
         b.find("#sign-out").click()
         b.wait(lambda d: self.browser.path() == "/console/login", "the login form")
         self.assertIsNone(self.session_cookie())
+        b.open("/console/endpoints")
+        self.assertEqual(b.path(), "/console/login")
 
     def test_5_a_cookie_kept_from_before_sign_out_is_refused(self):
         b = self.browser
@@ -89,8 +91,6 @@ class PublisherViewer(ConsoleCase):
         b.open("/console/endpoints/" + self.endpoint_id)
         self.assertEqual(b.find("#endpoint-state").text, "enabled")
         self.assertEqual(b.find_all("button[data-action]"), [])
-        b.open("/console/endpoints")
-        self.assertEqual(b.path(), "/console/login")
 
 
 if __name__ == "__main__":
