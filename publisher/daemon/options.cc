@@ -7,6 +7,7 @@
 #include "webhooks/app/secret_flags.h"
 #include "webhooks/error.h"
 #include "webhooks/publisher/duration.h"
+#include "webhooks/publisher/ip_network.h"
 #include "webhooks/publisher/retry_policy.h"
 
 namespace webhooks::publisherd {
@@ -50,7 +51,8 @@ struct Flags {
   std::string overview_refresh = flag_text(options.overview_refresh);
   std::string db_statement_timeout = flag_text(options.database_statement_timeout);
   std::string db_pool_wait = flag_text(options.database_pool_wait);
-  int schedules_given = 0;  // --retry-schedule occurrences on the command line
+  std::vector<std::string> allowed_networks;  // --allow-network, each checked by IpNetwork::parse
+  int schedules_given = 0;                    // --retry-schedule occurrences on the command line
 };
 
 // A flag such as --timeout 15s: a duration in the grammar of duration.h (at most 365d), greater
@@ -102,6 +104,9 @@ void to_options(Flags& f) {
     o.retry_policy = publisher::RetryPolicy::parse(f.retry_schedule, parse_duration(f.max_age));
   } catch (const Error& e) {
     throw CLI::ValidationError("--retry-schedule", e.what());
+  }
+  for (const std::string& text : f.allowed_networks) {
+    o.allowed_networks.push_back(publisher::IpNetwork::parse(text));
   }
   o.ingest_lease = app::seconds_to_millis(f.lease_seconds);
   o.ingest_ttl = app::seconds_to_millis(f.ttl_seconds);
@@ -191,6 +196,15 @@ void add_api_flags(CLI::App& app, Flags& f) {
   app.add_flag("--allow-private-networks", o.allow_private_networks,
                "deliver to loopback, private, link-local and CGNAT addresses (tests, demos)")
       ->envname("WEBHOOKS_ALLOW_PRIVATE_NETWORKS");
+  app.add_option("--allow-network", f.allowed_networks,
+                 "deliver to the addresses of this network too, whatever their class "
+                 "(repeatable; CIDR, e.g. 10.20.0.0/16 or fd00:ab::/32; an address alone is /32 "
+                 "or /128); other private addresses stay refused")
+      ->envname("WEBHOOKS_ALLOW_NETWORK")
+      ->delimiter(',')
+      ->type_name("CIDR")
+      ->check(
+          app::accepted_by("", [](const std::string& text) { publisher::IpNetwork::parse(text); }));
   option(app, "--ca-file", o.ca_file, "WEBHOOKS_CA_FILE",
          "PEM file of the certificate authorities https:// endpoints are verified against "
          "(default: the system's)")
