@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 
+#include "webhooks/app/deprecated_flags.h"
 #include "webhooks/app/flags.h"
 #include "webhooks/app/secret_flags.h"
 #include "webhooks/error.h"
@@ -13,6 +14,7 @@
 namespace webhooks::publisherd {
 namespace {
 
+using app::duration_text;
 using app::Zero;
 using publisher::parse_duration;
 using std::chrono::milliseconds;
@@ -30,8 +32,8 @@ std::string flag_text(milliseconds value) {
 // (to_options), so that messages quote them as given. Every default is publisher::Options'.
 struct Flags {
   publisher::Options options;
-  double lease_seconds = static_cast<double>(options.ingest_lease.count()) / 1000;
-  double ttl_seconds = static_cast<double>(options.ingest_ttl.count()) / 1000;
+  std::string lease = flag_text(options.ingest_lease);
+  std::string ttl = flag_text(options.ingest_ttl);
   std::string retry_schedule = options.retry_policy.schedule_text();
   std::string max_age = flag_text(options.retry_policy.max_age());
   std::string replay_max_age = flag_text(options.replay_max_age);
@@ -54,16 +56,6 @@ struct Flags {
   std::vector<std::string> allowed_networks;  // --allow-network, each checked by IpNetwork::parse
   int schedules_given = 0;                    // --retry-schedule occurrences on the command line
 };
-
-// A flag such as --timeout 15s: a duration in the grammar of duration.h (at most 365d), greater
-// than 0 unless zero is allowed.
-CLI::Validator duration_text(Zero zero = Zero::refused) {
-  return app::accepted_by("DURATION", [zero](const std::string& text) {
-    if (parse_duration(text).count() == 0 && zero == Zero::refused) {
-      throw Error(ErrorCode::invalid_argument, "must be greater than 0, e.g. \"5s\"");
-    }
-  });
-}
 
 // --permanent-status, after app::count(400, 499): a status that classify_attempt would make
 // permanent. It ignores the list for 408, 425 and 429 (always retried) and 410 (always disables
@@ -108,8 +100,8 @@ void to_options(Flags& f) {
   for (const std::string& text : f.allowed_networks) {
     o.allowed_networks.push_back(publisher::IpNetwork::parse(text));
   }
-  o.ingest_lease = app::seconds_to_millis(f.lease_seconds);
-  o.ingest_ttl = app::seconds_to_millis(f.ttl_seconds);
+  o.ingest_lease = parse_duration(f.lease);
+  o.ingest_ttl = parse_duration(f.ttl);
   o.replay_max_age = parse_duration(f.replay_max_age);
   o.rotation_grace = parse_duration(f.rotation_grace);
   o.disable_after = parse_duration(f.disable_after);
@@ -182,11 +174,13 @@ void add_api_flags(CLI::App& app, Flags& f) {
          "HOST:PORT to serve on; port 0 picks a free one")
       ->check(app::listen_address());
   option(app, "--db", o.database, "WEBHOOKS_DB", "SQLite file path or postgres:// URL");
-  option(app, "--lease", f.lease_seconds, "WEBHOOKS_LEASE",
-         "seconds an ingest request's idempotency lease lasts without a heartbeat")
-      ->check(app::duration(app::DurationUnit::seconds));
-  option(app, "--ttl", f.ttl_seconds, "WEBHOOKS_TTL", "seconds idempotency records are kept")
-      ->check(app::duration(app::DurationUnit::seconds));
+  option(app, "--lease", f.lease, "WEBHOOKS_LEASE",
+         "how long an ingest request's idempotency lease lasts without a heartbeat")
+      ->transform(app::deprecated_bare_number("--lease", app::DurationUnit::seconds))
+      ->check(duration_text());
+  option(app, "--ttl", f.ttl, "WEBHOOKS_TTL", "how long idempotency records are kept")
+      ->transform(app::deprecated_bare_number("--ttl", app::DurationUnit::seconds))
+      ->check(duration_text());
   app::add_secret_option(app,
                          {"--admin-token", "WEBHOOKS_ADMIN_TOKEN",
                           "bearer token for every route but /healthz and /metrics (required for "
@@ -306,13 +300,15 @@ void add_server_flags(CLI::App& app, Flags& f, std::string& log_level) {
   option(app, "--body-limit", o.body_limit, "WEBHOOKS_BODY_LIMIT",
          "largest request body (bytes); 413 above")
       ->check(app::count(1));
-  option(app, "--http-threads", f.http_threads, "WEBHOOKS_HTTP_THREADS",
-         "HTTP worker threads when --fiber-threads is 0 (handlers only: idle and slow "
-         "connections hold none)")
-      ->check(app::count(1, 4096));
+  CLI::Option* threads =
+      option(app, "--threads", f.http_threads, "WEBHOOKS_THREADS",
+             "HTTP worker threads when --fiber-threads is 0 (handlers only: idle and slow "
+             "connections hold none)")
+          ->check(app::count(1, 4096));
+  app::add_deprecated_alias(app, threads, "--http-threads");
   option(app, "--fiber-threads", f.fiber_threads, "WEBHOOKS_FIBER_THREADS",
          "threads running the handlers on fibers (default: the number of cores), 0 to 1024; 0: "
-         "a pool of --http-threads threads, one request each")
+         "a pool of --threads threads, one request each")
       ->check(app::count(0, 1024));
   option(app, "--max-connections", f.max_connections, "WEBHOOKS_MAX_CONNECTIONS",
          "open client connections at most; beyond it the one waiting the longest without a "

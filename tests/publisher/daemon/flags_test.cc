@@ -10,6 +10,7 @@
 
 #include "daemon_client.h"
 #include "process.h"
+#include "support/duration_flags.h"
 #include "support/test_env.h"
 
 namespace webhooks::test {
@@ -52,9 +53,15 @@ void refuses_bad_values(const std::string& dir) {
   refused({"--sqlite-synchronous", "OFF"}, "--sqlite-synchronous: OFF not in {NORMAL,FULL,EXTRA}");
   const std::string seconds =
       "must be a number of seconds from 0.001 to 315360000 (10 years), not ";
-  for (const char* value : {"-1", "0", "1e-9", "inf", "1e300"}) {
+  for (const char* value : {"0", "0.0001", "315360001"}) {
     refused({"--lease", value}, "--lease: " + seconds + value + "\n");
     refused({"--ttl", value}, "--ttl: " + seconds + value + "\n");
+  }
+  // With a unit (the spelling now); a bare number is the deprecated spelling, checked as before.
+  for (const auto& [value, message] : bad_durations()) {
+    for (const char* flag : {"--lease", "--ttl"}) {
+      refused({flag, value}, std::string(flag) + ": " + message + "\n");
+    }
   }
   refused({"--retry-schedule", "5x"},
           "--retry-schedule: retry schedule entry 1 \"5x\" has unknown unit \"x\"; use ms, s, m, h "

@@ -21,10 +21,18 @@ const std::string kWarning =
 
 // No --allow-private-networks: only what `extra` allows.
 std::vector<std::string> daemon_args(const std::string& db, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args{"--listen",       "127.0.0.1:0",    "--db",
-                                db,               "--admin-token",  kToken,
-                                "--retry-schedule", "200ms,200ms,200ms,10s", "--poll-interval",
-                                "20ms",           "--log-level",    "warn"};
+  std::vector<std::string> args{"--listen",
+                                "127.0.0.1:0",
+                                "--db",
+                                db,
+                                "--admin-token",
+                                kToken,
+                                "--retry-schedule",
+                                "200ms,200ms,200ms,10s",
+                                "--poll-interval",
+                                "20ms",
+                                "--log-level",
+                                "warn"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -35,8 +43,8 @@ json body_of(const httplib::Result& res) {
 }
 
 std::string publish(Client& client, const std::string& key) {
-  const auto res =
-      client.post("/v1/events", {{"merchant_id", "m1"}, {"type", "order.created"}, {"data", {{"n", 1}}}}, key);
+  const auto res = client.post(
+      "/v1/events", {{"merchant_id", "m1"}, {"type", "order.created"}, {"data", {{"n", 1}}}}, key);
   REQUIRE(res->status == 202);
   return body_of(res)["event_id"];
 }
@@ -54,7 +62,8 @@ TEST_CASE("--allow-network 127.0.0.0/8 opens loopback IPv4 only; without it, it 
   {
     Daemon daemon(daemon_args(db, {"--allow-network", "127.0.0.0/8"}), dir);
     Client client(daemon.wait_listening());
-    const auto created = client.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", receiver.url()}});
+    const auto created =
+        client.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", receiver.url()}});
     INFO(created->body);
     REQUIRE(created->status == 201);
     CHECK_FALSE(body_of(created).contains("warnings"));
@@ -63,7 +72,8 @@ TEST_CASE("--allow-network 127.0.0.0/8 opens loopback IPv4 only; without it, it 
     CHECK(attempts_of(client, event_id)[0]["status"] == 200);
     CHECK(receiver.count() == 1);
 
-    const auto v6 = client.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", "http://[::1]:9/"}});
+    const auto v6 =
+        client.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", "http://[::1]:9/"}});
     CHECK(v6->status == 422);
     CHECK(body_of(v6)["error"] ==
           json{{"code", "url_not_allowed"},
@@ -75,7 +85,8 @@ TEST_CASE("--allow-network 127.0.0.0/8 opens loopback IPv4 only; without it, it 
   // endpoint created before (the guard on every connect).
   Daemon daemon(daemon_args(db), dir);
   Client client(daemon.wait_listening());
-  const auto refused = client.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", receiver.url()}});
+  const auto refused =
+      client.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", receiver.url()}});
   CHECK(refused->status == 422);
   CHECK(body_of(refused)["error"] ==
         json{{"code", "url_not_allowed"},
@@ -105,11 +116,12 @@ TEST_CASE("a bad --allow-network is a usage error naming the flag and the value"
            {"10.1.2.3/8",
             "--allow-network: \"10.1.2.3/8\" has bits set past its prefix; did you mean "
             "10.0.0.0/8?"},
-           {"vpc", "--allow-network: \"vpc\" is not a network: expected ADDRESS/LENGTH, e.g. "
-                   "10.20.0.0/16 or fd00::/8"}}) {
+           {"vpc",
+            "--allow-network: \"vpc\" is not a network: expected ADDRESS/LENGTH, e.g. "
+            "10.20.0.0/16 or fd00::/8"}}) {
     INFO(value);
-    const auto run = launcher::run_to_end(
-        "webhooks-publisherd", {"--db", dir + "/bad.db", "--allow-network", value}, dir);
+    const auto run = launcher::run_to_end("webhooks-publisherd",
+                                          {"--db", dir + "/bad.db", "--allow-network", value}, dir);
     CHECK(run.exit_code == 2);
     CHECK(run.err == message + "\nRun with --help for more information.\n");
   }
@@ -121,13 +133,14 @@ TEST_CASE(
     "[daemon][network]") {
   const std::string dir = temp_dir("network-unresolvable");
   Receiver receiver;
-  Daemon daemon(daemon_args(database_target("network-unresolvable"),
-                            {"--allow-network", "127.0.0.0/8"}),
-                dir);
+  Daemon daemon(
+      daemon_args(database_target("network-unresolvable"), {"--allow-network", "127.0.0.0/8"}),
+      dir);
   const int port = daemon.wait_listening();
   Client client(port);
 
-  const auto created = client.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", kUnresolvable}});
+  const auto created =
+      client.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", kUnresolvable}});
   REQUIRE(created->status == 201);
   const json endpoint = body_of(created);
   CHECK(endpoint["warnings"] == json::array({kWarning}));
@@ -135,7 +148,8 @@ TEST_CASE(
   const std::string id = endpoint["id"];
   CHECK(body_of(client.get("/v1/endpoints/" + id)).contains("warnings") == false);
   // The log line (queued, written by the logging thread).
-  const std::string start = "{\"endpoint_id\":\"" + id + "\",\"event\":\"endpoint_url_unresolvable\"";
+  const std::string start =
+      "{\"endpoint_id\":\"" + id + "\",\"event\":\"endpoint_url_unresolvable\"";
   REQUIRE(eventually([&] { return daemon.err().find(start) != std::string::npos; }));
   const std::string err = daemon.err();
   const std::size_t at = err.find(start);

@@ -127,6 +127,16 @@ TEST_CASE("usage errors exit 2 with a clear message: the publisher's flags") {
                        "315360000000 (10 years), not " +
                        std::string(value)) != std::string::npos);
   }
+  // --timeout takes a unit; --timeout-ms, its deprecated spelling, still works and says so.
+  run = cli("send --url u --secret " + kSecret + " --type t --data d --timeout 10");
+  CHECK(run.code == 2);
+  CHECK(run.out ==
+        "--timeout: duration \"10\" has no unit; use ms, s, m, h or d\nRun with --help for more "
+        "information.\n");
+  run = cli("send --url http://127.0.0.1:9/x --secret " + kSecret +
+            " --type t --data '{}' --timeout-ms 500");
+  CHECK(run.code == 1);  // nothing listens on port 9
+  CHECK(run.out.starts_with("webhooks: --timeout-ms is deprecated; use --timeout 500ms\n"));
   CHECK(cli("--version").code == 0);
 }
 
