@@ -49,8 +49,8 @@ CLI::Option* add_deprecated_alias(CLI::App& app, CLI::Option* current, const std
 }
 
 CLI::Validator deprecated_bare_number(const std::string& flag, DurationUnit unit, Zero zero) {
-  const OldValue value = unit == DurationUnit::milliseconds ? OldValue::milliseconds
-                                                            : OldValue::seconds;
+  const OldValue value =
+      unit == DurationUnit::milliseconds ? OldValue::milliseconds : OldValue::seconds;
   return CLI::Validator(
       [=](std::string& text) -> std::string {
         if (text.empty() || text.find_first_not_of("0123456789.") != std::string::npos) return "";

@@ -23,8 +23,8 @@ struct Parsed {
 Parsed parse(std::vector<std::string> args) {
   Parsed p;
   CLI::App app{"test"};
-  CLI::Option* timeout = add_duration(app, "--request-timeout", p.timeout_ms,
-                                      StoreAs::milliseconds, "time for a request");
+  CLI::Option* timeout = add_duration(app, "--request-timeout", p.timeout_ms, StoreAs::milliseconds,
+                                      "time for a request");
   add_deprecated_alias(app, timeout, "--request-timeout-ms", OldValue::milliseconds);
   add_duration(app, "--lease", p.lease_s, StoreAs::seconds, "lease")
       ->transform(deprecated_bare_number("--lease", DurationUnit::seconds));
@@ -85,12 +85,14 @@ TEST_CASE("bad values are usage errors, the old spelling checked as it was") {
   CHECK(p.err.starts_with("--request-timeout: must be greater than 0, e.g. \"5s\"\n"));
   p = parse({"--request-timeout-ms", "1.5"});
   CHECK(p.exit_code == kUsageExitCode);
-  CHECK(p.err.starts_with("--request-timeout-ms: must be a whole number of milliseconds from 1 to "
-                          "315360000000 (10 years), not 1.5\n"));
+  CHECK(
+      p.err.starts_with("--request-timeout-ms: must be a whole number of milliseconds from 1 to "
+                        "315360000000 (10 years), not 1.5\n"));
   p = parse({"--lease", "0.0001"});
   CHECK(p.exit_code == kUsageExitCode);
-  CHECK(p.err.starts_with("--lease: must be a number of seconds from 0.001 to 315360000 (10 "
-                          "years), not 0.0001\n"));
+  CHECK(
+      p.err.starts_with("--lease: must be a number of seconds from 0.001 to 315360000 (10 "
+                        "years), not 0.0001\n"));
   p = parse({"--http-threads", "0"});
   CHECK(p.exit_code == kUsageExitCode);
   CHECK(p.err.find("--threads: must be a whole number from 1 to 4096, not 0\n") !=

@@ -53,7 +53,7 @@ inline constexpr std::chrono::seconds kMaxFlagDuration{std::int64_t{10} * 365 * 
 enum class DurationUnit {
   seconds,        // seconds with an optional fraction, kept in whole milliseconds: --lease 0.5
   whole_seconds,  // whole seconds: --tolerance 300
-  milliseconds,   // whole milliseconds: --delay-ms 250 (hold it in std::int64_t)
+  milliseconds,   // whole milliseconds: the deprecated --delay-ms 250 (hold it in std::int64_t)
 };
 enum class Zero { refused, allowed };
 
