@@ -72,11 +72,11 @@ TEST_CASE("the new spellings start every server without a warning") {
                         "1500ms", "--log-level", "error"},
                        "");
   const std::string dir = temp_dir("new-spellings");
-  launcher::ChildProcess receiver("merchant-receiver",
-                                  {"--secret", kSecret, "--listen", "127.0.0.1:0", "--db",
-                                   dir + "/m.db", "--request-timeout", "1500ms", "--log-level",
-                                   "error"},
-                                  dir);
+  launcher::ChildProcess receiver(
+      "merchant-receiver",
+      {"--secret", kSecret, "--listen", "127.0.0.1:0", "--db", dir + "/m.db", "--request-timeout",
+       "1500ms", "--log-level", "error"},
+      dir);
   receiver.wait_listening();
   CHECK(receiver.stop() == 0);
   CHECK(receiver.err().empty());  // --log-level error: not even the start-up line

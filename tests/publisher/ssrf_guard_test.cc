@@ -36,6 +36,20 @@ SsrfOptions no_resolution(bool allow_private = false) {
   return options;
 }
 
+// check_connect_address on the socket address of `text` (an IPv4 or IPv6 literal), as curl
+// hands it to the open-socket callback.
+AddressCheck connect_to(const std::string& text, const SsrfOptions& options) {
+  sockaddr_in in{};
+  sockaddr_in6 in6{};
+  if (inet_pton(AF_INET, text.c_str(), &in.sin_addr) == 1) {
+    in.sin_family = AF_INET;
+    return check_connect_address(reinterpret_cast<const sockaddr*>(&in), sizeof(in), options);
+  }
+  REQUIRE(inet_pton(AF_INET6, text.c_str(), &in6.sin6_addr) == 1);
+  in6.sin6_family = AF_INET6;
+  return check_connect_address(reinterpret_cast<const sockaddr*>(&in6), sizeof(in6), options);
+}
+
 }  // namespace
 
 TEST_CASE("every spelling of loopback is refused") {
@@ -289,23 +303,15 @@ TEST_CASE("an allowed network opens its addresses only, at creation and at conne
         "host \"split.vpc.test\" resolves to 10.30.0.1, a private-network address; private "
         "networks are not allowed outside 10.20.0.0/16, fd00:ab::/32");
 
-  sockaddr_in in{};
-  in.sin_family = AF_INET;
-  inet_pton(AF_INET, "10.20.0.9", &in.sin_addr);
-  CHECK(check_connect_address(reinterpret_cast<const sockaddr*>(&in), sizeof(in), vpc));
-  inet_pton(AF_INET, "10.21.0.9", &in.sin_addr);
-  const AddressCheck refused =
-      check_connect_address(reinterpret_cast<const sockaddr*>(&in), sizeof(in), vpc);
+  CHECK(connect_to("10.20.0.9", vpc));
+  const AddressCheck refused = connect_to("10.21.0.9", vpc);
   CHECK_FALSE(refused);
   CHECK(refused.message ==
         "refused to connect to 10.21.0.9, a private-network address; private networks are not "
         "allowed outside 10.20.0.0/16, fd00:ab::/32");
-  sockaddr_in6 in6{};
-  in6.sin6_family = AF_INET6;
-  inet_pton(AF_INET6, "::ffff:10.20.3.3", &in6.sin6_addr);
-  CHECK(check_connect_address(reinterpret_cast<const sockaddr*>(&in6), sizeof(in6), vpc));
-  inet_pton(AF_INET6, "fd00:ac::1", &in6.sin6_addr);
-  CHECK_FALSE(check_connect_address(reinterpret_cast<const sockaddr*>(&in6), sizeof(in6), vpc));
+  CHECK(connect_to("::ffff:10.20.3.3", vpc));
+  CHECK(connect_to("fd00:ab::1", vpc));
+  CHECK_FALSE(connect_to("fd00:ac::1", vpc));
 }
 
 TEST_CASE("names under .invalid never resolve, without a DNS query (RFC 6761)") {
