@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "webhooks/duration.h"
+#include "webhooks/error.h"
 
 namespace webhooks::app {
 namespace {
@@ -61,6 +62,19 @@ CLI::Validator deprecated_bare_number(const std::string& flag, DurationUnit unit
         return "";
       },
       "");
+}
+
+CLI::Option* add_whole_seconds(CLI::App& app, const std::string& name, std::int64_t& seconds,
+                               const std::string& help, Zero zero) {
+  return add_duration(app, name, seconds, StoreAs::seconds, help, zero)
+      ->check(accepted_by("",
+                          [](const std::string& text) {
+                            if (parse_duration(text).count() % 1000 != 0) {
+                              throw Error(ErrorCode::invalid_argument,
+                                          "must be whole seconds, e.g. \"300s\" or \"5m\"");
+                            }
+                          }))
+      ->transform(deprecated_bare_number(name, DurationUnit::whole_seconds, zero));
 }
 
 }  // namespace webhooks::app

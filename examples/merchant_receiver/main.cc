@@ -120,9 +120,8 @@ int main(int argc, char** argv) {
       ->transform(webhooks::app::deprecated_bare_number("--lease", DurationUnit::seconds));
   webhooks::app::add_duration(app, "--ttl", flags.ttl_s, StoreAs::seconds, "dedup record lifetime")
       ->transform(webhooks::app::deprecated_bare_number("--ttl", DurationUnit::seconds));
-  app.add_option("--tolerance", flags.tolerance_s, "timestamp tolerance, whole seconds")
-      ->check(duration(DurationUnit::whole_seconds))
-      ->capture_default_str();
+  webhooks::app::add_whole_seconds(app, "--tolerance", flags.tolerance_s,
+                                   "timestamp tolerance, whole seconds");
   app.add_option("--max-connections", flags.max_connections,
                  "open client connections at most; beyond it the one waiting the longest without a "
                  "whole request is closed")

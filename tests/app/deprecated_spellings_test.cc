@@ -57,11 +57,13 @@ TEST_CASE("payout-partner: --delay-ms") {
 
 TEST_CASE("merchant-receiver: --request-timeout-ms, a bare --lease and --ttl; --log-level") {
   starts_with_warnings("merchant-receiver",
-                       {"--secret", kSecret, "--lease", "4", "--ttl", "604800",
-                        "--request-timeout-ms", "1500", "--log-level", "warn"},
+                       {"--secret", kSecret, "--lease", "4", "--ttl", "604800", "--tolerance",
+                        "300", "--request-timeout-ms", "1500", "--log-level", "warn"},
                        "merchant-receiver: --lease 4 without a unit is deprecated; use --lease 4s\n"
                        "merchant-receiver: --ttl 604800 without a unit is deprecated; use --ttl "
                        "7d\n"
+                       "merchant-receiver: --tolerance 300 without a unit is deprecated; use "
+                       "--tolerance 5m\n"
                        "merchant-receiver: --request-timeout-ms is deprecated; use "
                        "--request-timeout 1500ms\n");
 }

@@ -362,7 +362,7 @@ TEST_CASE("merchant-receiver: bad flags exit 2 with CLI11's message on stderr") 
       refused({"--secret", kSecret, flag, value}, std::string(flag) + ": " + message + "\n");
     }
   }
-  for (const char* value : {"abc", "0", "0.4", "inf", "1e30", "315360001"}) {
+  for (const char* value : {"0", "0.4", "315360001"}) {  // the deprecated bare number
     refused({"--secret", kSecret, "--tolerance", value},
             std::string("--tolerance: must be a whole number of seconds from 1 to 315360000 (10 "
                         "years), not ") +

@@ -38,4 +38,11 @@ CLI::Option* add_deprecated_alias(CLI::App& app, CLI::Option* current, const std
 CLI::Validator deprecated_bare_number(const std::string& flag, DurationUnit unit,
                                       Zero zero = Zero::refused);
 
+// A duration flag kept in whole seconds (--tolerance 300s, 5m), stored in `seconds`: add_duration
+// with a check that the value is whole seconds ("--tolerance: must be whole seconds, e.g. \"300s\"
+// or \"5m\"") and a bare number of seconds as its deprecated spelling (deprecated_bare_number,
+// checked as DurationUnit::whole_seconds was). Returns the option.
+CLI::Option* add_whole_seconds(CLI::App& app, const std::string& name, std::int64_t& seconds,
+                               const std::string& help, Zero zero = Zero::refused);
+
 }  // namespace webhooks::app
