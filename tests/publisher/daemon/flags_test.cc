@@ -26,7 +26,8 @@ TEST_CASE("--help shows every default", "[daemon]") {
   const std::string help = daemon.out();
   for (const char* text :
        {"127.0.0.1:8780", "./publisher.db", "5s,5m,30m,2h,5h,10h,10h", "3d", "7d",
-        "WEBHOOKS_ADMIN_TOKEN", "--allow-private-networks",
+        "WEBHOOKS_ADMIN_TOKEN", "--allow-private-networks", "--allow-network CIDR",
+        "WEBHOOKS_ALLOW_NETWORK", "--threads INT", "Deprecated:", "deprecated: use --threads",
         "NORMAL (durable across crashes), FULL or EXTRA", "one `name = value` line per flag"}) {
     CHECK(help.find(text) != std::string::npos);
   }

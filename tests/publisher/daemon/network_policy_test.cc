@@ -21,18 +21,12 @@ const std::string kWarning =
 
 // No --allow-private-networks: only what `extra` allows.
 std::vector<std::string> daemon_args(const std::string& db, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args{"--listen",
-                                "127.0.0.1:0",
-                                "--db",
-                                db,
-                                "--admin-token",
-                                kToken,
-                                "--retry-schedule",
-                                "200ms,200ms,200ms,10s",
-                                "--poll-interval",
-                                "20ms",
-                                "--log-level",
-                                "warn"};
+  std::vector<std::string> args{"--listen", "127.0.0.1:0", "--db", db, "--admin-token", kToken};
+  for (const auto& [flag, value] :
+       {std::pair{"--retry-schedule", "200ms,200ms,200ms,10s"},
+        std::pair{"--poll-interval", "20ms"}, std::pair{"--log-level", "warn"}}) {
+    args.insert(args.end(), {flag, value});
+  }
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
