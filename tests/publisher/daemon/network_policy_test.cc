@@ -177,11 +177,11 @@ TEST_CASE(
   REQUIRE(back->status == 200);
   CHECK(body_of(back)["warnings"] == json::array({kWarning}));
 
-  // webhooks endpoint create prints the answer, and the warning on stderr.
+  // webhooks endpoint create prints the answer (--json: the API's), and the warning on stderr.
   const auto cli = launcher::run_to_end(
       "webhooks",
-      {"endpoint", "create", "--merchant", "m2", "--url", kUnresolvable, "--publisher-url",
-       "http://127.0.0.1:" + std::to_string(port), "--admin-token", kToken},
+      {"endpoint", "create", "--json", "--merchant", "m2", "--url", kUnresolvable,
+       "--publisher-url", "http://127.0.0.1:" + std::to_string(port), "--admin-token", kToken},
       dir);
   CHECK(cli.exit_code == 0);
   CHECK(cli.err == "webhooks: warning: " + kWarning + "\n");
