@@ -13,6 +13,7 @@
 
 #include "webhooks/app/server.h"
 #include "webhooks/db.h"
+#include "webhooks/duration.h"
 #include "webhooks/error.h"
 #include "webhooks/providers/provider.h"
 #include "webhooks/rfc3339.h"
@@ -233,6 +234,14 @@ CLI::Validator duration(DurationUnit unit, Zero zero) {
   const bool ms = unit == DurationUnit::milliseconds;
   const std::int64_t max = ms ? std::chrono::milliseconds(kMaxFlagDuration).count() : kMaxSeconds;
   return whole_number(tag, ms ? "of milliseconds " : "of seconds ", min, max, years);
+}
+
+CLI::Validator duration_text(Zero zero) {
+  return accepted_by("DURATION", [zero](const std::string& text) {
+    if (parse_duration(text).count() == 0 && zero == Zero::refused) {
+      throw Error(ErrorCode::invalid_argument, "must be greater than 0, e.g. \"5s\"");
+    }
+  });
 }
 
 CLI::Validator count(int min, int max) {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "merchant.h"
+#include "webhooks/app/deprecated_flags.h"
 #include "webhooks/app/flags.h"
 #include "webhooks/app/secret_flags.h"
 #include "webhooks/app/server.h"
@@ -29,6 +30,7 @@ struct Flags {
   int max_connections = 4096;
   int max_buffered_bytes = 64 * 1024 * 1024;
   std::int64_t request_timeout_ms = 30'000;
+  std::string log_level = "info";
   int fiber_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   merchant::Faults faults;
 };
@@ -113,15 +115,13 @@ int main(int argc, char** argv) {
       ->check(webhooks::app::accepted_by(
           "whpk_...", [](const std::string& key) { webhooks::Ed25519PublicKey::parse(key); }));
   app.add_option("--consumer", flags.consumer, "dedup scope")->capture_default_str();
-  app.add_option("--lease", flags.lease_s, "handler lease, seconds")
-      ->check(duration(DurationUnit::seconds))
-      ->capture_default_str();
-  app.add_option("--ttl", flags.ttl_s, "dedup record lifetime, seconds")
-      ->check(duration(DurationUnit::seconds))
-      ->capture_default_str();
-  app.add_option("--tolerance", flags.tolerance_s, "timestamp tolerance, whole seconds")
-      ->check(duration(DurationUnit::whole_seconds))
-      ->capture_default_str();
+  using webhooks::app::StoreAs;
+  webhooks::app::add_duration(app, "--lease", flags.lease_s, StoreAs::seconds, "handler lease")
+      ->transform(webhooks::app::deprecated_bare_number("--lease", DurationUnit::seconds));
+  webhooks::app::add_duration(app, "--ttl", flags.ttl_s, StoreAs::seconds, "dedup record lifetime")
+      ->transform(webhooks::app::deprecated_bare_number("--ttl", DurationUnit::seconds));
+  webhooks::app::add_whole_seconds(app, "--tolerance", flags.tolerance_s,
+                                   "timestamp tolerance, whole seconds");
   app.add_option("--max-connections", flags.max_connections,
                  "open client connections at most; beyond it the one waiting the longest without a "
                  "whole request is closed")
@@ -133,9 +133,13 @@ int main(int argc, char** argv) {
                  "request that would pass it is answered 503 server_busy with Retry-After")
       ->check(webhooks::app::count(65536, 2147483647))
       ->capture_default_str();
-  app.add_option("--request-timeout-ms", flags.request_timeout_ms,
-                 "time for a request's head and body to arrive, from its first byte; 408 after")
-      ->check(duration(DurationUnit::milliseconds))
+  CLI::Option* request_timeout = webhooks::app::add_duration(
+      app, "--request-timeout", flags.request_timeout_ms, StoreAs::milliseconds,
+      "time for a request's head and body to arrive, from its first byte; 408 after");
+  webhooks::app::add_deprecated_alias(app, request_timeout, "--request-timeout-ms",
+                                      webhooks::app::OldValue::milliseconds);
+  app.add_option("--log-level", flags.log_level, "debug, info, warn or error")
+      ->transform(webhooks::app::log_levels())
       ->capture_default_str();
   app.add_option(
          "--fiber-threads", flags.fiber_threads,
@@ -158,7 +162,7 @@ int main(int argc, char** argv) {
            "WEBHOOKS_SECRET or WEBHOOKS_SECRET_FILE)\nRun with --help for more information.\n";
     return webhooks::app::kUsageExitCode;
   }
-  webhooks::configure_json_logging("info");
+  webhooks::configure_json_logging(flags.log_level);
   try {
     return run(flags);
   } catch (const std::exception& e) {

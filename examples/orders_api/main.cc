@@ -7,45 +7,65 @@
 
 #include "resolve.h"
 #include "server.h"
+#include "webhooks/app/deprecated_flags.h"
 #include "webhooks/app/flags.h"
 #include "webhooks/app/secret_flags.h"
 #include "webhooks/app/server.h"
+#include "webhooks/error.h"
 
 namespace {
 
+using webhooks::app::add_deprecated_alias;
+using webhooks::app::add_duration;
 using webhooks::app::count;
 using webhooks::app::duration;
 using webhooks::app::DurationUnit;
+using webhooks::app::OldValue;
+using webhooks::app::StoreAs;
+using webhooks::app::Zero;
+
+// A PostgreSQL bound (--db-statement-timeout, --db-pool-wait): at most 24h, kept in an int.
+CLI::Validator at_most_a_day() {
+  return webhooks::app::accepted_by("", [](const std::string& text) {
+    if (webhooks::parse_duration(text) > std::chrono::hours(24)) {
+      throw webhooks::Error(webhooks::ErrorCode::invalid_argument, "must be at most 24h");
+    }
+  });
+}
 using webhooks::orders::Config;
 
-// --listen, --db, --db-statement-timeout-ms, --db-pool-wait-ms, --lease, --ttl, --api-key: where
+// --listen, --db, --db-statement-timeout, --db-pool-wait, --lease, --ttl, --api-key: where
 // the API listens, its store (and how long it waits for it) and idempotency.
 void add_api_options(CLI::App& app, Config& config) {
   app.add_option("--listen", config.listen, "HOST:PORT to listen on; port 0 picks a free port")
       ->check(webhooks::app::listen_address())
       ->capture_default_str();
   app.add_option("--db", config.db, "SQLite path or postgres:// URL")->capture_default_str();
-  app.add_option("--db-statement-timeout-ms", config.db_statement_timeout_ms,
-                 "PostgreSQL: milliseconds one statement may take (the server's "
-                 "statement_timeout; orders-api also gives up on a server that stopped answering "
-                 "250 ms after it); the request then answers 503 storage_unavailable with "
-                 "Retry-After; 0: no bound, at most 86400000 (24 h)")
-      ->check(count(0, 86'400'000))
-      ->capture_default_str();
-  app.add_option("--db-pool-wait-ms", config.db_pool_wait_ms,
-                 "PostgreSQL: milliseconds a request waits for a pooled database connection (one "
-                 "to come free or a new one to open); then 503 storage_unavailable with "
-                 "Retry-After; 0: no bound, at most 86400000 (24 h)")
-      ->check(count(0, 86'400'000))
-      ->capture_default_str();
-  app.add_option("--lease", config.lease_seconds,
-                 "idempotency lease in seconds, renewed while an operation runs")
-      ->check(duration(DurationUnit::seconds))
-      ->capture_default_str();
-  app.add_option("--ttl", config.ttl_seconds,
-                 "idempotency record lifetime in seconds; later the key is a new request")
-      ->check(duration(DurationUnit::seconds))
-      ->capture_default_str();
+  CLI::Option* statement =
+      add_duration(app, "--db-statement-timeout", config.db_statement_timeout_ms,
+                   StoreAs::milliseconds,
+                   "PostgreSQL: time one statement may take (the server's statement_timeout; "
+                   "orders-api also gives up on a server that stopped answering 250ms after it); "
+                   "the request then answers 503 storage_unavailable with Retry-After; 0s: no "
+                   "bound, at most 24h",
+                   Zero::allowed)
+          ->check(at_most_a_day());
+  add_deprecated_alias(app, statement, "--db-statement-timeout-ms", OldValue::milliseconds,
+                       Zero::allowed);
+  CLI::Option* pool_wait =
+      add_duration(app, "--db-pool-wait", config.db_pool_wait_ms, StoreAs::milliseconds,
+                   "PostgreSQL: time a request waits for a pooled database connection (one to "
+                   "come free or a new one to open); then 503 storage_unavailable with "
+                   "Retry-After; 0s: no bound, at most 24h",
+                   Zero::allowed)
+          ->check(at_most_a_day());
+  add_deprecated_alias(app, pool_wait, "--db-pool-wait-ms", OldValue::milliseconds, Zero::allowed);
+  add_duration(app, "--lease", config.lease_seconds, StoreAs::seconds,
+               "idempotency lease, renewed while an operation runs")
+      ->transform(webhooks::app::deprecated_bare_number("--lease", DurationUnit::seconds));
+  add_duration(app, "--ttl", config.ttl_seconds, StoreAs::seconds,
+               "idempotency record lifetime; later the key is a new request")
+      ->transform(webhooks::app::deprecated_bare_number("--ttl", DurationUnit::seconds));
   webhooks::app::add_secret_option(
       app,
       {"--api-key", "WEBHOOKS_API_KEY",
@@ -58,22 +78,22 @@ void add_api_options(CLI::App& app, Config& config) {
       ->envname("WEBHOOKS_BEHIND_TLS_PROXY");
 }
 
-// --partner-url, --partner-timeout-ms, --partner-attempts: calls to the payout partner.
+// --partner-url, --partner-timeout, --partner-attempts: calls to the payout partner.
 void add_partner_options(CLI::App& app, Config& config) {
   app.add_option("--partner-url", config.partner_url, "the payout partner, http://HOST:PORT")
       ->check(webhooks::app::server_url(false))
       ->capture_default_str();
-  app.add_option("--partner-timeout-ms", config.partner_timeout_ms,
-                 "connect/read/write timeout of one call to the partner")
-      ->check(duration(DurationUnit::milliseconds))
-      ->capture_default_str();
+  CLI::Option* timeout =
+      add_duration(app, "--partner-timeout", config.partner_timeout_ms, StoreAs::milliseconds,
+                   "connect/read/write timeout of one call to the partner");
+  add_deprecated_alias(app, timeout, "--partner-timeout-ms", OldValue::milliseconds);
   app.add_option("--partner-attempts", config.partner_attempts,
                  "tries per transfer (same X-Idempotency-Key) on timeouts, connection errors, 5xx")
       ->check(count(1))
       ->capture_default_str();
 }
 
-// --publisher-url, --publisher-token, --relay-poll-ms, --outbox-retention: the outbox relay.
+// --publisher-url, --publisher-token, --relay-poll, --outbox-retention: the outbox relay.
 void add_relay_options(CLI::App& app, Config& config) {
   app.add_option("--publisher-url", config.publisher_url,
                  "the publisher, http://HOST:PORT: relay every outbox event to its POST /v1/events "
@@ -85,18 +105,18 @@ void add_relay_options(CLI::App& app, Config& config) {
        "bearer token for --publisher-url (the publisher's --admin-token)",
        webhooks::app::bearer_token()},
       config.publisher_token);
-  app.add_option("--relay-poll-ms", config.relay_poll_ms,
-                 "how often the idle outbox relay looks for new events, in milliseconds")
-      ->check(duration(DurationUnit::milliseconds))
-      ->capture_default_str();
-  app.add_option("--outbox-retention", config.outbox_retention_seconds,
-                 "seconds a relayed (sent) outbox row is kept before the relay deletes it; 0: "
-                 "forever")
-      ->check(duration(DurationUnit::seconds, webhooks::app::Zero::allowed))
-      ->capture_default_str();
+  CLI::Option* poll = add_duration(app, "--relay-poll", config.relay_poll_ms, StoreAs::milliseconds,
+                                   "how often the idle outbox relay looks for new events");
+  add_deprecated_alias(app, poll, "--relay-poll-ms", OldValue::milliseconds);
+  add_duration(app, "--outbox-retention", config.outbox_retention_seconds, StoreAs::seconds,
+               "how long a relayed (sent) outbox row is kept before the relay deletes it; 0s: "
+               "forever",
+               Zero::allowed)
+      ->transform(webhooks::app::deprecated_bare_number("--outbox-retention", DurationUnit::seconds,
+                                                        Zero::allowed));
 }
 
-// --threads, --fiber-threads, --max-connections, --request-timeout-ms, --log-level.
+// --threads, --fiber-threads, --max-connections, --request-timeout, --log-level.
 void add_server_options(CLI::App& app, Config& config) {
   app.add_option("--threads", config.threads,
                  "HTTP worker threads when --fiber-threads is 0 (handlers only: idle and slow "
@@ -120,20 +140,21 @@ void add_server_options(CLI::App& app, Config& config) {
                  "request that would pass it is answered 503 server_busy with Retry-After")
       ->check(count(65536, 2147483647))
       ->capture_default_str();
-  app.add_option("--request-timeout-ms", config.request_timeout_ms,
-                 "time for a request's head and body to arrive, from its first byte; 408 after")
-      ->check(duration(DurationUnit::milliseconds))
-      ->capture_default_str();
+  CLI::Option* request_timeout =
+      add_duration(app, "--request-timeout", config.request_timeout_ms, StoreAs::milliseconds,
+                   "time for a request's head and body to arrive, from its first byte; 408 after");
+  add_deprecated_alias(app, request_timeout, "--request-timeout-ms", OldValue::milliseconds);
   app.add_option("--log-level", config.log_level, "debug, info, warn or error")
       ->transform(webhooks::app::log_levels())
       ->capture_default_str();
 }
 
-// The test hooks: --operation-delay-ms, --crash-after-partner-commit, --break-transaction-once.
+// The test hooks: --operation-delay, --crash-after-partner-commit, --break-transaction-once.
 void add_test_hooks(CLI::App& app, Config& config) {
-  app.add_option("--operation-delay-ms", config.operation_delay_ms,
-                 "test hook: sleep inside each guarded operation, before its transaction")
-      ->check(duration(DurationUnit::milliseconds, webhooks::app::Zero::allowed));
+  CLI::Option* delay = add_duration(
+      app, "--operation-delay", config.operation_delay_ms, StoreAs::milliseconds,
+      "test hook: sleep inside each guarded operation, before its transaction", Zero::allowed);
+  add_deprecated_alias(app, delay, "--operation-delay-ms", OldValue::milliseconds, Zero::allowed);
   app.add_flag("--crash-after-partner-commit", config.crash_after_partner_commit,
                "test hook: SIGKILL this process right after the partner accepts a transfer");
   app.add_flag("--break-transaction-once", config.break_transaction_once,
@@ -150,9 +171,9 @@ CLI::App* add_reconcile(CLI::App& app, webhooks::orders::ReconcileOptions& args)
   reconcile->add_option("--partner-url", args.partner_url, "the payout partner, http://HOST:PORT")
       ->check(webhooks::app::server_url(false))
       ->capture_default_str();
-  reconcile->add_option("--partner-timeout-ms", args.timeout_ms, "timeout of each partner call")
-      ->check(duration(DurationUnit::milliseconds))
-      ->capture_default_str();
+  CLI::Option* timeout = add_duration(*reconcile, "--partner-timeout", args.timeout_ms,
+                                      StoreAs::milliseconds, "timeout of each partner call");
+  add_deprecated_alias(*reconcile, timeout, "--partner-timeout-ms", OldValue::milliseconds);
   reconcile->add_flag(
       "--resolve", args.resolve,
       "act on the findings: reverse each duplicate transfer but the payout's first "

@@ -3,7 +3,7 @@
 // deduplicated, once per transfer); GET /transfers lists them with reversed_by. Faults on demand:
 // answers lost after the commit (--drop-after-commit), no deduplication (--ignore-idempotency-key),
 // slowness
-// (--delay-ms). docs/orders-api.md, "The payout partner".
+// (--delay). docs/orders-api.md, "The payout partner".
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
@@ -12,6 +12,7 @@
 
 #include "reversals.h"
 #include "transfers.h"
+#include "webhooks/app/deprecated_flags.h"
 #include "webhooks/app/flags.h"
 #include "webhooks/app/server.h"
 #include "webhooks/clock.h"
@@ -207,10 +208,12 @@ int main(int argc, char** argv) {
                  "close the connection without answering after committing the next N transfers")
       ->check(webhooks::app::count(0))
       ->capture_default_str();
-  app.add_option("--delay-ms", config.delay_ms, "wait this long before handling each transfer")
-      ->check(webhooks::app::duration(webhooks::app::DurationUnit::milliseconds,
-                                      webhooks::app::Zero::allowed))
-      ->capture_default_str();
+  CLI::Option* delay = webhooks::app::add_duration(
+      app, "--delay", config.delay_ms, webhooks::app::StoreAs::milliseconds,
+      "wait this long before handling each transfer", webhooks::app::Zero::allowed);
+  webhooks::app::add_deprecated_alias(app, delay, "--delay-ms",
+                                      webhooks::app::OldValue::milliseconds,
+                                      webhooks::app::Zero::allowed);
   app.add_option("--log-level", config.log_level, "debug, info, warn or error")
       ->transform(webhooks::app::log_levels())
       ->capture_default_str();

@@ -3,15 +3,18 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 
+#include "webhooks/app/deprecated_flags.h"
 #include "webhooks/app/flags.h"
 #include "webhooks/app/secret_flags.h"
 #include "webhooks/error.h"
 #include "webhooks/publisher/duration.h"
+#include "webhooks/publisher/ip_network.h"
 #include "webhooks/publisher/retry_policy.h"
 
 namespace webhooks::publisherd {
 namespace {
 
+using app::duration_text;
 using app::Zero;
 using publisher::parse_duration;
 using std::chrono::milliseconds;
@@ -30,8 +33,8 @@ std::string flag_text(milliseconds value) {
 struct Flags {
   publisher::Options options;
   std::vector<std::string> admin_tokens, viewer_tokens;  // [NAME:]TOKEN, NAME:TOKEN
-  double lease_seconds = static_cast<double>(options.ingest_lease.count()) / 1000;
-  double ttl_seconds = static_cast<double>(options.ingest_ttl.count()) / 1000;
+  std::string lease = flag_text(options.ingest_lease);
+  std::string ttl = flag_text(options.ingest_ttl);
   std::string retry_schedule = options.retry_policy.schedule_text();
   std::string max_age = flag_text(options.retry_policy.max_age());
   std::string replay_max_age = flag_text(options.replay_max_age);
@@ -51,18 +54,9 @@ struct Flags {
   std::string overview_refresh = flag_text(options.overview_refresh);
   std::string db_statement_timeout = flag_text(options.database_statement_timeout);
   std::string db_pool_wait = flag_text(options.database_pool_wait);
-  int schedules_given = 0;  // --retry-schedule occurrences on the command line
+  std::vector<std::string> allowed_networks;  // --allow-network, each checked by IpNetwork::parse
+  int schedules_given = 0;                    // --retry-schedule occurrences on the command line
 };
-
-// A flag such as --timeout 15s: a duration in the grammar of duration.h (at most 365d), greater
-// than 0 unless zero is allowed.
-CLI::Validator duration_text(Zero zero = Zero::refused) {
-  return app::accepted_by("DURATION", [zero](const std::string& text) {
-    if (parse_duration(text).count() == 0 && zero == Zero::refused) {
-      throw Error(ErrorCode::invalid_argument, "must be greater than 0, e.g. \"5s\"");
-    }
-  });
-}
 
 // --permanent-status, after app::count(400, 499): a status that classify_attempt would make
 // permanent. It ignores the list for 408, 425 and 429 (always retried) and 410 (always disables
@@ -130,8 +124,11 @@ void to_options(Flags& f) {
   } catch (const Error& e) {
     throw CLI::ValidationError("--retry-schedule", e.what());
   }
-  o.ingest_lease = app::seconds_to_millis(f.lease_seconds);
-  o.ingest_ttl = app::seconds_to_millis(f.ttl_seconds);
+  for (const std::string& text : f.allowed_networks) {
+    o.allowed_networks.push_back(publisher::IpNetwork::parse(text));
+  }
+  o.ingest_lease = parse_duration(f.lease);
+  o.ingest_ttl = parse_duration(f.ttl);
   o.replay_max_age = parse_duration(f.replay_max_age);
   o.rotation_grace = parse_duration(f.rotation_grace);
   o.disable_after = parse_duration(f.disable_after);
@@ -204,11 +201,13 @@ void add_api_flags(CLI::App& app, Flags& f) {
          "HOST:PORT to serve on; port 0 picks a free one")
       ->check(app::listen_address());
   option(app, "--db", o.database, "WEBHOOKS_DB", "SQLite file path or postgres:// URL");
-  option(app, "--lease", f.lease_seconds, "WEBHOOKS_LEASE",
-         "seconds an ingest request's idempotency lease lasts without a heartbeat")
-      ->check(app::duration(app::DurationUnit::seconds));
-  option(app, "--ttl", f.ttl_seconds, "WEBHOOKS_TTL", "seconds idempotency records are kept")
-      ->check(app::duration(app::DurationUnit::seconds));
+  option(app, "--lease", f.lease, "WEBHOOKS_LEASE",
+         "how long an ingest request's idempotency lease lasts without a heartbeat")
+      ->transform(app::deprecated_bare_number("--lease", app::DurationUnit::seconds))
+      ->check(duration_text());
+  option(app, "--ttl", f.ttl, "WEBHOOKS_TTL", "how long idempotency records are kept")
+      ->transform(app::deprecated_bare_number("--ttl", app::DurationUnit::seconds))
+      ->check(duration_text());
   app::add_secret_option(
       app,
       {"--admin-token", "WEBHOOKS_ADMIN_TOKEN",
@@ -231,6 +230,15 @@ void add_api_flags(CLI::App& app, Flags& f) {
   app.add_flag("--allow-private-networks", o.allow_private_networks,
                "deliver to loopback, private, link-local and CGNAT addresses (tests, demos)")
       ->envname("WEBHOOKS_ALLOW_PRIVATE_NETWORKS");
+  app.add_option("--allow-network", f.allowed_networks,
+                 "deliver to the addresses of this network too, whatever their class "
+                 "(repeatable; CIDR, e.g. 10.20.0.0/16 or fd00:ab::/32; an address alone is /32 "
+                 "or /128); other private addresses stay refused")
+      ->envname("WEBHOOKS_ALLOW_NETWORK")
+      ->delimiter(',')
+      ->type_name("CIDR")
+      ->check(
+          app::accepted_by("", [](const std::string& text) { publisher::IpNetwork::parse(text); }));
   option(app, "--ca-file", o.ca_file, "WEBHOOKS_CA_FILE",
          "PEM file of the certificate authorities https:// endpoints are verified against "
          "(default: the system's)")
@@ -332,13 +340,15 @@ void add_server_flags(CLI::App& app, Flags& f, std::string& log_level) {
   option(app, "--body-limit", o.body_limit, "WEBHOOKS_BODY_LIMIT",
          "largest request body (bytes); 413 above")
       ->check(app::count(1));
-  option(app, "--http-threads", f.http_threads, "WEBHOOKS_HTTP_THREADS",
-         "HTTP worker threads when --fiber-threads is 0 (handlers only: idle and slow "
-         "connections hold none)")
-      ->check(app::count(1, 4096));
+  CLI::Option* threads =
+      option(app, "--threads", f.http_threads, "WEBHOOKS_THREADS",
+             "HTTP worker threads when --fiber-threads is 0 (handlers only: idle and slow "
+             "connections hold none)")
+          ->check(app::count(1, 4096));
+  app::add_deprecated_alias(app, threads, "--http-threads");
   option(app, "--fiber-threads", f.fiber_threads, "WEBHOOKS_FIBER_THREADS",
          "threads running the handlers on fibers (default: the number of cores), 0 to 1024; 0: "
-         "a pool of --http-threads threads, one request each")
+         "a pool of --threads threads, one request each")
       ->check(app::count(0, 1024));
   option(app, "--max-connections", f.max_connections, "WEBHOOKS_MAX_CONNECTIONS",
          "open client connections at most; beyond it the one waiting the longest without a "

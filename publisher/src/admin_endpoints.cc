@@ -37,18 +37,36 @@ bool read_types(const json& body, std::vector<std::string>& out, httplib::Respon
   return true;
 }
 
-// Checks the URL against the SSRF rules; false after answering.
-bool check_url(const json& url, const SsrfOptions& ssrf, httplib::Response& res) {
+// Checks the URL against the SSRF rules; false after answering. A host that does not resolve yet
+// is accepted (its DNS may come later; every connect is checked again) with a line in `warnings`.
+bool check_url(const json& url, const SsrfOptions& ssrf, std::vector<std::string>& warnings,
+               httplib::Response& res) {
   if (!url.is_string()) {
     fail(res, 400, "invalid_request", "url must be a string");
     return false;
   }
   const UrlCheck check = check_endpoint_url(url.get<std::string>(), ssrf);
   if (check) return true;
+  if (check.verdict == UrlVerdict::unresolvable) {
+    warnings.push_back("url host \"" + check.host +
+                       "\" does not resolve yet: deliveries fail until it does");
+    return true;
+  }
   const bool malformed = check.verdict == UrlVerdict::malformed;
   fail(res, malformed ? 400 : 422, malformed ? "invalid_request" : "url_not_allowed",
        check.message);
   return false;
+}
+
+// Logs the endpoint's `warnings` and adds them to its answer as "warnings" (none: no member).
+void add_warnings(const std::string& endpoint_id, const std::vector<std::string>& warnings,
+                  json& out) {
+  for (const std::string& warning : warnings) {
+    log_event(spdlog::level::warn, {{"event", "endpoint_url_unresolvable"},
+                                    {"endpoint_id", endpoint_id},
+                                    {"warning", warning}});
+  }
+  if (!warnings.empty()) out["warnings"] = warnings;
 }
 
 // A secret from the body (validated, canonical form) or a new one; nullopt after answering 400.
@@ -141,7 +159,8 @@ void create_endpoint(Store& store, const Clock& clock, const SsrfOptions& ssrf,
                 "merchant_id must be a non-empty string without NUL characters");
   }
   if (!body->contains("url")) return fail(res, 400, "invalid_request", "url is required");
-  if (!check_url(body->at("url"), ssrf, res)) return;
+  std::vector<std::string> warnings;
+  if (!check_url(body->at("url"), ssrf, warnings, res)) return;
   if (!read_types(*body, e.event_types, res)) return;
   const std::optional<SigningScheme> signing = read_signing(*body, SigningScheme::v1, res);
   if (!signing) return;
@@ -168,6 +187,7 @@ void create_endpoint(Store& store, const Clock& clock, const SsrfOptions& ssrf,
              {"ordering", to_string(e.control.ordering)}});
   json out = detail::endpoint_json(e);
   out.update(keys->shown);  // the only time a secret is shown
+  add_warnings(e.id, warnings, out);
   answer(res, 201, out);
 }
 
@@ -195,8 +215,9 @@ void update_endpoint(Store& store, const Clock& clock, const SsrfOptions& ssrf,
   if (!body) return;
   auto e = store.find_endpoint(req.matches[1]);
   if (!e) return fail(res, 404, "not_found", "no such endpoint");
+  std::vector<std::string> warnings;
   if (body->contains("url")) {
-    if (!check_url(body->at("url"), ssrf, res)) return;
+    if (!check_url(body->at("url"), ssrf, warnings, res)) return;
     e->url = body->at("url").get<std::string>();
   }
   if (!read_types(*body, e->event_types, res)) return;
@@ -214,7 +235,9 @@ void update_endpoint(Store& store, const Clock& clock, const SsrfOptions& ssrf,
              {"headers", e->control.headers.size()},
              {"auth", to_string(e->control.auth.type)},
              {"client_certificate", !e->control.client_certificate.empty()}});
-  answer(res, 200, detail::endpoint_json(*store.find_endpoint(e->id)));
+  json out = detail::endpoint_json(*store.find_endpoint(e->id));
+  add_warnings(e->id, warnings, out);
+  answer(res, 200, out);
 }
 
 // DELETE /v1/endpoints/{id} (204).

@@ -284,6 +284,7 @@ DeliveryQueue::DeliveryQueue(HttpDeliveryOptions options) : impl_(std::make_uniq
   std::call_once(curl_init_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   impl_->options = options;
   impl_->ssrf.allow_private_networks = options.allow_private_networks;
+  impl_->ssrf.allowed_networks = options.allowed_networks;
   impl_->multi = curl_multi_init();
   if (impl_->multi == nullptr) throw Error(ErrorCode::io, "curl_multi_init failed");
   const std::size_t idle =

@@ -43,6 +43,7 @@ HttpDeliveryOptions http_options(const Options& o) {
   http.connect_timeout = o.connect_timeout;
   http.total_timeout = o.timeout;
   http.allow_private_networks = o.allow_private_networks;
+  http.allowed_networks = o.allowed_networks;
   http.ca_file = o.ca_file;
   return http;
 }
@@ -77,6 +78,7 @@ AdminOptions admin_options(const Options& o) {
   admin.tokens = o.tokens;
   admin.behind_tls_proxy = o.behind_tls_proxy;
   admin.ssrf.allow_private_networks = o.allow_private_networks;
+  admin.ssrf.allowed_networks = o.allowed_networks;
   admin.rotation_grace = o.rotation_grace;
   admin.replay_max_age = o.replay_max_age;
   admin.body_limit = o.body_limit;

@@ -36,7 +36,14 @@ std::optional<int> parse_port(std::string_view s) {
   return port;
 }
 
+// RFC 6761, section 6.4: "invalid" and the names under it never resolve; resolvers should answer
+// at once, without a query.
+bool special_invalid(std::string_view host) {
+  return host == "invalid" || host.ends_with(".invalid");
+}
+
 std::vector<IpAddress> getaddrinfo_resolve(const std::string& host) {
+  if (special_invalid(host)) return {};
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -53,7 +60,21 @@ std::vector<IpAddress> getaddrinfo_resolve(const std::string& host) {
   return addresses;
 }
 
-constexpr std::string_view kNotAllowed = "; private networks are not allowed";
+// "; private networks are not allowed", then the networks that are, if any.
+std::string not_allowed(const SsrfOptions& options) {
+  std::string text = "; private networks are not allowed";
+  for (std::size_t i = 0; i < options.allowed_networks.size(); ++i) {
+    text += (i == 0 ? " outside " : ", ") + options.allowed_networks[i].to_string();
+  }
+  return text;
+}
+
+// Public, or in one of the networks the operator allowed.
+bool allowed_address(const IpAddress& ip, AddressClass cls, const SsrfOptions& options) {
+  if (options.allow_private_networks || cls == AddressClass::public_address) return true;
+  return std::any_of(options.allowed_networks.begin(), options.allowed_networks.end(),
+                     [&ip](const IpNetwork& network) { return network.contains(ip); });
+}
 
 // "127.0.0.1, a loopback address"
 std::string address_phrase(const IpAddress& ip, AddressClass cls) {
@@ -163,13 +184,13 @@ UrlCheck check_endpoint_url(std::string_view url, const SsrfOptions& options) {
   }
   for (const IpAddress& ip : addresses) {
     const AddressClass cls = classify(ip);
-    if (cls == AddressClass::public_address) continue;
+    if (allowed_address(ip, cls, options)) continue;
     check.address = ip;
     check.address_class = cls;
     std::string message =
         literal ? "URL host " + ip.to_string() + " is " + std::string(describe(cls))
                 : "host \"" + check.host + "\" resolves to " + address_phrase(ip, cls);
-    return reject(check, UrlVerdict::address_refused, message + std::string(kNotAllowed));
+    return reject(check, UrlVerdict::address_refused, message + not_allowed(options));
   }
   check.verdict = UrlVerdict::allowed;
   return check;
@@ -184,12 +205,12 @@ AddressCheck check_connect_address(const sockaddr* address, std::size_t length,
     return check;
   }
   check.address_class = classify(*check.address);
-  if (options.allow_private_networks || check.address_class == AddressClass::public_address) {
+  if (allowed_address(*check.address, check.address_class, options)) {
     check.allowed = true;
     return check;
   }
   check.message = "refused to connect to " + address_phrase(*check.address, check.address_class) +
-                  std::string(kNotAllowed);
+                  not_allowed(options);
   return check;
 }
 

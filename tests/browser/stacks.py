@@ -150,7 +150,7 @@ class Orders:
         self.server = start("orders-api", [
             executable("WEBHOOKS_ORDERS_API"), "--listen", "127.0.0.1:0",
             "--db", workdir.file("orders.db"), "--partner-url", f"http://127.0.0.1:{partner_port}",
-            "--partner-attempts", "1", "--partner-timeout-ms", "2000", *flags], workdir)
+            "--partner-attempts", "1", "--partner-timeout", "2s", *flags], workdir)
         self.base = f"http://127.0.0.1:{self.server.port}"
 
     def post(self, api_key, path, idempotency_key, body, status):

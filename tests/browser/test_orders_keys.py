@@ -3,7 +3,7 @@ of their three states, and only its own.
 
 completed: POST /orders. failed: POST /payouts while the payout partner does not answer (502
 partner_unavailable, --partner-attempts 1). in_progress: POST /payouts to a second orders-api on
-the same database with --operation-delay-ms 60000, still running while the page is read.
+the same database with --operation-delay 60s, still running while the page is read.
 """
 
 import unittest
@@ -31,7 +31,7 @@ class OrdersKeysConsole(ConsoleCase):
         cls.orders.post(KEY, "/orders", "order-done", {**ORDER, "amount": 1}, 422)  # a mismatch
         cls.orders.post(KEY, "/payouts", "payout-failed", PAYOUT, 502)
         cls.orders.post(OTHER_KEY, "/orders", "order-other", ORDER, 201)
-        cls.slow = Orders(work, partner, keys + ["--operation-delay-ms", "60000"])
+        cls.slow = Orders(work, partner, keys + ["--operation-delay", "60s"])
         cls.addClassCleanup(cls.slow.close)
         cls.waiting = cls.slow.post_without_waiting(KEY, "/payouts", "payout-waiting", PAYOUT)
         cls.addClassCleanup(cls.waiting.close)

@@ -36,6 +36,20 @@ SsrfOptions no_resolution(bool allow_private = false) {
   return options;
 }
 
+// check_connect_address on the socket address of `text` (an IPv4 or IPv6 literal), as curl
+// hands it to the open-socket callback.
+AddressCheck connect_to(const std::string& text, const SsrfOptions& options) {
+  sockaddr_in in{};
+  sockaddr_in6 in6{};
+  if (inet_pton(AF_INET, text.c_str(), &in.sin_addr) == 1) {
+    in.sin_family = AF_INET;
+    return check_connect_address(reinterpret_cast<const sockaddr*>(&in), sizeof(in), options);
+  }
+  REQUIRE(inet_pton(AF_INET6, text.c_str(), &in6.sin6_addr) == 1);
+  in6.sin6_family = AF_INET6;
+  return check_connect_address(reinterpret_cast<const sockaddr*>(&in6), sizeof(in6), options);
+}
+
 }  // namespace
 
 TEST_CASE("every spelling of loopback is refused") {
@@ -260,4 +274,53 @@ TEST_CASE("the connect-time check reads the socket address curl is about to use"
   CHECK_FALSE(check.address);
   CHECK(check.message == "refused to connect: not an IPv4 or IPv6 socket address");
   CHECK_FALSE(check_connect_address(nullptr, 0, allow));
+}
+
+TEST_CASE("an allowed network opens its addresses only, at creation and at connect") {
+  SsrfOptions vpc = with_names({
+      {"in.vpc.test", {"10.20.0.9"}},
+      {"split.vpc.test", {"10.20.0.9", "10.30.0.1"}},
+  });
+  vpc.allowed_networks = {IpNetwork::parse("10.20.0.0/16"), IpNetwork::parse("fd00:ab::/32")};
+  CHECK(check_endpoint_url("http://10.20.0.0/", vpc));
+  CHECK(check_endpoint_url("http://10.20.255.255:8443/hook", vpc));
+  CHECK(check_endpoint_url("http://[fd00:ab::7]/", vpc));
+  CHECK(check_endpoint_url("http://[::ffff:10.20.1.1]/", vpc));
+  CHECK(check_endpoint_url("https://in.vpc.test/", vpc));
+  CHECK(check_endpoint_url("https://93.184.216.34/", vpc));  // public stays allowed
+
+  UrlCheck check = check_endpoint_url("http://10.21.0.0/", vpc);
+  CHECK(check.verdict == UrlVerdict::address_refused);
+  CHECK(check.message ==
+        "URL host 10.21.0.0 is a private-network address; private networks are not allowed "
+        "outside 10.20.0.0/16, fd00:ab::/32");
+  check = check_endpoint_url("http://127.0.0.1/", vpc);
+  CHECK(check.address_class == AddressClass::loopback);
+  // curl may connect to any address of a name: one outside the network refuses the name.
+  check = check_endpoint_url("https://split.vpc.test/", vpc);
+  CHECK(check.verdict == UrlVerdict::address_refused);
+  CHECK(check.message ==
+        "host \"split.vpc.test\" resolves to 10.30.0.1, a private-network address; private "
+        "networks are not allowed outside 10.20.0.0/16, fd00:ab::/32");
+
+  CHECK(connect_to("10.20.0.9", vpc));
+  const AddressCheck refused = connect_to("10.21.0.9", vpc);
+  CHECK_FALSE(refused);
+  CHECK(refused.message ==
+        "refused to connect to 10.21.0.9, a private-network address; private networks are not "
+        "allowed outside 10.20.0.0/16, fd00:ab::/32");
+  CHECK(connect_to("::ffff:10.20.3.3", vpc));
+  CHECK(connect_to("fd00:ab::1", vpc));
+  CHECK_FALSE(connect_to("fd00:ac::1", vpc));
+}
+
+TEST_CASE("names under .invalid never resolve, without a DNS query (RFC 6761)") {
+  for (const char* url :
+       {"https://hooks.shop.invalid/in", "http://invalid/", "http://X.INVALID./"}) {
+    INFO(url);
+    const UrlCheck check = check_endpoint_url(url);  // the default resolver
+    CHECK(check.verdict == UrlVerdict::unresolvable);
+  }
+  CHECK(check_endpoint_url("https://hooks.shop.invalid/in").message ==
+        "host \"hooks.shop.invalid\" does not resolve to any address");
 }

@@ -41,9 +41,19 @@ CLI::Option* add_signing_option(CLI::App* cmd, EndpointArgs& a, const std::strin
   return cmd->add_option("--signing", a.signing, help)->check(CLI::IsMember({"v1", "v1a", "both"}));
 }
 
+// Prints the answer, and each of its "warnings" (e.g. a URL host that does not resolve yet) on
+// stderr as "webhooks: warning: ...".
 int print_answer(const EndpointArgs& a, const std::optional<nlohmann::ordered_json>& answer) {
   if (!answer) return kFailed;
   print_object(*answer, a.json);
+  if (const auto warnings = answer->find("warnings");
+      warnings != answer->end() && warnings->is_array()) {
+    for (const nlohmann::ordered_json& warning : *warnings) {
+      if (warning.is_string()) {
+        std::cerr << "webhooks: warning: " << warning.get<std::string>() << "\n";
+      }
+    }
+  }
   if (!a.json && answer->contains("secret")) {
     std::cout << "(the secret is shown only now: store it where the receiver reads it)\n";
   }

@@ -7,6 +7,7 @@
 
 #include "capture.h"
 #include "cli.h"
+#include "webhooks/app/deprecated_flags.h"
 #include "webhooks/app/server.h"
 #include "webhooks/json_parse.h"
 #include "webhooks/receiver/http_server.h"
@@ -34,9 +35,7 @@ void add_listen_options(CLI::App& cmd, ListenArgs& a) {
   cmd.add_option("--db", a.db, "SQLite file (or postgres:// URL) for dedup records")
       ->capture_default_str();
   cmd.add_option("--consumer", a.consumer, "dedup scope")->capture_default_str();
-  cmd.add_option("--tolerance", a.tolerance, "timestamp tolerance, whole seconds")
-      ->check(app::duration(app::DurationUnit::whole_seconds))
-      ->capture_default_str();
+  app::add_whole_seconds(cmd, "--tolerance", a.tolerance, "timestamp tolerance, whole seconds");
   cmd.add_option("--forward", a.forward, "also POST each new event, headers and body, to this URL");
   cmd.add_option("--capture", a.capture,
                  "append each new event (the delivery handled first, as `new`) as a JSON line to "

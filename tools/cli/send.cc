@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "signing_flags.h"
+#include "webhooks/app/deprecated_flags.h"
 #include "webhooks/clock.h"
 #include "webhooks/rfc3339.h"
 #include "webhooks/uuid.h"
@@ -143,9 +144,9 @@ void add_send(CLI::App& app, Action& action) {
   cmd->add_option("--header", args->headers,
                   "an extra header, \"Name: value\"; repeatable (replaces webhook-delivery-id, "
                   "webhook-event-type or User-Agent of the same name)");
-  cmd->add_option("--timeout-ms", args->timeout_ms, "connect and read timeout, milliseconds")
-      ->check(app::duration(app::DurationUnit::milliseconds))
-      ->capture_default_str();
+  CLI::Option* timeout = app::add_duration(*cmd, "--timeout", args->timeout_ms,
+                                           app::StoreAs::milliseconds, "connect and read timeout");
+  app::add_deprecated_alias(*cmd, timeout, "--timeout-ms", app::OldValue::milliseconds);
   cmd->callback([args, cmd, &action] { action = [args, cmd] { return run_send(*args, *cmd); }; });
 }
 

@@ -6,6 +6,7 @@
 #include "header_lines.h"
 #include "signing_flags.h"
 #include "verify_provider.h"
+#include "webhooks/app/deprecated_flags.h"
 #include "webhooks/app/flags.h"
 #include "webhooks/clock.h"
 #include "webhooks/ed25519.h"
@@ -78,11 +79,9 @@ void add_verify_options(CLI::App& cmd, VerifyArgs& args) {
   cmd.add_option("--headers-file", args.headers_file, "file of 'name: value' lines")->required();
   cmd.add_option("--body-file", args.body_file, "file with the raw body ('-' for stdin)")
       ->required();
-  auto* tolerance =
-      cmd.add_option("--tolerance", args.tolerance,
-                     "accepted clock difference, seconds, both directions")
-          ->capture_default_str()
-          ->check(app::duration(app::DurationUnit::whole_seconds, app::Zero::allowed));
+  auto* tolerance = app::add_whole_seconds(cmd, "--tolerance", args.tolerance,
+                                           "accepted clock difference, both directions (0s: none)",
+                                           app::Zero::allowed);
   cmd.add_flag("--no-tolerance", args.no_tolerance,
                "skip the timestamp window (replaying old captures)")
       ->excludes(tolerance);

@@ -39,8 +39,8 @@ std::vector<std::string> Demo::publisher_args() const {
        std::vector<std::pair<std::string, std::string>>{{"--admin-token", admin_token_},
                                                         {"--retry-schedule", o_.retry_schedule},
                                                         {"--max-age", "1h"},
-                                                        {"--lease", "5"},
-                                                        {"--ttl", "3600"},
+                                                        {"--lease", "5s"},
+                                                        {"--ttl", "1h"},
                                                         {"--poll-interval", "50ms"},
                                                         {"--connect-timeout", "2s"},
                                                         {"--timeout", "10s"},
@@ -64,7 +64,7 @@ std::vector<std::string> Demo::receiver_args(int crash_on) const {
                                 "--consumer",
                                 "demo-merchant",
                                 "--lease",
-                                "2",
+                                "2s",
                                 "--fail-first-attempts",
                                 std::to_string(o_.merchant_fail_percent)};
   if (crash_on > 0) {
@@ -79,12 +79,12 @@ std::vector<std::string> Demo::orders_args() const {
   return {"--listen", std::string(kHost) + ":0", "--db", (work_ / "orders.db").string(),
           "--api-key", api_key_ + ":" + kMerchant, "--partner-url",
           http + std::to_string(partner_port_), "--publisher-url",
-          http + std::to_string(publisher_port_), "--publisher-token", admin_token_, "--lease", "2",
-          "--ttl", "3600", "--partner-timeout-ms", "2000",
+          http + std::to_string(publisher_port_), "--publisher-token", admin_token_, "--lease",
+          "2s", "--ttl", "1h", "--partner-timeout", "2s",
           // Each operation takes 5 ms inside its lease, so a resend sent together with its
           // original finds it in progress: 409. An order's delay is inside its group's
           // transaction, so the orders take 5 ms each one after another (25 ms made 26 s).
-          "--operation-delay-ms", "5"};
+          "--operation-delay", "5ms"};
 }
 
 namespace {

@@ -80,7 +80,7 @@ TEST_CASE("a payout's key while it runs (in_progress, a 409 counted) and once it
   Stack s;
   s.start_partner();
   s.start_api(
-      {"--operation-delay-ms", "1500", "--partner-attempts", "1", "--partner-timeout-ms", "1000"});
+      {"--operation-delay", "1500ms", "--partner-attempts", "1", "--partner-timeout", "1s"});
   s.stop_partner();  // the partner is down: the payout answers 502 and its record is failed
   std::optional<Answer> first;
   std::thread running([&] { first = s.try_post("/payouts", "payout-1", kPayout); });

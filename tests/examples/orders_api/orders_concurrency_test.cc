@@ -29,7 +29,7 @@ std::optional<webhooks::idempotency::Record> record(Stack& s, const std::string&
 
 TEST_CASE("an operation three leases long: every retry meanwhile gets 409, it runs once") {
   Stack s;
-  s.start_api({"--lease", "1", "--operation-delay-ms", "3500"});
+  s.start_api({"--lease", "1s", "--operation-delay", "3500ms"});
   std::optional<Answer> first;
   const auto started = steady_clock::now();
   std::thread slow([&] { first = s.try_post("/orders", "slow-1", kOrder); });
@@ -61,7 +61,7 @@ TEST_CASE(
     "SIGKILL inside the order's transaction leaves nothing: the retry after the restart creates "
     "the order at once, once") {
   Stack s;
-  s.start_api({"--lease", "2", "--operation-delay-ms", "60000"});
+  s.start_api({"--lease", "2s", "--operation-delay", "60s"});
   std::optional<Answer> lost;
   std::thread doomed([&] { lost = s.try_post("/orders", "crash-1", kOrder); });
   // The operation logs `operation_delay` inside its transaction, after the record's INSERT.
@@ -82,7 +82,7 @@ TEST_CASE(
   CHECK(s.count("SELECT COUNT(*) FROM outbox") == 0);
 
   // No record and no lease survived the process: the first retry runs the operation.
-  s.start_api({"--lease", "2"});
+  s.start_api({"--lease", "2s"});
   const Answer retry = s.post("/orders", "crash-1", kOrder);
   CHECK(retry.status == 201);
   CHECK(retry.header("Idempotent-Replayed") == "");
@@ -99,7 +99,7 @@ TEST_CASE(
 
 TEST_CASE("50 concurrent identical requests: one order; every answer 201 with one body, or 409") {
   Stack s;
-  s.start_api({"--operation-delay-ms", "100"});
+  s.start_api({"--operation-delay", "100ms"});
   constexpr int kClients = 50;
   std::vector<std::optional<Answer>> answers(kClients);
   s.post_at_once("/orders", "burst-1", kOrder, answers);

@@ -224,7 +224,7 @@ TEST_CASE("a validation error (422) is final: the retry gets it replayed") {
 
 TEST_CASE("the same key after the TTL is a new request") {
   Stack s;
-  s.start_api({"--ttl", "2"});
+  s.start_api({"--ttl", "2s"});
   const Answer first = s.post("/orders", "order-10", kOrder);
   REQUIRE(first.status == 201);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);

@@ -81,7 +81,7 @@ TEST_CASE("a payout with the partner reachable: 201, one transfer, reconcile is 
 TEST_CASE("the partner is down (502, not final): the retry runs again with the same payout") {
   Stack s;
   s.start_partner();
-  s.start_api({"--partner-attempts", "2", "--partner-timeout-ms", "1000"});
+  s.start_api({"--partner-attempts", "2", "--partner-timeout", "1s"});
   const int port = s.partner_port;
   s.stop_partner();
 
@@ -151,7 +151,7 @@ TEST_CASE("orders-api dies right after the partner committed: the retry finds th
   INFO((immature ? "a partner that ignores X-Idempotency-Key" : "a deduplicating partner"));
   s.start_partner(immature ? std::vector<std::string>{"--ignore-idempotency-key"}
                            : std::vector<std::string>{});
-  s.start_api({"--lease", "1", "--crash-after-partner-commit"});
+  s.start_api({"--lease", "1s", "--crash-after-partner-commit"});
   CHECK_FALSE(s.try_post("/payouts", "payout-4", kPayout));
   const auto status = s.api->wait_exit(seconds(15));
   REQUIRE(status);
@@ -172,7 +172,7 @@ TEST_CASE("orders-api dies right after the partner committed: the retry finds th
                    " transfer=" + before[0]["id"].get<std::string>() + "\n",
                "clean"));
 
-  s.start_api({"--lease", "1"});
+  s.start_api({"--lease", "1s"});
   const Answer retry = retry_until_settled(s, "payout-4");
   check_submitted(retry, "payout-4");
   CHECK(retry.json()["id"] == saved.text(0, 0));

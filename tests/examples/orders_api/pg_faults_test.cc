@@ -54,7 +54,7 @@ TEST_CASE(
     "retry with the same key runs at once") {
   Stack s;
   // The operation waits 2 s inside its transaction: the database goes away meanwhile.
-  s.start_api({"--operation-delay-ms", "2000"});
+  s.start_api({"--operation-delay", "2s"});
   const std::string name = s.orders_db.substr(s.orders_db.rfind('/') + 1);
   const auto ops = webhooks::db::Database::open(webhooks::test::postgres_url());
 

@@ -1,6 +1,6 @@
 // orders-api when its PostgreSQL server stops answering: the server processes frozen (SIGSTOP),
 // not closed, as a frozen host or a network that drops packets leaves them. With
-// --db-statement-timeout-ms 300 and --db-pool-wait-ms 300, a request that needs the database
+// --db-statement-timeout 300ms and --db-pool-wait 300ms, a request that needs the database
 // answers 503 storage_unavailable with Retry-After: 1 within the bounds, /healthz answers within
 // 1 s saying the database is unreachable, the console's sign-in page is served meanwhile, and once
 // the server is resumed (SIGCONT) orders are taken again without a restart. A real PostgreSQL of
@@ -55,7 +55,7 @@ TEST_CASE(
   Stack s;
   s.orders_db = pg.create_database("orders_freeze");
   s.start_api(
-      {"--db-statement-timeout-ms", "300", "--db-pool-wait-ms", "300", "--fiber-threads", "2"});
+      {"--db-statement-timeout", "300ms", "--db-pool-wait", "300ms", "--fiber-threads", "2"});
   // Before the freeze. A new database's first statements may take longer than 300 ms on a loaded
   // machine (then 503): tried again, with the same key, until they succeed.
   Answer created = s.post("/orders", "before", kOrder);

@@ -54,8 +54,8 @@ std::set<std::string> orders_through_a_kill(Stack& s, int publisher_port,
                                           "http://127.0.0.1:" + std::to_string(publisher_port),
                                           "--publisher-token-file",
                                           token_file,
-                                          "--relay-poll-ms",
-                                          "20",
+                                          "--relay-poll",
+                                          "20ms",
                                           "--log-level",
                                           "warn"};
   s.start_api(relay);

@@ -6,12 +6,15 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <string>
+
+#include "webhooks/duration.h"
 
 namespace webhooks::app {
 
@@ -50,7 +53,7 @@ inline constexpr std::chrono::seconds kMaxFlagDuration{std::int64_t{10} * 365 * 
 enum class DurationUnit {
   seconds,        // seconds with an optional fraction, kept in whole milliseconds: --lease 0.5
   whole_seconds,  // whole seconds: --tolerance 300
-  milliseconds,   // whole milliseconds: --delay-ms 250 (hold it in std::int64_t)
+  milliseconds,   // whole milliseconds: the deprecated --delay-ms 250 (hold it in std::int64_t)
 };
 enum class Zero { refused, allowed };
 
@@ -59,6 +62,37 @@ enum class Zero { refused, allowed };
 // fractions of a whole unit and values that would round to 0 or overflow are refused, e.g.
 // "--lease: must be a number of seconds from 0.001 to 315360000 (10 years), not 1e-9".
 CLI::Validator duration(DurationUnit unit, Zero zero = Zero::refused);
+
+// A duration flag written with a unit, the grammar of webhooks/duration.h: a whole number and ms,
+// s, m, h or d ("500ms", "30s", "5m", "2h", "7d"), at most 365d, greater than 0 unless zero is
+// allowed. Keep the text and convert it with webhooks::parse_duration once parsed. Messages, e.g.
+// "--request-timeout: duration \"30\" has no unit; use ms, s, m, h or d", "--timeout: must be
+// greater than 0, e.g. \"5s\"". A flag that used to take a bare number puts
+// deprecated_bare_number (deprecated_flags.h) before it.
+CLI::Validator duration_text(Zero zero = Zero::refused);
+
+// How add_duration keeps a duration in a number.
+enum class StoreAs { milliseconds, seconds };
+
+// Adds the flag `name`, a duration with a unit (duration_text(zero)), kept in `target` as a number
+// of milliseconds or seconds (a fraction when `target` is floating point); --help shows the
+// current value of `target` with a unit as the default. Returns the option, e.g. for
+// add_deprecated_alias (deprecated_flags.h).
+template <typename T>
+CLI::Option* add_duration(CLI::App& app, const std::string& name, T& target, StoreAs as,
+                          const std::string& help, Zero zero = Zero::refused) {
+  const double scale = as == StoreAs::seconds ? 1000.0 : 1.0;  // milliseconds per unit of target
+  const auto shown = std::chrono::milliseconds(std::llround(static_cast<double>(target) * scale));
+  return app
+      .add_option_function<std::string>(
+          name,
+          [&target, scale](const std::string& text) {
+            target = static_cast<T>(static_cast<double>(parse_duration(text).count()) / scale);
+          },
+          help)
+      ->check(duration_text(zero))
+      ->default_str(format_duration(shown));
+}
 
 // A count flag: a whole number from `min` to `max` (an int), e.g.
 // "--partner-attempts: must be a whole number from 1 to 2147483647, not 0".

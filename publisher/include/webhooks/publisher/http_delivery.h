@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "webhooks/publisher/ip_network.h"
 #include "webhooks/publisher/transport_error.h"
 
 namespace webhooks::publisher {
@@ -80,6 +81,8 @@ struct HttpDeliveryOptions {
   // false (the default) refuses, at connect time, every address that is not public
   // (ssrf_guard.h), loopback included. The daemon's --allow-private-networks sets it.
   bool allow_private_networks = false;
+  // Networks allowed at connect time whatever their class (the daemon's --allow-network).
+  std::vector<IpNetwork> allowed_networks;
   // PEM file of the certificate authorities TLS endpoints are verified against; empty: the
   // system's store. The daemon's --ca-file sets it (e.g. a private CA, or a test's).
   std::string ca_file;

@@ -18,6 +18,7 @@
 
 #include "webhooks/clock.h"
 #include "webhooks/http_server.h"
+#include "webhooks/publisher/ip_network.h"
 #include "webhooks/publisher/principals.h"
 #include "webhooks/publisher/retry_policy.h"
 #include "webhooks/random.h"
@@ -86,6 +87,11 @@ struct Options {
   // Allow endpoint URLs, and connections, to loopback, private, link-local and CGNAT addresses
   // (ssrf_guard.h). For tests and demos. Default: false.
   bool allow_private_networks = false;
+
+  // Networks whose addresses endpoint URLs, and connections, may use whatever their class, e.g.
+  // the merchants' VPC 10.20.0.0/16 (ip_network.h); other non-public addresses stay refused
+  // unless allow_private_networks. The daemon's --allow-network. Default: none.
+  std::vector<IpNetwork> allowed_networks;
 
   // How long a rotated-out signing secret keeps signing; 0: not at all. Default: 24 h.
   std::chrono::milliseconds rotation_grace{std::chrono::hours(24)};

@@ -1,11 +1,11 @@
-#include "webhooks/publisher/duration.h"
+#include "webhooks/duration.h"
 
 #include <array>
 #include <cstdint>
 
 #include "webhooks/error.h"
 
-namespace webhooks::publisher {
+namespace webhooks {
 namespace {
 
 struct Unit {
@@ -67,4 +67,4 @@ std::string format_duration(std::chrono::milliseconds value) {
   return std::to_string(ms) + "ms";  // unreachable: the ms unit divides everything
 }
 
-}  // namespace webhooks::publisher
+}  // namespace webhooks
