@@ -8,6 +8,7 @@
 #include "output.h"
 #include "publisher_api.h"
 #include "webhooks/clock.h"
+#include "webhooks/idempotency/guard.h"
 #include "webhooks/uuid.h"
 
 namespace webhooks::cli {
@@ -30,13 +31,15 @@ std::string ingest_body(const PublishArgs& a, const std::string& data) {
   return body + "}";
 }
 
-// Throws UsageError unless `key` is what the publisher takes as an Idempotency-Key: 1 to 255
-// printable ASCII characters (docs/idempotency.md), so that what is printed is what is stored.
-void check_idempotency_key(const std::string& key) {
-  if (key.empty() || key.size() > 255 ||
-      !std::all_of(key.begin(), key.end(), [](char c) { return c >= 0x20 && c <= 0x7e; })) {
+// The key the publisher stores for `flag` (idempotency::parse_idempotency_key, the guard's own
+// reading: a structured-field string is unquoted), so that what is printed is what is stored.
+// Throws UsageError unless it is 1 to 255 printable ASCII characters.
+std::string idempotency_key_of(const std::string& flag) {
+  idempotency::KeyCheck check = idempotency::parse_idempotency_key(flag);
+  if (check.status != idempotency::KeyCheck::Status::ok) {
     throw UsageError("--idempotency-key must be 1 to 255 printable ASCII characters");
   }
+  return std::move(check.key);
 }
 
 // Throws UsageError unless `key` is an ordering key the publisher takes: 1 to 255 bytes without
@@ -50,11 +53,11 @@ void check_ordering_key(const std::string& key) {
 }
 
 int run_publish(const PublishArgs& a, const CLI::App& cmd) {
-  if (cmd.count("--idempotency-key") > 0) check_idempotency_key(a.idempotency_key);
+  const std::string key = cmd.count("--idempotency-key") > 0
+                              ? idempotency_key_of(a.idempotency_key)
+                              : UuidV7Generator(system_clock()).next();
   if (cmd.count("--ordering-key") > 0) check_ordering_key(a.ordering_key);
   const std::string data = read_event_data(a.data, a.data_file);
-  const std::string key =
-      a.idempotency_key.empty() ? UuidV7Generator(system_clock()).next() : a.idempotency_key;
   const ApiAnswer answer =
       request(a.publisher, "POST", "/v1/events", ingest_body(a, data), {{"Idempotency-Key", key}});
   if (!answer.ok()) {

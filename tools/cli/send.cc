@@ -60,12 +60,7 @@ httplib::Headers request_headers(const SendArgs& args, httplib::Headers ours) {
         lower == "transfer-encoding" || lower == "connection") {
       throw UsageError("--header " + name + ": send sets it for the request's framing");
     }
-    std::erase_if(ours, [&](const auto& h) {
-      return h.first.size() == lower.size() &&
-             std::equal(lower.begin(), lower.end(), h.first.begin(), [](char a, char b) {
-               return a == std::tolower(static_cast<unsigned char>(b));
-             });
-    });
+    ours.erase(name);  // httplib::Headers compares names case-insensitively
     ours.emplace(std::move(name), std::move(value));
   }
   return ours;
