@@ -46,7 +46,10 @@ class Publisher:
             "--db", workdir.file("publisher.db"), "--admin-token", self.token,
             "--allow-private-networks", "--retry-schedule", retry_schedule,
             "--disable-after", disable_after, "--poll-interval", "50ms",
-            "--connect-timeout", "1s", "--timeout", "2s", *flags], workdir)
+            "--connect-timeout", "1s", "--timeout", "2s",
+            # Once counting takes over 20 ms (always under ASan), the overview is a snapshot
+            # recounted every --overview-refresh: tests reload the page until it shows a change.
+            "--overview-refresh", "100ms", *flags], workdir)
         self.base = f"http://127.0.0.1:{self.server.port}"
         self.api = Http(self.base, self.token)
         self.receivers = []

@@ -46,8 +46,12 @@ class EndpointsConsole(ConsoleCase):
         self.assertEqual(b.cell(self.row(self.healthy), "reason"), "")
         b.screenshot("endpoints")
         b.open("/console")
-        attention = b.find_all("ul#attention li[data-endpoint-id]")
-        self.assertEqual([li.get_attribute("data-endpoint-id") for li in attention], [self.down])
+
+        def attention(page):
+            return [li.get_attribute("data-endpoint-id")
+                    for li in page.find_all("ul#attention li[data-endpoint-id]")]
+        b.wait_reloading(lambda page: attention(page) == [self.down], "the recount")
+        self.assertEqual(attention(b), [self.down])
 
     def test_2_enabling_it_from_its_page_delivers_its_waiting_task(self):
         p, b = self.publisher, self.browser

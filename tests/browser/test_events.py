@@ -82,7 +82,9 @@ class EventsConsole(ConsoleCase):
     def test_3_the_overview_counts_the_deliveries(self):
         b = self.browser
         b.open("/console")
-        self.assertEqual(b.cell("table#queue-depth tr[data-state=succeeded]", "count"), "2")
+        b.wait_reloading(
+            lambda page: page.cell("table#queue-depth tr[data-state=succeeded]", "count") == "2",
+            "the recount")
         for state in ["pending", "delivering", "dead"]:
             self.assertEqual(b.cell(f"table#queue-depth tr[data-state={state}]", "count"), "0")
         self.assertEqual(b.text("#oldest-pending"), "none")

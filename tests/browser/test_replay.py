@@ -59,13 +59,16 @@ class ReplayWalkthrough(ConsoleCase):
         self.assertEqual(self.receiver.statuses(self.failed), [500, 500, 500])
         self.assertTrue(self.publisher.endpoint(self.endpoint)["enabled"])
 
+    def queue_counts(self):
+        return {state: self.browser.cell(f"table#queue-depth tr[data-state={state}]", "count")
+                for state in ["pending", "delivering", "succeeded", "dead"]}
+
     def test_1_the_overview_counts_a_dead_task_and_lists_the_failing_endpoint(self):
         b = self.browser
         b.open("/console")
-        counts = {state: b.cell(f"table#queue-depth tr[data-state={state}]", "count")
-                  for state in ["pending", "delivering", "succeeded", "dead"]}
-        self.assertEqual(counts, {"pending": "0", "delivering": "0", "succeeded": "1",
-                                  "dead": "1"})
+        expected = {"pending": "0", "delivering": "0", "succeeded": "1", "dead": "1"}
+        b.wait_reloading(lambda page: self.queue_counts() == expected, "the recount")
+        self.assertEqual(self.queue_counts(), expected)
         [item] = b.find_all("ul#attention li[data-endpoint-id]")
         self.assertEqual(item.get_attribute("data-endpoint-id"), self.endpoint)
         self.assertRegex(item.text,
@@ -122,8 +125,9 @@ class ReplayWalkthrough(ConsoleCase):
     def test_5_the_overview_has_no_dead_task_left(self):
         b = self.browser
         b.open("/console")
-        self.assertEqual(b.cell("table#queue-depth tr[data-state=dead]", "count"), "0")
-        self.assertEqual(b.cell("table#queue-depth tr[data-state=succeeded]", "count"), "2")
+        expected = {"pending": "0", "delivering": "0", "succeeded": "2", "dead": "0"}
+        b.wait_reloading(lambda page: self.queue_counts() == expected, "the recount")
+        self.assertEqual(self.queue_counts(), expected)
         self.assertEqual(b.find_all("ul#attention li[data-endpoint-id]"), [])
 
 
