@@ -102,11 +102,13 @@ void Sessions::mount(http::Server& server, std::string title) const {
         token == fields.end() ? std::nullopt : sign_in(token->second);
     if (!principal) {
       throttle_->record_failure(req.remote_addr);
+      if (audit_) audit_(req, {"sign_in", "", 401, "wrong_token"});
       return send_html(res, 401, render_login(title, "That token is not right."));
     }
     res.set_header("Set-Cookie",
                    session_cookie(cookie_name_, issue(*principal), lifetime_.count(), tls_));
     redirect(res, "/console");
+    if (audit_) audit_(req, {"sign_in", *principal, 303, ""});
   });
   server.Post("/console/logout", [this](const httplib::Request& req, httplib::Response& res) {
     if (const auto origin = foreign_origin(req, tls_)) {
@@ -121,9 +123,11 @@ void Sessions::mount(http::Server& server, std::string title) const {
       const std::string token =
           field != fields.end() ? field->second : req.get_header_value("X-CSRF-Token");
       if (!csrf_matches(*session, token)) {
+        if (audit_) audit_(req, {"sign_out", session->principal, 403, "csrf_failed"});
         return send_html(res, 403, "<!DOCTYPE html><title>Forbidden</title><p>csrf_failed</p>");
       }
       if (revocations_ != nullptr) revocations_->revoke(session->id, session->expires_at);
+      if (audit_) audit_(req, {"sign_out", session->principal, 303, ""});
     }
     res.set_header("Set-Cookie", session_cookie(cookie_name_, "", 0, tls_));
     redirect(res, "/console/login");

@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include "admin_json.h"
+#include "audit_log.h"
 #include "webhooks/error.h"
 #include "webhooks/http_server.h"
 #include "webhooks/idempotency/answers.h"
@@ -120,9 +121,27 @@ AdminApi::AdminApi(Store& store, Ingest& ingest, idempotency::Guard& guard, Metr
             if (p == nullptr) return std::nullopt;
             return p->name;
           },
-          clock_) {
+          clock_),
+      audit_log_(std::make_unique<AuditLog>(store_.database())),
+      wrong_token_budget_(std::make_unique<AuditBudget>(kWrongTokenEntriesPerMinute)) {
   sessions_.use_revocations(revocations_);
   sessions_.use_tls(options_.behind_tls_proxy);
+  sessions_.use_audit([this](const httplib::Request& req, const console::SessionAction& done) {
+    AuditEntry entry;
+    entry.actor = done.principal;
+    entry.action = "console." + std::string(done.action);
+    entry.status = done.status;
+    entry.detail = std::string(done.detail);
+    if (done.detail == "wrong_token") {
+      std::int64_t left_out = 0;
+      if (!wrong_token_budget_->admit(clock_.now_ms(), left_out)) return;
+      if (left_out > 0) {
+        entry.detail += "; " + std::to_string(left_out) + " earlier not recorded (over " +
+                        std::to_string(kWrongTokenEntriesPerMinute) + " a minute)";
+      }
+    }
+    record_audit(req, std::move(entry));
+  });
 }
 
 void AdminApi::mount(http::Server& server) {

@@ -99,9 +99,10 @@ void overview(OverviewSnapshot& snapshot, const Clock& clock, const httplib::Req
 void AdminApi::mount_console(http::Server& server) {
   using Request = httplib::Request;
   using Response = httplib::Response;
-  server.Post(R"(/v1/endpoints/([^/]+)/replay-missing)", [this](const Request& req, Response& res) {
-    replay_missing(store_, clock_, options_.replay_max_age, wake_, req, res);
-  });
+  server.Post(R"(/v1/endpoints/([^/]+)/replay-missing)",
+              audited("endpoint.replay_missing", [this](const Request& req, Response& res) {
+                replay_missing(store_, clock_, options_.replay_max_age, wake_, req, res);
+              }));
   server.Get(R"(/v1/endpoints/([^/]+)/stats)",
              [this](const Request& req, Response& res) { endpoint_stats(store_, req, res); });
   server.Get("/v1/overview",

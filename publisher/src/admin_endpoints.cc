@@ -336,28 +336,36 @@ void recover(Store& store, const Clock& clock, const std::function<void()>& wake
 void AdminApi::mount_endpoints(http::Server& server) {
   using Request = httplib::Request;
   using Response = httplib::Response;
-  server.Post("/v1/endpoints", [this](const Request& req, Response& res) {
-    create_endpoint(store_, clock_, options_.ssrf, req, res);
-  });
+  server.Post("/v1/endpoints",
+              audited("endpoint.create", [this](const Request& req, Response& res) {
+                create_endpoint(store_, clock_, options_.ssrf, req, res);
+              }));
   server.Get("/v1/endpoints",
              [this](const Request& req, Response& res) { list_endpoints(store_, req, res); });
   server.Get(R"(/v1/endpoints/([^/]+))",
              [this](const Request& req, Response& res) { get_endpoint(store_, req, res); });
-  server.Patch(R"(/v1/endpoints/([^/]+))", [this](const Request& req, Response& res) {
-    update_endpoint(store_, clock_, options_.ssrf, req, res);
-  });
-  server.Delete(R"(/v1/endpoints/([^/]+))", [this](const Request& req, Response& res) {
-    delete_endpoint(store_, clock_, req, res);
-  });
-  server.Post(
-      R"(/v1/endpoints/([^/]+)/(enable|disable))",
-      [this](const Request& req, Response& res) { set_enabled(store_, clock_, wake_, req, res); });
-  server.Post(R"(/v1/endpoints/([^/]+)/rotate-secret)", [this](const Request& req, Response& res) {
-    rotate_secret(store_, clock_, options_.rotation_grace, req, res);
-  });
-  server.Post(R"(/v1/endpoints/([^/]+)/recover)", [this](const Request& req, Response& res) {
-    recover(store_, clock_, wake_, req, res);
-  });
+  server.Patch(R"(/v1/endpoints/([^/]+))",
+               audited("endpoint.update", [this](const Request& req, Response& res) {
+                 update_endpoint(store_, clock_, options_.ssrf, req, res);
+               }));
+  server.Delete(R"(/v1/endpoints/([^/]+))",
+                audited("endpoint.delete", [this](const Request& req, Response& res) {
+                  delete_endpoint(store_, clock_, req, res);
+                }));
+  for (const std::string verb : {"enable", "disable"}) {
+    server.Post(R"(/v1/endpoints/([^/]+)/()" + verb + ")",
+                audited("endpoint." + verb, [this](const Request& req, Response& res) {
+                  set_enabled(store_, clock_, wake_, req, res);
+                }));
+  }
+  server.Post(R"(/v1/endpoints/([^/]+)/rotate-secret)",
+              audited("endpoint.rotate_secret", [this](const Request& req, Response& res) {
+                rotate_secret(store_, clock_, options_.rotation_grace, req, res);
+              }));
+  server.Post(R"(/v1/endpoints/([^/]+)/recover)",
+              audited("endpoint.recover", [this](const Request& req, Response& res) {
+                recover(store_, clock_, wake_, req, res);
+              }));
 }
 
 }  // namespace webhooks::publisher

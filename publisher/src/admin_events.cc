@@ -49,17 +49,6 @@ void ingest_event(Ingest& ingest, idempotency::Guard& guard, const httplib::Requ
   http::set_json_body(res, std::move(out.body));
 }
 
-// The query parameter `name` as an RFC 3339 time into `out` (kept when absent); false after
-// answering 400.
-bool read_time(const httplib::Request& req, const char* name, std::optional<UnixMillis>& out,
-               httplib::Response& res) {
-  if (!req.has_param(name)) return true;
-  out = parse_rfc3339(req.get_param_value(name));
-  if (out) return true;
-  fail(res, 400, "invalid_request", std::string(name) + " must be an RFC 3339 time");
-  return false;
-}
-
 // The query of GET /v1/events (merchant_id, type, state, since, until, q, cursor, limit);
 // std::nullopt after answering 400.
 std::optional<EventQuery> read_query(const httplib::Request& req, httplib::Response& res) {
@@ -76,21 +65,10 @@ std::optional<EventQuery> read_query(const httplib::Request& req, httplib::Respo
       return std::nullopt;
     }
   }
-  if (!read_time(req, "since", query.since, res) || !read_time(req, "until", query.until, res)) {
+  if (!detail::time_param(req, "since", query.since, res) ||
+      !detail::time_param(req, "until", query.until, res) ||
+      !detail::limit_param(req, query.limit, res)) {
     return std::nullopt;
-  }
-  if (req.has_param("limit")) {
-    // The whole value, decimal digits only: "1e3", "2abc", "+5", " 5" and a second limit= are
-    // refused, not read as 1, 2 or 5.
-    const auto limit = req.get_param_value_count("limit") == 1
-                           ? detail::parse_decimal(req.get_param_value("limit"), 1, 1000)
-                           : std::nullopt;
-    if (!limit) {
-      fail(res, 400, "invalid_request",
-           "limit must be one integer from 1 to 1000, in decimal digits");
-      return std::nullopt;
-    }
-    query.limit = static_cast<int>(*limit);
   }
   return query;
 }
@@ -190,9 +168,10 @@ void AdminApi::mount_events(http::Server& server) {
              [this](const Request& req, Response& res) { get_event(store_, req, res); });
   server.Get(R"(/v1/events/([^/]+)/attempts)",
              [this](const Request& req, Response& res) { list_attempts(store_, req, res); });
-  server.Post(R"(/v1/events/([^/]+)/replay)", [this](const Request& req, Response& res) {
-    replay_event(store_, clock_, options_.replay_max_age, wake_, req, res);
-  });
+  server.Post(R"(/v1/events/([^/]+)/replay)",
+              audited("event.replay", [this](const Request& req, Response& res) {
+                replay_event(store_, clock_, options_.replay_max_age, wake_, req, res);
+              }));
 }
 
 }  // namespace webhooks::publisher

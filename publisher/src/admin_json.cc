@@ -150,6 +150,31 @@ std::optional<std::int64_t> parse_decimal(std::string_view text, std::int64_t mi
   return value;
 }
 
+bool time_param(const httplib::Request& req, const char* name, std::optional<UnixMillis>& out,
+                httplib::Response& res) {
+  if (!req.has_param(name)) return true;
+  out = parse_rfc3339(req.get_param_value(name));
+  if (out) return true;
+  fail(res, 400, "invalid_request", std::string(name) + " must be an RFC 3339 time");
+  return false;
+}
+
+bool limit_param(const httplib::Request& req, int& out, httplib::Response& res) {
+  if (!req.has_param("limit")) return true;
+  // The whole value, decimal digits only: "1e3", "2abc", "+5", " 5" and a second limit= are
+  // refused, not read as 1, 2 or 5.
+  const auto limit = req.get_param_value_count("limit") == 1
+                         ? parse_decimal(req.get_param_value("limit"), 1, 1000)
+                         : std::nullopt;
+  if (!limit) {
+    fail(res, 400, "invalid_request",
+         "limit must be one integer from 1 to 1000, in decimal digits");
+    return false;
+  }
+  out = static_cast<int>(*limit);
+  return true;
+}
+
 std::optional<nlohmann::json> json_body(const httplib::Request& req, httplib::Response& res) {
   if (req.body.empty()) return nlohmann::json::object();
   // The parser's own reason (nesting limit, invalid UTF-8, position), as ingest answers it; the

@@ -45,6 +45,13 @@ void fail(httplib::Response& res, int status, std::string_view code, std::string
 // exponent, fraction or trailing text); std::nullopt otherwise. For numeric query parameters.
 std::optional<std::int64_t> parse_decimal(std::string_view text, std::int64_t min,
                                           std::int64_t max);
+// The query parameter `name` as an RFC 3339 time into `out` (kept when absent); false after
+// answering 400 invalid_request "NAME must be an RFC 3339 time".
+bool time_param(const httplib::Request& req, const char* name, std::optional<UnixMillis>& out,
+                httplib::Response& res);
+// The query parameter `limit` (one, 1 to 1000, decimal digits only) into `out` (kept when
+// absent); false after answering 400 invalid_request.
+bool limit_param(const httplib::Request& req, int& out, httplib::Response& res);
 // The body as a JSON object (an empty body is {}); std::nullopt after answering 400 invalid_json
 // with the parser's reason (json_parse.h: nesting limit, invalid UTF-8) or "the body must be a JSON
 // object".

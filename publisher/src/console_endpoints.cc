@@ -11,10 +11,6 @@ namespace {
 using console::escape_html;
 using console::format_number;
 
-std::string cell(const char* cls, const std::string& text) {
-  return std::string("<td class=\"") + cls + "\">" + escape_html(text) + "</td>";
-}
-
 std::string endpoint_link(const std::string& id, const std::string& text) {
   return "<a href=\"/console/endpoints/" + escape_html(console::url_encode(id)) + "\">" +
          escape_html(text) + "</a>";
@@ -44,7 +40,7 @@ std::string queue_table(const OverviewFigures& f, UnixMillis now) {
     // whole history.
     const std::string label = state == TaskState::succeeded ? name + " (last hour's events)" : name;
     out += "<tr data-state=\"" + name + "\"><td>" + label + "</td>" +
-           cell("count", std::to_string(it == f.tasks.end() ? 0 : it->second)) + "</tr>";
+           console_cell("count", std::to_string(it == f.tasks.end() ? 0 : it->second)) + "</tr>";
   }
   out += "</table>\n<p>Oldest pending task: <span id=\"oldest-pending\">" +
          escape_html(f.oldest_pending_since ? console_age(now - *f.oldest_pending_since)
@@ -90,16 +86,17 @@ std::string endpoints_body(const std::vector<Endpoint>& endpoints,
   for (const Endpoint& e : endpoints) {
     const EndpointStats f = stats.count(e.id) ? stats.at(e.id) : EndpointStats{};
     const bool any = f.attempts > 0;
-    out += "<tr data-endpoint-id=\"" + escape_html(e.id) + "\"><td class=\"id\">" +
-           endpoint_link(e.id, e.id) + "</td>" + cell("merchant", e.merchant_id) +
-           cell("url", e.url) + cell("filters", console_filters(e.event_types)) +
-           cell(e.enabled ? "state" : "state disabled", e.enabled ? "enabled" : "disabled") +
-           cell("reason", e.disabled_reason) +
-           cell("failing-since", e.failing_since ? console_time(*e.failing_since) : "") +
-           cell("success-rate", any ? percent(f.success_rate) : "") +
-           cell("p50", any ? std::to_string(f.p50_ms) + " ms" : "") +
-           cell("p99", any ? std::to_string(f.p99_ms) + " ms" : "") +
-           cell("last-status", any ? console_status(f.last_status) : "") + "</tr>\n";
+    out +=
+        "<tr data-endpoint-id=\"" + escape_html(e.id) + "\"><td class=\"id\">" +
+        endpoint_link(e.id, e.id) + "</td>" + console_cell("merchant", e.merchant_id) +
+        console_cell("url", e.url) + console_cell("filters", console_filters(e.event_types)) +
+        console_cell(e.enabled ? "state" : "state disabled", e.enabled ? "enabled" : "disabled") +
+        console_cell("reason", e.disabled_reason) +
+        console_cell("failing-since", e.failing_since ? console_time(*e.failing_since) : "") +
+        console_cell("success-rate", any ? percent(f.success_rate) : "") +
+        console_cell("p50", any ? std::to_string(f.p50_ms) + " ms" : "") +
+        console_cell("p99", any ? std::to_string(f.p99_ms) + " ms" : "") +
+        console_cell("last-status", any ? console_status(f.last_status) : "") + "</tr>\n";
   }
   return out + "</table>\n";
 }

@@ -9,42 +9,27 @@ namespace {
 using console::escape_html;
 using console::url_encode;
 
-std::string cell(const char* cls, const std::string& text) {
-  return std::string("<td class=\"") + cls + "\">" + escape_html(text) + "</td>";
-}
-
-std::string input(const char* name, const char* label, const std::string& value,
-                  const char* placeholder = "") {
-  return std::string("<label>") + label + "<input name=\"" + name + "\" id=\"filter-" + name +
-         "\" value=\"" + escape_html(value) + "\" placeholder=\"" + placeholder + "\"></label>\n";
-}
-
 std::string filter_form(const EventFilter& f, const std::string& since, const std::string& until) {
   std::string out = "<form id=\"filters\" method=\"get\" action=\"/console/events\">\n";
-  out += input("merchant_id", "Merchant", f.merchant_id);
-  out += input("type", "Type", f.type);
-  out += input("state", "State", f.state, "pending, delivering, succeeded, dead");
-  out += input("since", "Since", since, "2026-01-31T12:00:00Z");
-  out += input("until", "Until", until, "2026-01-31T13:00:00Z");
-  out += input("q", "Event id or idempotency key", f.q);
+  out += console_input("merchant_id", "Merchant", f.merchant_id);
+  out += console_input("type", "Type", f.type);
+  out += console_input("state", "State", f.state, "pending, delivering, succeeded, dead");
+  out += console_input("since", "Since", since, "2026-01-31T12:00:00Z");
+  out += console_input("until", "Until", until, "2026-01-31T13:00:00Z");
+  out += console_input("q", "Event id or idempotency key", f.q);
   return out + "<button id=\"apply-filters\" type=\"submit\">Filter</button>\n</form>\n";
 }
 
 std::string next_link(const EventFilter& f, const std::string& since, const std::string& until,
                       const std::string& cursor) {
-  std::string query;
-  const std::pair<const char*, const std::string*> params[] = {{"merchant_id", &f.merchant_id},
-                                                               {"type", &f.type},
-                                                               {"state", &f.state},
-                                                               {"since", &since},
-                                                               {"until", &until},
-                                                               {"q", &f.q}};
-  for (const auto& [name, value] : params) {
-    if (!value->empty()) query += std::string(name) + "=" + url_encode(*value) + "&";
-  }
-  query += "cursor=" + url_encode(cursor);
-  return "<p><a id=\"next-page\" href=\"/console/events?" + escape_html(query) +
-         "\">Older events</a></p>\n";
+  return console_next_link("/console/events",
+                           {{"merchant_id", f.merchant_id},
+                            {"type", f.type},
+                            {"state", f.state},
+                            {"since", since},
+                            {"until", until},
+                            {"q", f.q}},
+                           cursor, "Older events");
 }
 
 }  // namespace
@@ -60,14 +45,15 @@ std::string events_body(const EventFilter& f, const EventPage& rows, const std::
       "<th>Tasks</th></tr>\n";
   for (const Event& e : rows.events) {
     const auto states = rows.task_states.find(e.event_id);
-    out +=
-        "<tr data-event-id=\"" + escape_html(e.event_id) +
-        "\"><td class=\"id\"><a href=\"/console/events/" + escape_html(url_encode(e.event_id)) +
-        "\">" + escape_html(e.event_id) + "</a></td>" + cell("type", e.type) +
-        cell("merchant", e.merchant_id) + cell("created", console_time(e.created_at)) +
-        cell("states", console_states(states == rows.task_states.end() ? std::map<TaskState, int>{}
-                                                                       : states->second)) +
-        "</tr>\n";
+    out += "<tr data-event-id=\"" + escape_html(e.event_id) +
+           "\"><td class=\"id\"><a href=\"/console/events/" + escape_html(url_encode(e.event_id)) +
+           "\">" + escape_html(e.event_id) + "</a></td>" + console_cell("type", e.type) +
+           console_cell("merchant", e.merchant_id) +
+           console_cell("created", console_time(e.created_at)) +
+           console_cell("states",
+                        console_states(states == rows.task_states.end() ? std::map<TaskState, int>{}
+                                                                        : states->second)) +
+           "</tr>\n";
   }
   out += "</table>\n";
   if (rows.events.empty()) {
@@ -96,14 +82,16 @@ std::string tasks_table(const std::vector<Task>& tasks) {
       "<th>Parked</th><th>Attempts</th><th>Next attempt</th><th>Last status</th><th>Last "
       "error</th></tr>\n";
   for (const Task& t : tasks) {
-    out += "<tr data-task-id=\"" + std::to_string(t.id) + "\"><td>" + std::to_string(t.id) +
-           "</td><td class=\"endpoint\"><a href=\"/console/endpoints/" +
-           escape_html(url_encode(t.endpoint_id)) + "\">" + escape_html(t.endpoint_id) +
-           "</a></td>" + cell("state", std::string(to_string(t.state))) +
-           cell("parked", task_note(t)) + cell("attempts", std::to_string(t.attempts)) +
-           cell("next", t.state == TaskState::pending ? console_time(t.next_attempt_at) : "") +
-           cell("last-status", t.attempts > 0 ? console_status(t.last_status) : "") +
-           cell("last-error", t.last_error) + "</tr>\n";
+    out +=
+        "<tr data-task-id=\"" + std::to_string(t.id) + "\"><td>" + std::to_string(t.id) +
+        "</td><td class=\"endpoint\"><a href=\"/console/endpoints/" +
+        escape_html(url_encode(t.endpoint_id)) + "\">" + escape_html(t.endpoint_id) + "</a></td>" +
+        console_cell("state", std::string(to_string(t.state))) +
+        console_cell("parked", task_note(t)) +
+        console_cell("attempts", std::to_string(t.attempts)) +
+        console_cell("next", t.state == TaskState::pending ? console_time(t.next_attempt_at) : "") +
+        console_cell("last-status", t.attempts > 0 ? console_status(t.last_status) : "") +
+        console_cell("last-error", t.last_error) + "</tr>\n";
   }
   return out + "</table>\n";
 }
@@ -115,15 +103,17 @@ std::string attempts_table(const std::vector<DeliveryAttempt>& attempts) {
       "<th>Response</th><th>Trace</th></tr>\n";
   for (const DeliveryAttempt& a : attempts) {
     out += "<tr data-delivery-id=\"" + escape_html(a.delivery_id) + "\">" +
-           cell("delivery-id", a.delivery_id) + cell("endpoint", a.endpoint_id) +
-           cell("number", std::to_string(a.attempt_number)) +
-           cell("trigger", std::string(to_string(a.trigger))) +
-           cell("started", console_time(a.started_at)) + cell("status", console_status(a.status)) +
-           cell("latency", std::to_string(a.latency_ms) + " ms") +
-           cell("error", a.error == TransportError::none ? a.error_message
-                                                         : error_text(a.error, a.error_message)) +
-           cell("response", a.response_snippet) +
-           cell("trace", std::string(trace_id_of(a.traceparent))) + "</tr>\n";
+           console_cell("delivery-id", a.delivery_id) + console_cell("endpoint", a.endpoint_id) +
+           console_cell("number", std::to_string(a.attempt_number)) +
+           console_cell("trigger", std::string(to_string(a.trigger))) +
+           console_cell("started", console_time(a.started_at)) +
+           console_cell("status", console_status(a.status)) +
+           console_cell("latency", std::to_string(a.latency_ms) + " ms") +
+           console_cell("error", a.error == TransportError::none
+                                     ? a.error_message
+                                     : error_text(a.error, a.error_message)) +
+           console_cell("response", a.response_snippet) +
+           console_cell("trace", std::string(trace_id_of(a.traceparent))) + "</tr>\n";
   }
   if (attempts.empty()) out += "<tr class=\"none\"><td colspan=\"10\">no attempt yet</td></tr>\n";
   return out + "</table>\n";

@@ -2,6 +2,7 @@
 
 #include "console_view.h"
 #include "webhooks/console/chart.h"
+#include "webhooks/console/html.h"
 #include "webhooks/rfc3339.h"
 
 namespace webhooks::publisher::detail {
@@ -87,6 +88,29 @@ std::optional<UnixMillis> console_parse_time(const std::string& text) {
   if (text.size() == 16) return parse_rfc3339(text + ":00Z");  // datetime-local, minutes
   if (text.size() == 19) return parse_rfc3339(text + "Z");
   return std::nullopt;
+}
+
+std::string console_cell(const char* cls, const std::string& text) {
+  return std::string("<td class=\"") + cls + "\">" + console::escape_html(text) + "</td>";
+}
+
+std::string console_input(const char* name, const char* label, const std::string& value,
+                          const char* placeholder) {
+  return std::string("<label>") + label + "<input name=\"" + name + "\" id=\"filter-" + name +
+         "\" value=\"" + console::escape_html(value) + "\" placeholder=\"" + placeholder +
+         "\"></label>\n";
+}
+
+std::string console_next_link(const std::string& path,
+                              const std::vector<std::pair<const char*, std::string>>& filters,
+                              const std::string& cursor, const char* label) {
+  std::string query;
+  for (const auto& [name, value] : filters) {
+    if (!value.empty()) query += std::string(name) + "=" + console::url_encode(value) + "&";
+  }
+  query += "cursor=" + console::url_encode(cursor);
+  return "<p><a id=\"next-page\" href=\"" + console::escape_html(path + "?" + query) + "\">" +
+         label + "</a></p>\n";
 }
 
 }  // namespace webhooks::publisher::detail

@@ -10,30 +10,47 @@
 #include "webhooks/publisher/admin_api.h"
 
 namespace webhooks::publisher {
-namespace {
 
 using Request = httplib::Request;
 using Response = httplib::Response;
 
+namespace {
 constexpr const char* kTitle = "Publisher console";
+}  // namespace
 
-void send_page(Response& res, const console::Session& session, const std::string& nav,
-               std::string title, std::string body, int status = 200) {
+void detail::send_console_page(Response& res, const console::Session& session,
+                               const std::string& nav, std::string title, std::string body,
+                               int status) {
   console::Page page;
   page.console_title = kTitle;
   page.title = std::move(title);
   page.nav = {{"nav-overview", "/console", "Overview"},
               {"nav-endpoints", "/console/endpoints", "Endpoints"},
-              {"nav-events", "/console/events", "Events"}};
+              {"nav-events", "/console/events", "Events"},
+              {"nav-audit", "/console/audit", "Audit log"}};
   page.active_nav = nav;
   page.csrf_token = session.csrf_token;
   page.body = std::move(body);
   console::send_html(res, status, console::render_page(page));
 }
 
+void detail::console_time_filters(const Request& req, std::optional<UnixMillis>& since,
+                                  std::optional<UnixMillis>& until, std::string& error) {
+  for (const auto& [name, into] : {std::pair{"since", &since}, std::pair{"until", &until}}) {
+    const std::string text = req.get_param_value(name);
+    if (text.empty()) continue;
+    *into = console_parse_time(text);
+    if (!*into) error = std::string(name) + " must be an RFC 3339 time, e.g. 2026-01-31T12:00:00Z";
+  }
+}
+
+namespace {
+using detail::send_console_page;
+
 void not_found(Response& res, const console::Session& session, const std::string& nav,
                const std::string& what) {
-  send_page(res, session, nav, "Not found", "<p id=\"not-found\">No such " + what + ".</p>\n", 404);
+  send_console_page(res, session, nav, "Not found",
+                    "<p id=\"not-found\">No such " + what + ".</p>\n", 404);
 }
 
 // The events page's filter from the query; `error` says which value was refused.
@@ -44,12 +61,7 @@ detail::EventFilter event_filter(const Request& req, std::string& error) {
   f.state = req.get_param_value("state");
   f.q = req.get_param_value("q");
   f.cursor = req.get_param_value("cursor");
-  for (const auto& [name, into] : {std::pair{"since", &f.since}, std::pair{"until", &f.until}}) {
-    const std::string text = req.get_param_value(name);
-    if (text.empty()) continue;
-    *into = detail::console_parse_time(text);
-    if (!*into) error = std::string(name) + " must be an RFC 3339 time, e.g. 2026-01-31T12:00:00Z";
-  }
+  detail::console_time_filters(req, f.since, f.until, error);
   return f;
 }
 
@@ -67,8 +79,8 @@ void AdminApi::mount_console_pages(http::Server& server) {
     const auto session = sessions_.require(req, res);
     if (!session) return;
     const detail::OverviewFigures figures = detail::console_overview(overview_.read());
-    send_page(res, *session, "nav-overview", "Overview",
-              detail::overview_body(figures, clock_.now_ms()));
+    send_console_page(res, *session, "nav-overview", "Overview",
+                      detail::overview_body(figures, clock_.now_ms()));
   });
   server.Get("/console/endpoints", [this](const Request& req, Response& res) {
     const auto session = sessions_.require(req, res);
@@ -76,19 +88,20 @@ void AdminApi::mount_console_pages(http::Server& server) {
     const std::vector<Endpoint> endpoints = store_.list_endpoints("");
     std::map<std::string, EndpointStats> stats;
     for (const Endpoint& e : endpoints) stats[e.id] = store_.endpoint_stats(e.id);
-    send_page(res, *session, "nav-endpoints", "Endpoints",
-              detail::endpoints_body(endpoints, stats));
+    send_console_page(res, *session, "nav-endpoints", "Endpoints",
+                      detail::endpoints_body(endpoints, stats));
   });
   server.Get(R"(/console/endpoints/([^/]+))", [this](const Request& req, Response& res) {
     const auto session = sessions_.require(req, res);
     if (!session) return;
     const std::optional<Endpoint> endpoint = store_.find_endpoint(req.matches[1]);
     if (!endpoint) return not_found(res, *session, "nav-endpoints", "endpoint");
-    send_page(
+    send_console_page(
         res, *session, "nav-endpoints", "Endpoint " + endpoint->id,
         detail::endpoint_body(*endpoint, store_.endpoint_stats(endpoint->id), can_act(*session)));
   });
   mount_console_events(server);
+  mount_audit(server);
 }
 
 void AdminApi::mount_console_events(http::Server& server) {
@@ -106,17 +119,18 @@ void AdminApi::mount_console_events(http::Server& server) {
         error = e.what();
       }
     }
-    send_page(res, *session, "nav-events", "Events", detail::events_body(filter, rows, error),
-              error.empty() ? 200 : 400);
+    send_console_page(res, *session, "nav-events", "Events",
+                      detail::events_body(filter, rows, error), error.empty() ? 200 : 400);
   });
   server.Get(R"(/console/events/([^/]+))", [this](const Request& req, Response& res) {
     const auto session = sessions_.require(req, res);
     if (!session) return;
     const std::optional<Event> event = store_.find_event(req.matches[1]);
     if (!event) return not_found(res, *session, "nav-events", "event");
-    send_page(res, *session, "nav-events", "Event " + event->event_id,
-              detail::event_body(*event, store_.tasks_of_event(event->event_id),
-                                 store_.attempts_of_event(event->event_id), can_act(*session)));
+    send_console_page(
+        res, *session, "nav-events", "Event " + event->event_id,
+        detail::event_body(*event, store_.tasks_of_event(event->event_id),
+                           store_.attempts_of_event(event->event_id), can_act(*session)));
   });
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "webhooks/clock.h"
+#include "webhooks/console/session.h"
 #include "webhooks/publisher/model.h"
 #include "webhooks/publisher/overview_snapshot.h"
 #include "webhooks/publisher/store.h"
@@ -32,6 +33,16 @@ struct OverviewFigures {
 };
 
 inline constexpr int kEventsPerPage = 50;
+
+// --- Routes (console_routes.cc) ---
+// Answers `status` with a console page: `body` inside the layout, the nav item `nav` active.
+void send_console_page(httplib::Response& res, const console::Session& session,
+                       const std::string& nav, std::string title, std::string body,
+                       int status = 200);
+// The query's "since" and "until" (console_parse_time) into `since` and `until` (kept when
+// absent or empty); `error` says which one was refused.
+void console_time_filters(const httplib::Request& req, std::optional<UnixMillis>& since,
+                          std::optional<UnixMillis>& until, std::string& error);
 
 // --- Reads (console_data.cc). Throw Error(invalid_argument) for a bad cursor or state. ---
 // A page of kEventsPerPage events. (An endpoint's figures are Store::endpoint_stats.)
@@ -58,5 +69,15 @@ std::string console_filters(const std::vector<std::string>& event_types);  // "*
 std::string console_pretty_json(const std::string& payload);
 // A time filter: RFC 3339, or "YYYY-MM-DDTHH:MM[:SS]" read as UTC. std::nullopt when neither.
 std::optional<UnixMillis> console_parse_time(const std::string& text);
+// <td class="CLS">text, escaped</td>
+std::string console_cell(const char* cls, const std::string& text);
+// A filter form's <label>LABEL<input name="NAME" id="filter-NAME" value=…></label>.
+std::string console_input(const char* name, const char* label, const std::string& value,
+                          const char* placeholder = "");
+// <p><a id="next-page" href="PATH?name=value&…&cursor=CURSOR">LABEL</a></p>: the next page of a
+// listing with the same filters (the empty ones left out).
+std::string console_next_link(const std::string& path,
+                              const std::vector<std::pair<const char*, std::string>>& filters,
+                              const std::string& cursor, const char* label);
 
 }  // namespace webhooks::publisher::detail

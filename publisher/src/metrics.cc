@@ -67,10 +67,11 @@ void Metrics::purged(const PurgeCounts& counts) {
   purged_[0].fetch_add(counts.events, std::memory_order_relaxed);
   purged_[1].fetch_add(counts.tasks, std::memory_order_relaxed);
   purged_[2].fetch_add(counts.attempts, std::memory_order_relaxed);
+  purged_[3].fetch_add(counts.audit, std::memory_order_relaxed);
 }
 
 PurgeCounts Metrics::purged() const {
-  return {purged_[0].load(), purged_[1].load(), purged_[2].load()};
+  return {purged_[0].load(), purged_[1].load(), purged_[2].load(), purged_[3].load()};
 }
 
 namespace {
@@ -112,6 +113,7 @@ std::string Metrics::render_endpoint_health(const std::vector<FailingEndpoint>& 
   line("webhooks_retention_purged_total{table=\"events\"} " + std::to_string(p.events));
   line("webhooks_retention_purged_total{table=\"tasks\"} " + std::to_string(p.tasks));
   line("webhooks_retention_purged_total{table=\"attempts\"} " + std::to_string(p.attempts));
+  line("webhooks_retention_purged_total{table=\"audit\"} " + std::to_string(p.audit));
   return out;
 }
 

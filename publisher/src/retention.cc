@@ -22,18 +22,21 @@ Retention::Pass Retention::run_once() {
   const UnixMillis before = clock_.now_ms() - options_.max_age.count();
   for (;;) {
     const PurgeCounts batch = store_.purge(before, options_.batch);
-    if (batch.events + batch.tasks + batch.attempts > 0) {
+    if (batch.events + batch.tasks + batch.attempts + batch.audit > 0) {
       ++pass.batches;
       pass.purged += batch;
       metrics_.purged(batch);
     }
-    if (batch.events < options_.batch || !pause(options_.pause)) break;
+    if ((batch.events < options_.batch && batch.audit < options_.batch) || !pause(options_.pause)) {
+      break;
+    }
   }
   if (pass.batches > 0) {
     log_event(spdlog::level::info, {{"event", "retention_purged"},
                                     {"events", pass.purged.events},
                                     {"tasks", pass.purged.tasks},
                                     {"attempts", pass.purged.attempts},
+                                    {"audit", pass.purged.audit},
                                     {"batches", pass.batches},
                                     {"before", format_rfc3339(before)}});
   }

@@ -29,6 +29,8 @@ PurgeCounts Store::purge(UnixMillis before, int limit) {
   PurgeCounts counts;
   db_->transact([&](db::Transaction& tx) {
     counts = {};
+    counts.audit =
+        tx.exec(sql::kPurgeAudit, {std::int64_t{before}, std::int64_t{limit}}).affected();
     const db::Rows rows =
         tx.exec(sql::kSelectPurgeable, {std::int64_t{before}, std::int64_t{limit}});
     if (rows.empty()) return;

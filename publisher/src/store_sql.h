@@ -258,6 +258,10 @@ inline constexpr std::string_view kSelectPurgeable =
 // Each followed by the event ids as $1..$n (IN (…) is appended). The state test is evaluated
 // again on rows a concurrent replay changed (PostgreSQL re-checks a locked row), so a re-queued
 // task, its attempts and its event stay.
+// The oldest audit entries recorded before $1, at most $2 (audit_log.h).
+inline constexpr std::string_view kPurgeAudit =
+    "DELETE FROM publisher_audit_log WHERE id IN (SELECT id FROM publisher_audit_log "
+    "WHERE at < $1 ORDER BY at LIMIT $2)";
 inline constexpr std::string_view kPurgeTasks =
     "DELETE FROM publisher_tasks WHERE state IN ('succeeded', 'dead') AND event_id IN ";
 inline constexpr std::string_view kPurgeAttempts =

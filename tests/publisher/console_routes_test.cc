@@ -3,49 +3,14 @@
 // /v1/endpoints/{id}/replay-missing, GET /v1/endpoints/{id}/stats, GET /v1/overview.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "console_support.h"
-#include "webhooks/http_server.h"
 
 namespace webhooks::test {
 namespace {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
-constexpr const char* kToken = "console-token";
-
-struct ServedFixture {
-  PublisherFixture f;
-  http::Server server;
-  int port = 0;
-  std::thread thread;
-
-  // `tokens`: named tokens besides kToken (named admin).
-  explicit ServedFixture(const std::string& label, std::vector<publisher::Principal> tokens = {})
-      : f(label, [&](publisher::Options& o) {
-          o.admin_token = kToken;
-          o.tokens = tokens;
-        }) {
-    f.publisher->mount(server);
-    port = http::bind_server(server, "127.0.0.1", 0, f.publisher->options().server);
-    thread = std::thread([this] { server.listen_after_bind(); });
-  }
-  ~ServedFixture() {
-    http::stop_server(server, port);
-    thread.join();
-  }
-  // {status, body as JSON (null when empty)}.
-  std::pair<int, json> call(const std::string& method, const std::string& path,
-                            const std::string& body = "") {
-    httplib::Client client("127.0.0.1", port);
-    httplib::Headers headers{{"Authorization", std::string("Bearer ") + kToken}};
-    const auto res = method == "GET" ? client.Get(path.c_str(), headers)
-                                     : client.Post(path.c_str(), headers, body, "application/json");
-    REQUIRE(res);
-    return {res->status, res->body.empty() ? json() : json::parse(res->body)};
-  }
-};
 
 std::vector<std::string> ids_of(const json& answer) {
   std::vector<std::string> ids;

@@ -6,6 +6,37 @@
 #include "webhooks/uuid.h"
 
 namespace webhooks::test {
+
+ServedFixture::ServedFixture(const std::string& label, std::vector<publisher::Principal> tokens)
+    : f(label, [&](publisher::Options& o) {
+        o.admin_token = kToken;
+        o.tokens = tokens;
+      }) {
+  f.publisher->mount(server);
+  port = http::bind_server(server, "127.0.0.1", 0, f.publisher->options().server);
+  thread = std::thread([this] { server.listen_after_bind(); });
+}
+
+ServedFixture::~ServedFixture() {
+  http::stop_server(server, port);
+  thread.join();
+}
+
+std::pair<int, nlohmann::json> ServedFixture::call(const std::string& method,
+                                                   const std::string& path, const std::string& body,
+                                                   const std::string& token) {
+  httplib::Client client("127.0.0.1", port);
+  const httplib::Headers headers{{"Authorization", "Bearer " + token}};
+  const auto send = [&]() -> httplib::Result {
+    if (method == "GET") return client.Get(path.c_str(), headers);
+    if (method == "PATCH") return client.Patch(path.c_str(), headers, body, "application/json");
+    if (method == "DELETE") return client.Delete(path.c_str(), headers, body, "application/json");
+    return client.Post(path.c_str(), headers, body, "application/json");
+  };
+  const httplib::Result res = send();
+  REQUIRE(res);
+  return {res->status, res->body.empty() ? nlohmann::json() : nlohmann::json::parse(res->body)};
+}
 namespace {
 
 using publisher::Settlement;

@@ -3,12 +3,36 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "fixture.h"
+#include "webhooks/http_server.h"
 
 namespace webhooks::test {
+
+// The admin token of ServedFixture, named "admin".
+inline constexpr const char* kToken = "console-token";
+
+// A PublisherFixture's admin API and console served on loopback (a free port) from a thread.
+struct ServedFixture {
+  PublisherFixture f;
+  http::Server server;
+  int port = 0;
+  std::thread thread;
+
+  // `tokens`: named tokens besides kToken (named admin).
+  explicit ServedFixture(const std::string& label, std::vector<publisher::Principal> tokens = {});
+  ~ServedFixture();
+  // {status, body as JSON (null when empty)} of `method` (GET, POST, PATCH or DELETE) with the
+  // bearer `token`; a body is sent as application/json.
+  std::pair<int, nlohmann::json> call(const std::string& method, const std::string& path,
+                                      const std::string& body = "",
+                                      const std::string& token = kToken);
+};
 
 enum class Outcome { succeeded, retry, dead };
 

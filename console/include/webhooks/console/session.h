@@ -65,6 +65,14 @@ enum class ApiSession {
   csrf_failed,  // a valid session on a state-changing request without the right X-CSRF-Token
 };
 
+// What a sign-in route did, for an audit log (Sessions::use_audit).
+struct SessionAction {
+  std::string_view action;  // "sign_in" or "sign_out"
+  std::string principal;    // who signed in or out; "" for a wrong token
+  int status = 0;           // the HTTP status answered: 303, 401, 403
+  std::string_view detail;  // "" on success, else "wrong_token" or "csrf_failed"
+};
+
 class Sessions {
  public:
   // The secret that signs `principal`'s sessions, or std::nullopt when there is none (the
@@ -94,6 +102,13 @@ class Sessions {
   // Makes sign-out revoke the session on the server and verify() refuse revoked sessions
   // (revocations.h). Call before serving; `revocations` must outlive the Sessions and its copies.
   void use_revocations(Revocations& revocations);
+
+  // Called after each sign-in with a token checked (right: 303; wrong: 401 "wrong_token"; not
+  // while the address is throttled, nor from another origin) and each sign-out of a valid session
+  // (303; 403 "csrf_failed"), on the request's thread, before the answer is sent. It may throw
+  // nothing. Call before serving.
+  using Audit = std::function<void(const httplib::Request&, const SessionAction&)>;
+  void use_audit(Audit audit) { audit_ = std::move(audit); }
 
   // The session of a cookie value: std::nullopt when malformed, expired (expires <= now), signed
   // with another key, for a principal without a secret, or revoked. Throws Error(storage) when
@@ -133,6 +148,7 @@ class Sessions {
   std::shared_ptr<FailureThrottle> throttle_;
   Revocations* revocations_ = nullptr;
   bool tls_ = false;
+  Audit audit_;
 };
 
 // While the request's client address is throttled: sets `Retry-After` (seconds) on `res` and

@@ -1,6 +1,6 @@
 // The publisher's HTTP API on a cpp-httplib server (docs/operations.md, "The API in one page"):
 // endpoints, events, attempts, replay, recovery, replay-missing, an endpoint's stats, the
-// overview, ingest, /healthz and /metrics.
+// overview, ingest, the audit log, /healthz and /metrics.
 //
 //   AdminApi api(store, ingest, guard, metrics, clock, overview, options);
 //   api.mount(server);   // then bind and listen
@@ -20,13 +20,17 @@
 // Content-Type is present and not JSON: 415), internal_error, and the idempotency guard's. Times in
 // answers are RFC 3339; secrets appear only in the answers that create them (create,
 // rotate-secret); Ed25519 signing keys ("signing": "v1a" or "both") never appear, only their
-// "whpk_" public keys (docs/publisher-delivery.md, "Signing").
+// "whpk_" public keys (docs/publisher-delivery.md, "Signing"). Every change of an endpoint, every
+// replay, recovery and replay-missing, and every console sign-in and sign-out is recorded in the
+// audit log with its caller and outcome (GET /v1/audit, /console/audit; docs/security.md, "The
+// audit log").
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,6 +46,10 @@
 #include "webhooks/publisher/store.h"
 
 namespace webhooks::publisher {
+
+class AuditLog;
+class AuditBudget;
+struct AuditEntry;
 
 // The longest grace `POST /v1/endpoints/{id}/rotate-secret` takes in "grace_seconds": 10 years,
 // the bound of the daemon's number flags (app::kMaxFlagDuration). Longer is surely a mistake,
@@ -74,6 +82,7 @@ class AdminApi {
   AdminApi(Store& store, Ingest& ingest, idempotency::Guard& guard, Metrics& metrics,
            const Clock& clock, OverviewSnapshot& overview, AdminOptions options,
            std::function<void()> wake = {});
+  ~AdminApi();
 
   // Registers the routes, the authentication check, the body limit and the JSON error handler.
   void mount(http::Server& server);
@@ -84,6 +93,15 @@ class AdminApi {
   void mount_console(http::Server& server);        // replay-missing, stats, overview
   void mount_console_pages(http::Server& server);  // console_routes.cc: the HTML pages
   void mount_console_events(http::Server& server);
+  void mount_audit(http::Server& server);  // admin_audit.cc: GET /v1/audit, /console/audit
+  // `handler` for a state-changing route, recording `action` in the audit log once it answered
+  // or threw: its caller, the target (the path's id, or the created endpoint's id) and outcome.
+  httplib::Server::Handler audited(std::string action, httplib::Server::Handler handler);
+  // Records `entry` with the request's time, client address and the caller when `entry` names
+  // none; a failure to write is logged (audit_write_failed, with the entry) and not thrown.
+  void record_audit(const httplib::Request& req, AuditEntry entry);
+  // The principal of the request's bearer token or console session, or null.
+  const Principal* principal_of(const httplib::Request& req) const;
   // Whether the session's principal may change things (an admin): its pages show the actions.
   bool can_act(const console::Session& session) const;
 
@@ -98,6 +116,8 @@ class AdminApi {
   Principals principals_;                // admin_token as "admin", and tokens
   console::SqlRevocations revocations_;  // publisher_revoked_sessions
   console::Sessions sessions_;           // principal: the token's name, signed with the token
+  std::unique_ptr<AuditLog> audit_log_;  // publisher_audit_log
+  std::unique_ptr<AuditBudget> wrong_token_budget_;  // failed sign-ins recorded a minute
 };
 
 }  // namespace webhooks::publisher

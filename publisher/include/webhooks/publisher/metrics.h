@@ -7,7 +7,8 @@
 //   webhooks_endpoints_disabled               disabled endpoints (likewise)
 //   webhooks_endpoint_failing_seconds{endpoint} per enabled endpoint with a failing streak, the
 //                                             seconds since it started (render_endpoint_health)
-//   webhooks_retention_purged_total{table}    rows deleted by retention: events, tasks, attempts
+//   webhooks_retention_purged_total{table}    rows deleted by retention: events, tasks, attempts,
+//   audit
 // Counters are per process (Prometheus sums them across daemons); the gauges are the database's.
 // Thread-safe.
 #pragma once
@@ -56,7 +57,7 @@ class Metrics {
   std::array<std::atomic<std::uint64_t>, 4> attempts_{};
   std::array<std::atomic<std::uint64_t>, kBuckets.size() + 1> buckets_{};  // last: +Inf
   std::atomic<std::uint64_t> duration_micros_{0};
-  std::array<std::atomic<std::int64_t>, 3> purged_{};  // events, tasks, attempts
+  std::array<std::atomic<std::int64_t>, 4> purged_{};  // events, tasks, attempts, audit
 };
 
 }  // namespace webhooks::publisher

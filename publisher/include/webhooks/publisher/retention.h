@@ -2,8 +2,10 @@
 // "Retention"): events whose tasks are all finished (succeeded or dead), with their tasks and
 // attempts, in batches of `batch` events, one short transaction each, `pause` of real time
 // between batches, so claims and records wait at most one batch. A pending or delivering task is
-// never deleted, nor its event. Each pass that deleted something logs one line
-//   {"event":"retention_purged","events":N,"tasks":N,"attempts":N,"batches":N,"before":RFC 3339}
+// never deleted, nor its event. Entries of the audit log (audit_log.h) older than the same age go
+// in the same transactions. Each pass that deleted something logs one line
+//   {"event":"retention_purged","events":N,"tasks":N,"attempts":N,"audit":N,"batches":N,
+//    "before":RFC 3339}
 // and adds its counts to Metrics (webhooks_retention_purged_total).
 //
 //   Retention retention(store, clock, metrics, {std::chrono::hours(24 * 30)});

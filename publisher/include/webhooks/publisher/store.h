@@ -115,13 +115,14 @@ struct RecordedHealth {
   std::vector<FailingEndpoint> warned;
 };
 
-// Rows deleted by one Store::purge call.
+// Rows deleted by one Store::purge call (audit: entries of the audit log, audit_log.h).
 struct PurgeCounts {
-  std::int64_t events = 0, tasks = 0, attempts = 0;
+  std::int64_t events = 0, tasks = 0, attempts = 0, audit = 0;
   PurgeCounts& operator+=(const PurgeCounts& o) {
     events += o.events;
     tasks += o.tasks;
     attempts += o.attempts;
+    audit += o.audit;
     return *this;
   }
   bool operator==(const PurgeCounts&) const = default;
@@ -328,8 +329,9 @@ class Store {
   // Deletes up to `limit` events created before `before` (oldest first) whose tasks are all
   // finished (succeeded or dead; an event without tasks too), with their tasks and attempts, in
   // one transaction. A task re-queued meanwhile (a replay committed first) keeps its event, its
-  // task and their attempts. Returns what it deleted; fewer than `limit` events means nothing
-  // older is left to purge. REQUIRES: limit >= 1.
+  // task and their attempts. In the same transaction, up to `limit` entries of the audit log
+  // recorded before `before`. Returns what it deleted; fewer than `limit` events and audit
+  // entries means nothing older is left to purge. REQUIRES: limit >= 1.
   PurgeCounts purge(UnixMillis before, int limit);
   // Puts tasks still leased by `lease_owner` back to pending, due at `now`. Returns how many.
   int release(const std::string& lease_owner, UnixMillis now);
