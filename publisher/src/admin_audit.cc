@@ -52,11 +52,10 @@ std::string action_list() {
 }
 
 json entry_json(const AuditEntry& e) {
-  return {{"id", e.id},         {"at", format_rfc3339(e.at)},
-          {"actor", e.actor},   {"role", e.role},
-          {"action", e.action}, {"target", e.target},
-          {"outcome", e.outcome}, {"status", e.status},
-          {"detail", e.detail}, {"client", e.client}};
+  return {{"id", e.id},           {"at", format_rfc3339(e.at)}, {"actor", e.actor},
+          {"role", e.role},       {"action", e.action},         {"target", e.target},
+          {"outcome", e.outcome}, {"status", e.status},         {"detail", e.detail},
+          {"client", e.client}};
 }
 
 // The filters of GET /v1/audit and /console/audit (actor, action, target, since, until, cursor);
@@ -202,7 +201,8 @@ void AdminApi::mount_audit(http::Server& server) {
     AuditQuery q = audit_query(req, error);
     if (!error.empty()) return detail::fail(res, 400, "invalid_request", error);
     if (!detail::time_param(req, "since", q.since, res) ||
-        !detail::time_param(req, "until", q.until, res) || !detail::limit_param(req, q.limit, res)) {
+        !detail::time_param(req, "until", q.until, res) ||
+        !detail::limit_param(req, q.limit, res)) {
       return;
     }
     AuditPage page;
@@ -235,7 +235,7 @@ void AdminApi::mount_audit(http::Server& server) {
       }
     }
     detail::send_console_page(res, *session, "nav-audit", "Audit log", audit_body(q, page, error),
-                      error.empty() ? 200 : 400);
+                              error.empty() ? 200 : 400);
   });
 }
 

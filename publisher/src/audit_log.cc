@@ -17,9 +17,10 @@ constexpr std::string_view kColumns =
     "FROM publisher_audit_log";
 
 AuditEntry entry_from(const db::Rows& rows, std::size_t r) {
-  return {rows.integer(r, 0), rows.integer(r, 1), rows.text(r, 2), rows.text(r, 3),
-          rows.text(r, 4),    rows.text(r, 5),    rows.text(r, 6), static_cast<int>(rows.integer(r, 7)),
-          rows.text(r, 8),    rows.text(r, 9)};
+  return {
+      rows.integer(r, 0), rows.integer(r, 1), rows.text(r, 2), rows.text(r, 3),
+      rows.text(r, 4),    rows.text(r, 5),    rows.text(r, 6), static_cast<int>(rows.integer(r, 7)),
+      rows.text(r, 8),    rows.text(r, 9)};
 }
 
 }  // namespace
@@ -75,8 +76,8 @@ AuditPage AuditLog::list(const AuditQuery& q) {
   if (q.until) condition("at <", std::int64_t{*q.until});
   if (before) condition("id <", *before);
   params.push_back(std::int64_t{q.limit} + 1);
-  const std::string sql = std::string(kColumns) + where + " ORDER BY id DESC LIMIT $" +
-                          std::to_string(params.size());
+  const std::string sql =
+      std::string(kColumns) + where + " ORDER BY id DESC LIMIT $" + std::to_string(params.size());
   const db::Rows rows = db_.read(sql, params);
   AuditPage page;
   for (std::size_t r = 0; r < rows.size() && r < static_cast<std::size_t>(q.limit); ++r) {

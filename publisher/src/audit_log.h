@@ -1,9 +1,10 @@
 // The audit log (docs/security.md, "The audit log"): who changed what, when, from where, and how
 // it ended. One row per state-changing request of the admin API or the console (endpoint create,
 // update, enable, disable, delete, rotate-secret, recover, replay-missing; event replay) and per
-// console sign-in and sign-out, in publisher_audit_log (schema/publisher/<engine>/0009_audit_log.sql)
-// on the daemon's database, so every daemon on one database writes one log. Read through
-// GET /v1/audit and the console's /console/audit; purged with delivered history (Store::purge).
+// console sign-in and sign-out, in publisher_audit_log
+// (schema/publisher/<engine>/0009_audit_log.sql) on the daemon's database, so every daemon on one
+// database writes one log. Read through GET /v1/audit and the console's /console/audit; purged with
+// delivered history (Store::purge).
 //
 //   AuditLog log(store.database());
 //   log.record({.at = now, .actor = "alice", .role = "admin", .action = "endpoint.create", ...});
@@ -26,24 +27,24 @@ namespace webhooks::publisher {
 
 // One action as recorded.
 struct AuditEntry {
-  std::int64_t id = 0;   // assigned by the database, increasing; 0 before it is recorded
-  UnixMillis at = 0;     // when it was answered, Unix ms
-  std::string actor;     // the token's name (principals.h); "" for a sign-in with a wrong token
-  std::string role;      // "admin", "viewer", or "" with no actor
-  std::string action;    // e.g. "endpoint.create" (kAuditActions)
-  std::string target;    // the endpoint's or event's id; "" for none (a sign-in)
-  std::string outcome;   // audit_outcome(status): "succeeded", "refused" or "failed"
-  int status = 0;        // the HTTP status answered
-  std::string detail;    // the answer's error code ("not_found", "wrong_token"), "" on success
-  std::string client;    // the client's address: the TCP peer (a proxy's, behind one)
+  std::int64_t id = 0;  // assigned by the database, increasing; 0 before it is recorded
+  UnixMillis at = 0;    // when it was answered, Unix ms
+  std::string actor;    // the token's name (principals.h); "" for a sign-in with a wrong token
+  std::string role;     // "admin", "viewer", or "" with no actor
+  std::string action;   // e.g. "endpoint.create" (kAuditActions)
+  std::string target;   // the endpoint's or event's id; "" for none (a sign-in)
+  std::string outcome;  // audit_outcome(status): "succeeded", "refused" or "failed"
+  int status = 0;       // the HTTP status answered
+  std::string detail;   // the answer's error code ("not_found", "wrong_token"), "" on success
+  std::string client;   // the client's address: the TCP peer (a proxy's, behind one)
   bool operator==(const AuditEntry&) const = default;
 };
 
 // Every action the log records, in the order docs/security.md lists them.
 inline constexpr std::string_view kAuditActions[] = {
-    "endpoint.create",  "endpoint.update",        "endpoint.enable",  "endpoint.disable",
-    "endpoint.delete",  "endpoint.rotate_secret", "endpoint.recover", "endpoint.replay_missing",
-    "event.replay",     "console.sign_in",        "console.sign_out"};
+    "endpoint.create", "endpoint.update",        "endpoint.enable",  "endpoint.disable",
+    "endpoint.delete", "endpoint.rotate_secret", "endpoint.recover", "endpoint.replay_missing",
+    "event.replay",    "console.sign_in",        "console.sign_out"};
 
 // "succeeded" below 400, "refused" from 400 to 499, "failed" from 500 (or 0: no answer).
 std::string_view audit_outcome(int status);

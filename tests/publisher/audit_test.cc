@@ -26,16 +26,16 @@ using Row = std::tuple<std::string, std::string, std::string, std::string, std::
 std::vector<Row> rows_of(const json& answer) {
   std::vector<Row> rows;
   for (const json& e : answer.at("entries")) {
-    rows.emplace_back(e.at("actor"), e.at("role"), e.at("action"), e.at("target"),
-                      e.at("outcome"), e.at("status"), e.at("detail"), e.at("client"));
+    rows.emplace_back(e.at("actor"), e.at("role"), e.at("action"), e.at("target"), e.at("outcome"),
+                      e.at("status"), e.at("detail"), e.at("client"));
   }
   return rows;
 }
 
 Row admin(std::string action, std::string target, int status, std::string detail = "") {
   const std::string outcome = status >= 500 ? "failed" : status >= 400 ? "refused" : "succeeded";
-  return {"admin", "admin", std::move(action), std::move(target), outcome, status,
-          std::move(detail), "127.0.0.1"};
+  return {"admin", "admin", std::move(action), std::move(target),
+          outcome, status,  std::move(detail), "127.0.0.1"};
 }
 
 const std::vector<publisher::Principal> kViewers{{"bob", kViewer, publisher::Role::viewer}};
@@ -43,8 +43,9 @@ const std::vector<publisher::Principal> kViewers{{"bob", kViewer, publisher::Rol
 TEST_CASE("every state-changing route records its caller, target and outcome", "[audit]") {
   ServedFixture s("audit_routes", kViewers);
   const std::string url = "http://127.0.0.1:9/hook";
-  auto [status, created] = s.call(
-      "POST", "/v1/endpoints", json{{"merchant_id", "m1"}, {"url", url}, {"event_types", json::array()}}.dump());
+  auto [status, created] =
+      s.call("POST", "/v1/endpoints",
+             json{{"merchant_id", "m1"}, {"url", url}, {"event_types", json::array()}}.dump());
   REQUIRE(status == 201);
   const std::string id = created.at("id");
   const std::string event = s.f.publish("m1", "order.paid").event_id;  // ingest: not recorded
@@ -104,10 +105,10 @@ TEST_CASE("GET /v1/audit filters by actor, action, target and time, and pages", 
   CHECK(targets("?actor=carol") == std::vector<std::string>{"carol/endpoint.enable/ep_a"});
   CHECK(targets("?action=endpoint.disable&target=ep_b") ==
         std::vector<std::string>{"admin/endpoint.disable/ep_b"});
-  CHECK(targets("?target=ep_a") == std::vector<std::string>{"carol/endpoint.enable/ep_a",
-                                                            "admin/endpoint.disable/ep_a"});
-  CHECK(targets("?since=" + format_rfc3339(start + 1000) + "&until=" +
-                format_rfc3339(start + 2000)) ==
+  CHECK(targets("?target=ep_a") ==
+        std::vector<std::string>{"carol/endpoint.enable/ep_a", "admin/endpoint.disable/ep_a"});
+  CHECK(targets("?since=" + format_rfc3339(start + 1000) +
+                "&until=" + format_rfc3339(start + 2000)) ==
         std::vector<std::string>{"admin/endpoint.disable/ep_b"});
 
   auto [status, first] = s.call("GET", "/v1/audit?limit=3");
@@ -189,13 +190,15 @@ TEST_CASE("console sign-ins, a wrong token and sign-outs are recorded", "[audit]
   httplib::Client client("127.0.0.1", s.port);
   const std::string origin = "http://127.0.0.1:" + std::to_string(s.port);
   const httplib::Headers from_console{{"Origin", origin}};
-  CHECK(client.Post("/console/login", from_console, "token=wrong", "application/x-www-form-urlencoded")
-            ->status == 401);
+  CHECK(
+      client
+          .Post("/console/login", from_console, "token=wrong", "application/x-www-form-urlencoded")
+          ->status == 401);
   const auto in = client.Post("/console/login", from_console, std::string("token=") + kViewer,
                               "application/x-www-form-urlencoded");
   REQUIRE(in->status == 303);
-  const std::string cookie = in->get_header_value("Set-Cookie").substr(
-      0, in->get_header_value("Set-Cookie").find(';'));
+  const std::string cookie =
+      in->get_header_value("Set-Cookie").substr(0, in->get_header_value("Set-Cookie").find(';'));
   // The page's CSRF token, from the console's <meta name="csrf-token">.
   const auto page = client.Get("/console", {{"Cookie", cookie}});
   const std::string marker = R"(name="csrf-token" content=")";
@@ -203,11 +206,13 @@ TEST_CASE("console sign-ins, a wrong token and sign-outs are recorded", "[audit]
   const std::string csrf = page->body.substr(at, page->body.find('"', at) - at);
   httplib::Headers out_headers = from_console;
   out_headers.emplace("Cookie", cookie);
-  CHECK(client.Post("/console/logout", out_headers, "csrf=wrong", "application/x-www-form-urlencoded")
+  CHECK(client
+            .Post("/console/logout", out_headers, "csrf=wrong", "application/x-www-form-urlencoded")
             ->status == 403);
-  CHECK(client.Post("/console/logout", out_headers, "csrf=" + csrf,
-                    "application/x-www-form-urlencoded")
-            ->status == 303);
+  CHECK(
+      client
+          .Post("/console/logout", out_headers, "csrf=" + csrf, "application/x-www-form-urlencoded")
+          ->status == 303);
   const auto [status, audit] = s.call("GET", "/v1/audit");
   CHECK(rows_of(audit) ==
         std::vector<Row>{

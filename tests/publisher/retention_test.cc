@@ -90,6 +90,7 @@ TEST_CASE("retention deletes finished old events with their tasks and attempts, 
                                      {"events", 7},
                                      {"tasks", 7},
                                      {"attempts", 7},
+                                     {"audit", 0},
                                      {"batches", 3},
                                      {"before", format_rfc3339(before)}}});
   CHECK(r.run_once().batches == 0);  // nothing left: no line

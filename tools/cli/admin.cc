@@ -1,5 +1,5 @@
-// webhooks replay / events / attempts: the publisher's admin API from the terminal, and re-signing
-// captured deliveries (`webhooks listen --capture`).
+// webhooks replay / events / attempts / audit: the publisher's admin API from the terminal, and
+// re-signing captured deliveries (`webhooks listen --capture`).
 #include <httplib.h>
 
 #include <iostream>
@@ -206,28 +206,38 @@ struct EventsArgs {
   bool json = false;
 };
 
-int run_events(const EventsArgs& a) {
-  std::string path = "/v1/events?limit=" + std::to_string(a.limit);
-  if (!a.merchant.empty())
-    path += "&merchant_id=" + httplib::detail::encode_query_param(a.merchant);
-  if (!a.type.empty()) path += "&type=" + httplib::detail::encode_query_param(a.type);
-  for (const auto& [name, value] : {std::pair<const char*, const std::string&>{"state", a.state},
-                                    {"since", a.since},
-                                    {"until", a.until},
-                                    {"q", a.q},
-                                    {"cursor", a.cursor}}) {
-    if (!value.empty())
+// GET `path`?limit=LIMIT&name=value… (the empty values left out); prints the answer's `list` with
+// `columns` (or its JSON), and the cursor of the next page.
+int list_page(const Publisher& publisher, std::string path, int limit,
+              const std::vector<std::pair<const char*, std::string>>& params, const char* list,
+              const std::vector<std::string>& columns, bool json) {
+  path += "?limit=" + std::to_string(limit);
+  for (const auto& [name, value] : params) {
+    if (!value.empty()) {
       path += "&" + std::string(name) + "=" + httplib::detail::encode_query_param(value);
+    }
   }
-  const auto res = call(a.publisher, "GET", path);
+  const auto res = call(publisher, "GET", path);
   if (!res) return kFailed;
-  print_list(*res, "events", {"event_id", "merchant_id", "type", "created_at", "task_states"},
-             a.json);
+  print_list(*res, list, columns, json);
   const auto next = res->find("next_cursor");
-  if (!a.json && next != res->end() && next->is_string()) {
+  if (!json && next != res->end() && next->is_string()) {
     std::cout << "more: --cursor " << next->get<std::string>() << "\n";
   }
   return kOk;
+}
+
+int run_events(const EventsArgs& a) {
+  return list_page(a.publisher, "/v1/events", a.limit,
+                   {{"merchant_id", a.merchant},
+                    {"type", a.type},
+                    {"state", a.state},
+                    {"since", a.since},
+                    {"until", a.until},
+                    {"q", a.q},
+                    {"cursor", a.cursor}},
+                   "events", {"event_id", "merchant_id", "type", "created_at", "task_states"},
+                   a.json);
 }
 
 void add_events(CLI::App& app, Action& action) {
@@ -281,12 +291,58 @@ void add_attempts(CLI::App& app, Action& action) {
   attempts->callback([a, &action] { action = [a] { return run_attempts(*a); }; });
 }
 
+struct AuditArgs {
+  Publisher publisher;
+  std::string actor, action, target, since, until, cursor;
+  int limit = 50;
+  bool json = false;
+};
+
+void add_audit(CLI::App& app, Action& action) {
+  auto a = std::make_shared<AuditArgs>();
+  CLI::App* audit = app.add_subcommand(
+      "audit", "List the publisher's audit log: who changed what, when, from where (newest first)");
+  add_publisher_options(audit, a->publisher);
+  audit->add_option("--actor", a->actor, "only this token's name");
+  audit->add_option("--action", a->action, "only this action")
+      ->check(CLI::IsMember({"endpoint.create", "endpoint.update", "endpoint.enable",
+                             "endpoint.disable", "endpoint.delete", "endpoint.rotate_secret",
+                             "endpoint.recover", "endpoint.replay_missing", "event.replay",
+                             "console.sign_in", "console.sign_out"}));
+  audit->add_option("--target", a->target, "only actions on this endpoint or event id");
+  audit->add_option("--since", a->since, "only entries recorded since this RFC 3339 time")
+      ->check(rfc3339_time());
+  audit->add_option("--until", a->until, "only entries recorded before this RFC 3339 time")
+      ->check(rfc3339_time());
+  audit->add_option("--cursor", a->cursor,
+                    "the page after the one that printed this cursor (same filters)");
+  audit->add_option("--limit", a->limit, "at most this many (the API's limit: 1 to 1000)")
+      ->check(app::count(1, 1000))
+      ->capture_default_str();
+  audit->add_flag("--json", a->json, "print the API's JSON instead of a table");
+  audit->callback([a, &action] {
+    action = [a] {
+      return list_page(a->publisher, "/v1/audit", a->limit,
+                       {{"actor", a->actor},
+                        {"action", a->action},
+                        {"target", a->target},
+                        {"since", a->since},
+                        {"until", a->until},
+                        {"cursor", a->cursor}},
+                       "entries",
+                       {"at", "actor", "action", "target", "outcome", "status", "detail", "client"},
+                       a->json);
+    };
+  });
+}
+
 }  // namespace
 
 void add_admin(CLI::App& app, Action& action) {
   add_replay(app, action);
   add_events(app, action);
   add_attempts(app, action);
+  add_audit(app, action);
 }
 
 }  // namespace webhooks::cli

@@ -28,9 +28,10 @@ constexpr std::int64_t kT0 = 1'700'000'000'000;
 // The tables of the old single-sequence schema, and what migrations added since.
 const Names kLegacyPublisherTables = {"publisher_attempts", "publisher_endpoint_secrets",
                                       "publisher_endpoints", "publisher_events", "publisher_tasks"};
-const Names kPublisherTables = {
-    "publisher_attempts", "publisher_endpoint_secrets", "publisher_endpoints", "publisher_events",
-    "publisher_rate_log", "publisher_revoked_sessions", "publisher_tasks"};
+const Names kPublisherTables = {"publisher_attempts",         "publisher_audit_log",
+                                "publisher_endpoint_secrets", "publisher_endpoints",
+                                "publisher_events",           "publisher_rate_log",
+                                "publisher_revoked_sessions", "publisher_tasks"};
 
 // webhooks_migrations: (component, version, name, applied_at), in that order.
 std::vector<Row> bookkeeping(db::Database& db) {

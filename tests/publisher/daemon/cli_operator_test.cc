@@ -1,7 +1,7 @@
 // The `webhooks` CLI driving a real webhooks-publisherd (real processes, real HTTP on loopback):
-// publish with and without an idempotency key, and endpoint list / show / create --secret /
-// update / disable / enable / delete, as tables, name: value lines and --json. SQLite and
-// PostgreSQL.
+// publish with and without an idempotency key, endpoint list / show / create --secret /
+// update / disable / enable / delete, and the audit log they leave (webhooks audit), as tables,
+// name: value lines and --json. SQLite and PostgreSQL.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -244,6 +244,40 @@ TEST_CASE("webhooks endpoint list, show, update, disable, enable and delete", "[
                                   "http://127.0.0.1:9/h", "--secret", "not-a-secret"});
   CHECK(bad_secret.exit_code == 2);
   CHECK(bad_secret.err.starts_with("--secret: "));
+
+  // webhooks audit: each change above, newest first, by the token named admin.
+  auto audit = platform.cli({"audit", "--target", id, "--json"});
+  REQUIRE(audit.exit_code == 0);
+  const json audited = json::parse(audit.out);
+  std::vector<std::string> entries;
+  for (const json& e : audited["entries"]) {
+    entries.push_back(e["actor"].get<std::string>() + " " + e["action"].get<std::string>() + " " +
+                      std::to_string(e["status"].get<int>()) + " " +
+                      e["outcome"].get<std::string>());
+  }
+  CHECK(entries ==
+        std::vector<std::string>{
+            "admin endpoint.delete 404 refused", "admin endpoint.delete 204 succeeded",
+            "admin endpoint.enable 200 succeeded", "admin endpoint.disable 200 succeeded",
+            "admin endpoint.update 200 succeeded", "admin endpoint.create 201 succeeded"});
+  auto table =
+      platform.cli({"audit", "--target", id, "--action", "endpoint.delete", "--limit", "1"});
+  REQUIRE(table.exit_code == 0);
+  const std::string cursor = json::parse(
+      platform
+          .cli({"audit", "--target", id, "--action", "endpoint.delete", "--limit", "1", "--json"})
+          .out)["next_cursor"];
+  const std::string at = audited["entries"][0]["at"];
+  CHECK(table.out == "at                        actor  action           target" +
+                         std::string(id.size() - 6, ' ') +
+                         "  outcome  status  detail     client\n" + at +
+                         "  admin  endpoint.delete  " + id +
+                         "  refused  404     not_found  127.0.0.1\n"
+                         "more: --cursor " +
+                         cursor + "\n");
+  auto bad_action = platform.cli({"audit", "--action", "endpoint.frobnicate"});
+  CHECK(bad_action.exit_code == 2);
+  CHECK(bad_action.err.starts_with("--action: endpoint.frobnicate not in {endpoint.create,"));
 }
 
 }  // namespace

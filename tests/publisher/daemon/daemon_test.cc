@@ -151,10 +151,11 @@ TEST_CASE("the daemon's database holds its queue and idempotency records, no out
   daemon.wait_listening();
   CHECK(daemon.kill_and_wait(SIGTERM) == 0);
   CHECK(table_names(*db::Database::open(target)) ==
-        std::vector<std::string>{
-            "idempotency_records", "publisher_attempts", "publisher_endpoint_secrets",
-            "publisher_endpoints", "publisher_events", "publisher_rate_log",
-            "publisher_revoked_sessions", "publisher_tasks", "webhooks_migrations"});
+        std::vector<std::string>{"idempotency_records", "publisher_attempts", "publisher_audit_log",
+                                 "publisher_endpoint_secrets", "publisher_endpoints",
+                                 "publisher_events", "publisher_rate_log",
+                                 "publisher_revoked_sessions", "publisher_tasks",
+                                 "webhooks_migrations"});
 }
 
 TEST_CASE("a database made by the old single-sequence schema code starts and serves its rows",
