@@ -12,6 +12,7 @@
 #include "endpoint_control.h"
 #include "output.h"
 #include "publisher_api.h"
+#include "webhooks/app/deprecated_flags.h"
 
 namespace webhooks::cli {
 namespace {
@@ -20,7 +21,8 @@ struct EndpointArgs {
   Publisher publisher;
   std::string merchant, url, endpoint, signing, description, secret, reason;
   std::vector<std::string> event_types;
-  std::optional<std::int64_t> grace_s;
+  std::int64_t grace_s = 0;            // rotate --grace, when given
+  const CLI::Option* grace = nullptr;  // without it, the daemon's --rotation-grace
   ControlArgs control;
   bool json = false;
 };
@@ -122,7 +124,7 @@ int run_delete(const EndpointArgs& a) {
 int run_rotate(const EndpointArgs& a) {
   nlohmann::json body = nlohmann::json::object();
   if (!a.signing.empty()) body["signing"] = a.signing;
-  if (a.grace_s) body["grace_seconds"] = *a.grace_s;
+  if (a.grace != nullptr && a.grace->count() > 0) body["grace_seconds"] = a.grace_s;
   return print_answer(a,
                       call(a.publisher, "POST", endpoint_path(a, "/rotate-secret"), body.dump()));
 }
@@ -216,10 +218,13 @@ void add_endpoint(CLI::App& app, Action& action) {
       "New signing keys for an endpoint; the old ones sign until the grace ends", run_rotate, a);
   add_endpoint_id(rotate, *a);
   add_signing_option(rotate, *a, "v1, v1a or both (default: the endpoint's)");
-  rotate
-      ->add_option("--grace", a->grace_s,
-                   "seconds the old keys keep signing (default: the daemon's --rotation-grace)")
-      ->check(app::count(0, 315'360'000));
+  CLI::Option* grace = app::add_whole_seconds(
+      *rotate, "--grace", a->grace_s,
+      "how long the old keys keep signing, e.g. 24h, 30m, 0s (whole seconds; "
+      "default: the daemon's --rotation-grace)",
+      app::Zero::allowed);
+  grace->default_str("");
+  a->grace = grace;
 }
 
 }  // namespace webhooks::cli

@@ -9,6 +9,7 @@
 #include "process.h"
 #include "publisher/receiver.h"
 #include "support/test_env.h"
+#include "webhooks/rfc3339.h"
 #include "webhooks/signer.h"
 #include "webhooks/uuid.h"
 
@@ -215,6 +216,19 @@ TEST_CASE("webhooks endpoint list, show, update, disable, enable and delete", "[
   CHECK(json::parse(enabled.out)["enabled"] == true);
   CHECK(json::parse(enabled.out)["disabled_reason"].is_null());
 
+  // --grace takes a unit; a bare number of seconds is the deprecated spelling, warned about.
+  auto rotated = platform.cli({"endpoint", "rotate", id, "--grace", "90", "--json"});
+  REQUIRE(rotated.exit_code == 0);
+  CHECK(rotated.err == "webhooks: --grace 90 without a unit is deprecated; use --grace 90s\n");
+  // The old key (the second) signs 90 s past the new one's creation.
+  const json keys = json::parse(platform.cli({"endpoint", "show", id, "--json"}).out)["secrets"];
+  REQUIRE(keys.size() == 2);
+  const auto time_of = [&](int key, const char* name) {
+    return *parse_rfc3339(keys[key][name].get<std::string>());
+  };
+  CHECK(json::parse(rotated.out)["old_secrets_expire_at"] == keys[1]["expires_at"]);
+  CHECK(time_of(1, "expires_at") - time_of(0, "created_at") == 90'000);
+
   auto deleted = platform.cli({"endpoint", "delete", id});
   REQUIRE(deleted.exit_code == 0);
   CHECK(deleted.out == "deleted endpoint " + id + "\n");
@@ -258,8 +272,9 @@ TEST_CASE("webhooks endpoint list, show, update, disable, enable and delete", "[
   CHECK(entries ==
         std::vector<std::string>{
             "admin endpoint.delete 404 refused", "admin endpoint.delete 204 succeeded",
-            "admin endpoint.enable 200 succeeded", "admin endpoint.disable 200 succeeded",
-            "admin endpoint.update 200 succeeded", "admin endpoint.create 201 succeeded"});
+            "admin endpoint.rotate_secret 200 succeeded", "admin endpoint.enable 200 succeeded",
+            "admin endpoint.disable 200 succeeded", "admin endpoint.update 200 succeeded",
+            "admin endpoint.create 201 succeeded"});
   auto table =
       platform.cli({"audit", "--target", id, "--action", "endpoint.delete", "--limit", "1"});
   REQUIRE(table.exit_code == 0);

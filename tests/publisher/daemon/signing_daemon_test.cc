@@ -183,7 +183,7 @@ TEST_CASE("webhooks endpoint create --signing v1a and rotate --signing both", "[
   CHECK(endpoint["signing"] == "v1a");
   CHECK(endpoint["public_key"].get<std::string>().rfind("whpk_", 0) == 0);
   auto rotated = cli(
-      {"endpoint", "rotate", "--endpoint", endpoint["id"], "--signing", "both", "--grace", "60"});
+      {"endpoint", "rotate", "--endpoint", endpoint["id"], "--signing", "both", "--grace", "1m"});
   REQUIRE(rotated.exit_code == 0);
   const json answer = json::parse(rotated.out);
   CHECK(answer["signing"] == "both");
