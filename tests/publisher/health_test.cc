@@ -114,7 +114,7 @@ TEST_CASE("webhooks_endpoint_failing_seconds: seconds since each enabled endpoin
         std::string::npos);
   CHECK(text.find(off.id) == std::string::npos);  // disabled: not failing any more
   const auto lines = std::count(text.begin(), text.end(), '\n');
-  CHECK(lines == 2 + 1 + 2 + 3);  // HELP and TYPE, one endpoint, the purge counter's 2 + 3
+  CHECK(lines == 2 + 1 + 2 + 4);  // HELP and TYPE, one endpoint, the purge counter's 2 + 4
 }
 
 // The body's data of an ops event as delivered, after checking its signature and type.

@@ -22,7 +22,7 @@ TEST_CASE("usage errors exit 2 with a clear message") {
   CHECK(run.code == 2);
   CHECK(run.out ==
         "webhooks: unknown command 'sned'; the commands are: sign, verify, send, publish, listen, "
-        "replay, events, attempts, endpoint\nRun with --help for more information.\n");
+        "replay, events, attempts, audit, endpoint\nRun with --help for more information.\n");
   run = cli("endpoint bogus ep_1");
   CHECK(run.code == 2);
   CHECK(run.out ==
