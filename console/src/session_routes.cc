@@ -85,6 +85,7 @@ void Sessions::mount(http::Server& server, std::string title) const {
   });
   server.Post("/console/login", [this, title](const httplib::Request& req, httplib::Response& res) {
     if (const auto origin = foreign_origin(req, tls_)) {
+      if (audit_) audit_(req, {"sign_in", "", 403, "cross_origin"});
       return send_html(res, 403,
                        render_login(title, cross_origin_message(*origin, own_origin(req, tls_))));
     }
@@ -112,6 +113,10 @@ void Sessions::mount(http::Server& server, std::string title) const {
   });
   server.Post("/console/logout", [this](const httplib::Request& req, httplib::Response& res) {
     if (const auto origin = foreign_origin(req, tls_)) {
+      if (audit_) {
+        const std::optional<Session> session = of_request(req);
+        audit_(req, {"sign_out", session ? session->principal : "", 403, "cross_origin"});
+      }
       return send_html(res, 403,
                        "<!DOCTYPE html><title>Forbidden</title><p id=\"origin-error\">" +
                            escape_html(cross_origin_message(*origin, own_origin(req, tls_))) +

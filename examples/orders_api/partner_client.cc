@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "webhooks/backoff.h"
 #include "webhooks/error.h"
 #include "webhooks/json_parse.h"
 #include "webhooks/log.h"
@@ -22,6 +23,11 @@ std::unique_ptr<httplib::Client> make_client(const PartnerOptions& options) {
 
 bool retryable(int status) {
   return status == 408 || status == 425 || status == 429 || status >= 500;
+}
+
+// The wait before retry `retry` of one call: options.backoff, doubled before each further one.
+std::chrono::milliseconds retry_wait(const PartnerOptions& options, int retry) {
+  return Backoff{.first = options.backoff, .max = std::chrono::hours(1)}.delay(retry);
 }
 
 std::string error_message(const std::string& body) {
@@ -50,12 +56,8 @@ TransferResult PartnerClient::create_transfer(const std::string& key, std::int64
           .dump();
   const httplib::Headers headers = {{"X-Idempotency-Key", key}};
   TransferResult result;
-  std::chrono::milliseconds wait = options_.backoff;
   for (int attempt = 1; attempt <= options_.attempts; ++attempt) {
-    if (attempt > 1) {
-      std::this_thread::sleep_for(wait);
-      wait *= 2;
-    }
+    if (attempt > 1) std::this_thread::sleep_for(retry_wait(options_, attempt - 1));
     result.tries = attempt;
     auto client = make_client(options_);  // a fresh connection: a dropped one is not reused
     const httplib::Result answer = client->Post("/transfers", headers, body, "application/json");
@@ -95,12 +97,8 @@ ReversalResult PartnerClient::reverse_transfer(const std::string& transfer_id,
   const httplib::Headers headers = {{"X-Idempotency-Key", key}};
   const std::string path = "/transfers/" + transfer_id + "/reversals";
   ReversalResult result;
-  std::chrono::milliseconds wait = options_.backoff;
   for (int attempt = 1; attempt <= options_.attempts; ++attempt) {
-    if (attempt > 1) {
-      std::this_thread::sleep_for(wait);
-      wait *= 2;
-    }
+    if (attempt > 1) std::this_thread::sleep_for(retry_wait(options_, attempt - 1));
     const httplib::Result answer =
         make_client(options_)->Post(path, headers, "{}", "application/json");
     result.status = answer ? answer->status : 0;

@@ -3,10 +3,10 @@
 #include <httplib.h>
 
 #include <algorithm>
-#include <cmath>
 #include <nlohmann/json.hpp>
 #include <unordered_set>
 
+#include "webhooks/backoff.h"
 #include "webhooks/error.h"
 #include "webhooks/json_compact.h"
 #include "webhooks/log.h"
@@ -61,11 +61,12 @@ struct Relay::Impl {
     if (!options.publisher_token.empty()) client.set_bearer_token_auth(options.publisher_token);
   }
 
+  // The wait after the post that failed with `attempts` earlier failures (RelayOptions).
   UnixMillis backoff(std::int64_t attempts) const {
-    const double base = static_cast<double>(options.initial_backoff.count()) *
-                        std::pow(2.0, static_cast<double>(std::min<std::int64_t>(attempts, 30)));
-    const double capped = std::min(base, static_cast<double>(options.max_backoff.count()));
-    return static_cast<UnixMillis>(capped * (0.8 + 0.4 * random.next_unit()));
+    const Backoff backoff{
+        .first = options.initial_backoff, .max = options.max_backoff, .jitter = 0.2};
+    return backoff.delay(static_cast<int>(std::min<std::int64_t>(attempts, 1000)) + 1, &random)
+        .count();
   }
 
   // Posts one row; returns an empty string on success, else the reason.
@@ -93,7 +94,9 @@ struct Relay::Impl {
 
 Relay::Relay(std::shared_ptr<db::Database> db, const Clock& clock, RandomSource& random,
              RelayOptions options)
-    : impl_(std::make_unique<Impl>(std::move(db), clock, random, std::move(options))) {}
+    : impl_(std::make_unique<Impl>(std::move(db), clock, random, std::move(options))),
+      task_("outbox_relay_failed", [this] { return pass(); },
+            {.after_failure = impl_->options.poll_interval}) {}
 
 Relay::~Relay() { stop(); }
 
@@ -138,40 +141,18 @@ std::int64_t Relay::purge_sent() {
   return total;
 }
 
-void Relay::start() {
-  std::lock_guard lock(mutex_);
-  if (thread_.joinable()) return;
-  stopping_ = false;
-  thread_ = std::thread([this] {
-    std::unique_lock lock(mutex_);
-    UnixMillis next_purge = impl_->clock.now_ms();
-    while (!stopping_) {
-      lock.unlock();
-      PassResult pass;
-      try {
-        pass = relay_once();
-        if (impl_->clock.now_ms() >= next_purge) {
-          next_purge = impl_->clock.now_ms() + impl_->options.purge_interval.count();
-          purge_sent();
-        }
-      } catch (const std::exception& e) {
-        log_event(spdlog::level::err, {{"event", "outbox_relay_failed"}, {"error", e.what()}});
-      }
-      lock.lock();
-      if (pass.sent == 0 || pass.failed > 0) {
-        wake_.wait_for(lock, impl_->options.poll_interval, [this] { return stopping_; });
-      }
-    }
-  });
+std::chrono::milliseconds Relay::pass() {
+  const PassResult result = relay_once();
+  if (impl_->clock.now_ms() >= next_purge_) {
+    next_purge_ = impl_->clock.now_ms() + impl_->options.purge_interval.count();
+    purge_sent();
+  }
+  return result.sent == 0 || result.failed > 0 ? impl_->options.poll_interval
+                                               : std::chrono::milliseconds(0);
 }
 
-void Relay::stop() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void Relay::start() { task_.start(); }
+
+void Relay::stop() { task_.stop(); }
 
 }  // namespace webhooks::outbox

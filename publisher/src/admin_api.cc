@@ -17,53 +17,7 @@ namespace {
 // its session itself, redirecting to the sign-in page) and its sign-in routes and assets.
 bool open_route(const std::string& path) {
   return path == "/healthz" || path == "/metrics" || path == "/" || path == "/console" ||
-         path.starts_with("/console/");
-}
-
-// The pre-routing check: an open route, a token or a console session (with its CSRF token on a
-// state-changing request; a viewer's only on GET and HEAD) goes on to the routes; anything else
-// is answered here: 403 for a viewer's change, 429
-// while the client's address is throttled (every attempt, the right token too), else 401 counted
-// as a failure of that address.
-httplib::Server::HandlerResponse authenticate(const Principals& principals,
-                                              const console::Sessions& sessions,
-                                              const httplib::Request& req, httplib::Response& res) {
-  using Outcome = httplib::Server::HandlerResponse;
-  if (open_route(req.path)) return Outcome::Unhandled;
-  console::FailureThrottle& throttle = sessions.throttle();
-  if (const auto message = console::throttled(throttle, req, res)) {
-    detail::fail(res, 429, "too_many_failures", *message);
-    return Outcome::Handled;
-  }
-  const Principal* principal = principals.by_token(http::bearer_token(req));
-  std::string session_principal;
-  if (principal == nullptr) {
-    switch (sessions.authorize_api(req, &session_principal)) {
-      case console::ApiSession::ok:
-        principal = principals.by_name(session_principal);
-        break;
-      case console::ApiSession::csrf_failed:
-        detail::fail(res, 403, "csrf_failed",
-                     "a request signed in with the console's cookie must carry the page's "
-                     "X-CSRF-Token header");
-        return Outcome::Handled;
-      case console::ApiSession::none:
-        break;
-    }
-  }
-  if (principal != nullptr) {
-    if (principal->role == Role::viewer && req.method != "GET" && req.method != "HEAD") {
-      detail::fail(res, 403, "forbidden",
-                   "the viewer token " + principal->name + " may only read (GET and HEAD)");
-      return Outcome::Handled;
-    }
-    return Outcome::Unhandled;
-  }
-  throttle.record_failure(req.remote_addr);
-  detail::fail(res, 401, "unauthorized",
-               principals.empty() ? "the daemon was started without an admin token"
-                                  : "a valid Authorization: Bearer <token> header is required");
-  return Outcome::Handled;
+         path.starts_with("/console/") || path == "/favicon.ico";  // browsers ask for it: 404
 }
 
 // A handler's exception, logged: 503 storage_unavailable for a storage error, else 500.
@@ -85,6 +39,18 @@ void answer_exception(const httplib::Request& req, httplib::Response& res, std::
     return;
   }
   detail::fail(res, 500, "internal_error", "the request failed; see the daemon's log");
+}
+
+// An audit entry of a request refused before any route ran.
+AuditEntry refused(std::string actor, std::string action, std::string target, int status,
+                   std::string detail) {
+  AuditEntry entry;
+  entry.actor = std::move(actor);
+  entry.action = std::move(action);
+  entry.target = std::move(target);
+  entry.status = status;
+  entry.detail = std::move(detail);
+  return entry;
 }
 
 // options.admin_token as "admin", then options.tokens.
@@ -123,7 +89,7 @@ AdminApi::AdminApi(Store& store, Ingest& ingest, idempotency::Guard& guard, Metr
           },
           clock_),
       audit_log_(std::make_unique<AuditLog>(store_.database())),
-      wrong_token_budget_(std::make_unique<AuditBudget>(kWrongTokenEntriesPerMinute)) {
+      unauthenticated_budget_(std::make_unique<AuditBudget>(kUnauthenticatedEntriesPerMinute)) {
   sessions_.use_revocations(revocations_);
   sessions_.use_tls(options_.behind_tls_proxy);
   sessions_.use_audit([this](const httplib::Request& req, const console::SessionAction& done) {
@@ -132,23 +98,70 @@ AdminApi::AdminApi(Store& store, Ingest& ingest, idempotency::Guard& guard, Metr
     entry.action = "console." + std::string(done.action);
     entry.status = done.status;
     entry.detail = std::string(done.detail);
-    if (done.detail == "wrong_token") {
-      std::int64_t left_out = 0;
-      if (!wrong_token_budget_->admit(clock_.now_ms(), left_out)) return;
-      if (left_out > 0) {
-        entry.detail += "; " + std::to_string(left_out) + " earlier not recorded (over " +
-                        std::to_string(kWrongTokenEntriesPerMinute) + " a minute)";
-      }
-    }
     record_audit(req, std::move(entry));
   });
+}
+
+// The pre-routing check: an open route, a token or a console session (with its CSRF token on a
+// state-changing request; a viewer's only on GET and HEAD) goes on to the routes; anything else
+// is answered here: 403 for a viewer's change (recorded in the audit log), 429 while the client's
+// address is throttled (every attempt, the right token too), else 401 counted as a failure of that
+// address (recorded as api.authenticate, within the unauthenticated entries' budget).
+httplib::Server::HandlerResponse AdminApi::authenticate(const httplib::Request& req,
+                                                        httplib::Response& res) {
+  using Outcome = httplib::Server::HandlerResponse;
+  if (open_route(req.path)) return Outcome::Unhandled;
+  console::FailureThrottle& throttle = sessions_.throttle();
+  if (const auto message = console::throttled(throttle, req, res)) {
+    detail::fail(res, 429, "too_many_failures", *message);
+    return Outcome::Handled;
+  }
+  const std::string_view token = http::bearer_token(req);
+  const Principal* principal = principals_.by_token(token);
+  std::string session_principal;
+  if (principal == nullptr) {
+    switch (sessions_.authorize_api(req, &session_principal)) {
+      case console::ApiSession::ok:
+        principal = principals_.by_name(session_principal);
+        break;
+      case console::ApiSession::csrf_failed:
+        detail::fail(res, 403, "csrf_failed",
+                     "a request signed in with the console's cookie must carry the page's "
+                     "X-CSRF-Token header");
+        return Outcome::Handled;
+      case console::ApiSession::none:
+        break;
+    }
+  }
+  if (principal != nullptr) {
+    if (principal->role == Role::viewer && req.method != "GET" && req.method != "HEAD") {
+      detail::fail(res, 403, "forbidden",
+                   "the viewer token " + principal->name + " may only read (GET and HEAD)");
+      const std::string action = audit_action_of(req.method, req.path);
+      if (!action.empty()) {
+        record_audit(req,
+                     refused(principal->name, action, audit_target_of(req.path), 403, "forbidden"));
+      }
+      return Outcome::Handled;
+    }
+    return Outcome::Unhandled;
+  }
+  throttle.record_failure(req.remote_addr);
+  detail::fail(res, 401, "unauthorized",
+               principals_.empty() ? "the daemon was started without an admin token"
+                                   : "a valid Authorization: Bearer <token> header is required");
+  if (req.path.starts_with("/v1/")) {  // the API's routes; not a scanner's guesses elsewhere
+    record_audit(
+        req, refused("", "api.authenticate", "", 401, token.empty() ? "no_token" : "wrong_token"));
+  }
+  return Outcome::Handled;
 }
 
 void AdminApi::mount(http::Server& server) {
   http::limit_request_bodies(
       server, options_.body_limit,
       [this](const httplib::Request& req, httplib::Response& res) {
-        return authenticate(principals_, sessions_, req, res);
+        return authenticate(req, res);
       },
       http::Bodies::json);
   server.set_exception_handler(answer_exception);

@@ -3,6 +3,8 @@
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <vector>
 
 #include "admin_json.h"
 #include "audit_log.h"
@@ -38,6 +40,33 @@ std::string created_id(const Response& res) {
              : "";
 }
 
+// The recorded routes: method, path, action. The path's first group is the target.
+struct AuditedRoute {
+  std::string_view method;
+  std::regex path;
+  std::string_view action;
+};
+
+const std::vector<AuditedRoute>& audited_routes() {
+  static const std::vector<AuditedRoute> routes = [] {
+    std::vector<AuditedRoute> out;
+    const auto add = [&](std::string_view method, const char* path, std::string_view action) {
+      out.push_back({method, std::regex(path), action});
+    };
+    add("POST", R"(/v1/endpoints)", "endpoint.create");
+    add("PATCH", R"(/v1/endpoints/([^/]+))", "endpoint.update");
+    add("DELETE", R"(/v1/endpoints/([^/]+))", "endpoint.delete");
+    add("POST", R"(/v1/endpoints/([^/]+)/enable)", "endpoint.enable");
+    add("POST", R"(/v1/endpoints/([^/]+)/disable)", "endpoint.disable");
+    add("POST", R"(/v1/endpoints/([^/]+)/rotate-secret)", "endpoint.rotate_secret");
+    add("POST", R"(/v1/endpoints/([^/]+)/recover)", "endpoint.recover");
+    add("POST", R"(/v1/endpoints/([^/]+)/replay-missing)", "endpoint.replay_missing");
+    add("POST", R"(/v1/events/([^/]+)/replay)", "event.replay");
+    return out;
+  }();
+  return routes;
+}
+
 bool known_action(std::string_view action) {
   for (const std::string_view a : kAuditActions) {
     if (a == action) return true;
@@ -62,6 +91,12 @@ json entry_json(const AuditEntry& e) {
 // `error` says which value was refused.
 AuditQuery audit_query(const Request& req, std::string& error) {
   AuditQuery q;
+  for (const char* name : {"actor", "action", "target", "since", "until", "cursor"}) {
+    if (req.get_param_value_count(name) > 1) {
+      error = std::string(name) + " is given more than once; give it once";
+      return q;
+    }
+  }
   q.actor = req.get_param_value("actor");
   q.action = req.get_param_value("action");
   q.target = req.get_param_value("target");
@@ -127,6 +162,21 @@ std::string audit_body(const AuditQuery& q, const AuditPage& page, const std::st
 
 }  // namespace
 
+std::string audit_action_of(std::string_view method, const std::string& path) {
+  for (const AuditedRoute& r : audited_routes()) {
+    if (r.method == method && std::regex_match(path, r.path)) return std::string(r.action);
+  }
+  return "";
+}
+
+std::string audit_target_of(const std::string& path) {
+  std::smatch m;
+  for (const AuditedRoute& r : audited_routes()) {
+    if (std::regex_match(path, m, r.path) && m.size() > 1) return m[1].str();
+  }
+  return "";
+}
+
 AdminApi::~AdminApi() = default;
 
 const Principal* AdminApi::principal_of(const Request& req) const {
@@ -140,6 +190,14 @@ const Principal* AdminApi::principal_of(const Request& req) const {
 
 void AdminApi::record_audit(const Request& req, AuditEntry entry) {
   entry.at = clock_.now_ms();
+  if (entry.actor.empty()) {
+    std::int64_t left_out = 0;
+    if (!unauthenticated_budget_->admit(entry.at, left_out)) return;
+    if (left_out > 0) {
+      entry.detail += "; " + std::to_string(left_out) + " earlier not recorded (over " +
+                      std::to_string(kUnauthenticatedEntriesPerMinute) + " a minute)";
+    }
+  }
   entry.client = req.remote_addr;
   entry.outcome = std::string(audit_outcome(entry.status));
   if (!entry.actor.empty() && entry.role.empty()) {

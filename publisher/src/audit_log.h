@@ -44,7 +44,7 @@ struct AuditEntry {
 inline constexpr std::string_view kAuditActions[] = {
     "endpoint.create", "endpoint.update",        "endpoint.enable",  "endpoint.disable",
     "endpoint.delete", "endpoint.rotate_secret", "endpoint.recover", "endpoint.replay_missing",
-    "event.replay",    "console.sign_in",        "console.sign_out"};
+    "event.replay",    "console.sign_in",        "console.sign_out", "api.authenticate"};
 
 // "succeeded" below 400, "refused" from 400 to 499, "failed" from 500 (or 0: no answer).
 std::string_view audit_outcome(int status);
@@ -84,8 +84,15 @@ class AuditBudget {
   std::int64_t left_out_ = 0;
 };
 
-// Failed sign-ins recorded a minute per daemon at most (AuditBudget).
-inline constexpr int kWrongTokenEntriesPerMinute = 60;
+// Entries without an actor (a wrong or missing token, a form from another origin) recorded a
+// minute per daemon at most (AuditBudget).
+inline constexpr int kUnauthenticatedEntriesPerMinute = 60;
+
+// The action a state-changing request of the admin API is (kAuditActions), from its method and
+// path; "" for one that is not recorded (ingest) or no route.
+std::string audit_action_of(std::string_view method, const std::string& path);
+// The endpoint's or event's id in such a path ("" for none).
+std::string audit_target_of(const std::string& path);
 
 class AuditLog {
  public:

@@ -171,9 +171,9 @@ void Dispatcher::log_health(const RecordedHealth& health) const {
 bool Dispatcher::record_until_stored(const std::vector<Settlement>& records, UnixMillis done,
                                      const FailingRules& rules) {
   using Steady = std::chrono::steady_clock;
-  std::chrono::milliseconds delay = options_.record_retry_first;
   std::optional<Steady::time_point> give_up_at;  // set once stop() was called
   for (int tries = 1;; ++tries) {
+    const std::chrono::milliseconds delay = record_backoff().delay(tries);
     try {
       // Each endpoint this batch warned about or disabled (a 410, or failing for
       // --disable-after), logged once the change is committed.
@@ -214,7 +214,6 @@ bool Dispatcher::record_until_stored(const std::vector<Settlement>& records, Uni
         const bool was_stopping = stopping_;
         stop_cv_.wait_for(lock, delay, [&] { return stopping_ != was_stopping; });
       }
-      delay = std::min(delay * 2, options_.record_retry_max);
     }
   }
 }
@@ -222,8 +221,8 @@ bool Dispatcher::record_until_stored(const std::vector<Settlement>& records, Uni
 void Dispatcher::release_after_failed_claim(const std::string& owner,
                                             std::chrono::steady_clock::time_point lease_end) {
   constexpr int kTries = 5;  // then the lease lapses on its own
-  std::chrono::milliseconds delay = options_.record_retry_first;
   for (int tries = 1;; ++tries) {
+    const std::chrono::milliseconds delay = record_backoff().delay(tries);
     try {
       const int released = store_.release(owner, clock_.now_ms());
       if (released > 0) {
@@ -238,7 +237,6 @@ void Dispatcher::release_after_failed_claim(const std::string& owner,
           !pause(delay)) {
         return;
       }
-      delay = std::min(delay * 2, options_.record_retry_max);
     }
   }
 }

@@ -8,7 +8,11 @@ namespace webhooks::publisher {
 
 OverviewSnapshot::OverviewSnapshot(Store& store, const Clock& clock,
                                    OverviewSnapshotOptions options)
-    : store_(store), clock_(clock), options_(options) {}
+    : store_(store),
+      clock_(clock),
+      options_(options),
+      task_("overview_refresh_failed", [this] { return recount(); },
+            {.after_failure = options_.refresh}) {}
 
 OverviewSnapshot::~OverviewSnapshot() { stop(); }
 
@@ -38,40 +42,28 @@ bool OverviewSnapshot::using_snapshot() const {
   return slow_;
 }
 
-void OverviewSnapshot::start() {
-  if (thread_.joinable()) return;
+// The first count at once, so the first page never waits for a slow one; then every `refresh`,
+// or 10 times the last count's time if longer (the thread at most 10% of a core).
+std::chrono::milliseconds OverviewSnapshot::recount() {
+  bool count = false;
   {
     std::lock_guard lock(mutex_);
-    stopping_ = false;
+    count = !counted_ || slow_;
+    counted_ = true;
   }
-  // The first count at once, so the first page never waits for a slow one; then every
-  // `refresh`, or 10 times the last count's time if longer (the thread at most 10% of a core).
-  thread_ = std::thread([this] {
-    for (bool first = true;; first = false) {
-      {
-        std::unique_lock lock(mutex_);
-        const auto wait =
-            first ? std::chrono::milliseconds(0) : std::max(options_.refresh, 10 * last_took_);
-        wake_.wait_for(lock, wait, [this] { return stopping_; });
-        if (stopping_) return;
-        if (!first && !slow_) continue;
-      }
-      try {
-        refresh();
-      } catch (const std::exception& e) {
-        log_event(spdlog::level::err, {{"event", "overview_refresh_failed"}, {"error", e.what()}});
-      }
-    }
-  });
+  if (count) refresh();
+  std::lock_guard lock(mutex_);
+  return std::max(options_.refresh, 10 * last_took_);
 }
 
-void OverviewSnapshot::stop() {
+void OverviewSnapshot::start() {
   {
     std::lock_guard lock(mutex_);
-    stopping_ = true;
+    counted_ = false;
   }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  task_.start();
 }
+
+void OverviewSnapshot::stop() { task_.stop(); }
 
 }  // namespace webhooks::publisher

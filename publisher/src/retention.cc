@@ -6,15 +6,18 @@
 namespace webhooks::publisher {
 
 Retention::Retention(Store& store, const Clock& clock, Metrics& metrics, RetentionOptions options)
-    : store_(store), clock_(clock), metrics_(metrics), options_(options) {}
+    : store_(store),
+      clock_(clock),
+      metrics_(metrics),
+      options_(options),
+      task_("retention_failed",
+            [this] {
+              run_once();
+              return options_.interval;
+            },
+            {.first_wait = options_.interval}) {}
 
 Retention::~Retention() { stop(); }
-
-bool Retention::pause(std::chrono::milliseconds delay) {
-  std::unique_lock lock(mutex_);
-  if (delay.count() > 0) wake_.wait_for(lock, delay, [this] { return stopping_; });
-  return !stopping_;
-}
 
 Retention::Pass Retention::run_once() {
   Pass pass;
@@ -27,7 +30,8 @@ Retention::Pass Retention::run_once() {
       pass.purged += batch;
       metrics_.purged(batch);
     }
-    if ((batch.events < options_.batch && batch.audit < options_.batch) || !pause(options_.pause)) {
+    if ((batch.events < options_.batch && batch.audit < options_.batch) ||
+        !task_.pause(options_.pause)) {
       break;
     }
   }
@@ -44,29 +48,9 @@ Retention::Pass Retention::run_once() {
 }
 
 void Retention::start() {
-  if (options_.max_age.count() <= 0 || thread_.joinable()) return;
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = false;
-  }
-  thread_ = std::thread([this] {
-    while (pause(options_.interval)) {
-      try {
-        run_once();
-      } catch (const std::exception& e) {
-        log_event(spdlog::level::err, {{"event", "retention_failed"}, {"error", e.what()}});
-      }
-    }
-  });
+  if (options_.max_age.count() > 0) task_.start();
 }
 
-void Retention::stop() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void Retention::stop() { task_.stop(); }
 
 }  // namespace webhooks::publisher

@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "fixture.h"
-#include "log_capture.h"
 #include "receiver.h"
+#include "support/log_capture.h"
 #include "webhooks/log.h"
 #include "webhooks/rfc3339.h"
 #include "webhooks/uuid.h"

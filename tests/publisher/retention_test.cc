@@ -6,8 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include "fixture.h"
-#include "log_capture.h"
 #include "receiver.h"
+#include "support/log_capture.h"
 #include "support/test_env.h"
 #include "webhooks/rfc3339.h"
 

@@ -22,14 +22,26 @@
 
 namespace webhooks::cli {
 
-void add_publisher_options(CLI::App* cmd, Publisher& p) {
+void add_publisher_options(CLI::App* cmd, Publisher& p, bool token_required) {
   cmd->add_option("--publisher-url", p.url, "the publisher's base URL, http(s)://HOST:PORT")
       ->envname("WEBHOOKS_PUBLISHER_URL")
       ->check(app::server_url(true))
       ->capture_default_str();
-  app::add_secret_option(
-      *cmd, {"--admin-token", "WEBHOOKS_ADMIN_TOKEN", "admin bearer token", app::bearer_token()},
-      p.token);
+  // Every route these commands call needs a token: without one, a usage error (exit 2) before
+  // anything is sent (a request without it is a 401 counted against this address).
+  app::add_secret_option(*cmd,
+                         {"--admin-token", "WEBHOOKS_ADMIN_TOKEN",
+                          "the publisher's admin (or, for reads, viewer) bearer token",
+                          app::bearer_token(), token_required},
+                         p.token);
+}
+
+void require_token(const Publisher& p) {
+  if (p.token.empty()) {
+    throw UsageError(
+        "--admin-token is required: give --admin-token, --admin-token-file or "
+        "WEBHOOKS_ADMIN_TOKEN (or WEBHOOKS_ADMIN_TOKEN_FILE)");
+  }
 }
 
 ApiAnswer request(const Publisher& p, const std::string& method, const std::string& path,
@@ -155,6 +167,7 @@ int run_replay(const ReplayArgs& a) {
     std::cout << ok << " of " << total << " deliveries accepted\n";
     return ok == total ? kOk : kFailed;
   }
+  require_token(a.publisher);
   if (a.missing && (!a.event.empty() || a.endpoint.empty() || a.since.empty())) {
     throw UsageError("--missing needs --endpoint ID --since TIME (and no --event)");
   }
@@ -175,7 +188,7 @@ void add_replay(CLI::App& app, Action& action) {
       "replay",
       "Replay an event, recover an endpoint's dead tasks, replay the events it missed, or "
       "re-send captured deliveries");
-  add_publisher_options(replay, a->publisher);
+  add_publisher_options(replay, a->publisher, false);  // --capture needs no token
   replay->add_option("--event", a->event, "event id to replay");
   replay->add_option("--endpoint", a->endpoint, "endpoint id (with --event: only that endpoint)");
   replay
@@ -308,7 +321,7 @@ void add_audit(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"endpoint.create", "endpoint.update", "endpoint.enable",
                              "endpoint.disable", "endpoint.delete", "endpoint.rotate_secret",
                              "endpoint.recover", "endpoint.replay_missing", "event.replay",
-                             "console.sign_in", "console.sign_out"}));
+                             "console.sign_in", "console.sign_out", "api.authenticate"}));
   audit->add_option("--target", a->target, "only actions on this endpoint or event id");
   audit->add_option("--since", a->since, "only entries recorded since this RFC 3339 time")
       ->check(rfc3339_time());

@@ -17,8 +17,11 @@ struct Publisher {
 };
 
 // --publisher-url (WEBHOOKS_PUBLISHER_URL) and --admin-token (--admin-token-file,
-// WEBHOOKS_ADMIN_TOKEN) on `cmd`.
-void add_publisher_options(CLI::App* cmd, Publisher& p);
+// WEBHOOKS_ADMIN_TOKEN) on `cmd`; with `token_required`, a command line without a token is a
+// usage error (exit 2) before anything is sent, else the caller checks (require_token).
+void add_publisher_options(CLI::App* cmd, Publisher& p, bool token_required = true);
+// Throws UsageError "--admin-token is required: …" when `p` has no token.
+void require_token(const Publisher& p);
 
 // An answer of the admin API: its status (0 when there was none, or a 2xx that was not JSON),
 // its headers and its JSON body ({} when empty; only for a 2xx).

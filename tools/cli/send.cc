@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "output.h"
 #include "signing_flags.h"
 #include "webhooks/app/deprecated_flags.h"
 #include "webhooks/clock.h"
@@ -75,9 +76,10 @@ std::optional<UnixMillis> uuid_v7_time(const std::string& id) {
 }
 
 // Prints the answer (event id, status, body); exit 0 on 2xx, 1 otherwise or without an answer.
-int report_answer(const httplib::Result& res, const std::string& url, const std::string& event_id) {
+int report_answer(const httplib::Result& res, const std::string& url, const std::string& event_id,
+                  std::chrono::milliseconds timeout) {
   if (!res) {
-    std::cerr << "webhooks send: no answer from " << url << ": " << httplib::to_string(res.error())
+    std::cerr << "webhooks send: no answer from " << url << ": " << no_answer(res.error(), timeout)
               << "\n";
     return kFailed;
   }
@@ -112,7 +114,8 @@ int run_send(const SendArgs& args, const CLI::App& cmd) {
   client.set_connection_timeout(std::chrono::milliseconds(args.timeout_ms));
   client.set_read_timeout(std::chrono::milliseconds(args.timeout_ms));
   client.set_tcp_nodelay(true);
-  return report_answer(client.Post(path, headers, body, "application/json"), args.url, event_id);
+  return report_answer(client.Post(path, headers, body, "application/json"), args.url, event_id,
+                       std::chrono::milliseconds(args.timeout_ms));
 }
 
 }  // namespace

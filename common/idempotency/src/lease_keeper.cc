@@ -1,5 +1,7 @@
 #include "webhooks/idempotency/lease_keeper.h"
 
+#include <algorithm>
+
 #include "webhooks/log.h"
 
 namespace webhooks::idempotency {
@@ -7,19 +9,18 @@ namespace webhooks::idempotency {
 LeaseKeeper::LeaseKeeper(Store& store, const Clock& clock, std::chrono::milliseconds interval)
     : store_(store),
       clock_(clock),
-      interval_(interval.count() > 0 ? interval : store.settings().lease / 3) {
-  if (interval_.count() < 1) interval_ = std::chrono::milliseconds(1);
-  thread_ = std::thread([this] { run(); });
+      interval_(std::max(std::chrono::milliseconds(1),
+                         interval.count() > 0 ? interval : store.settings().lease / 3)),
+      task_("lease_renewal_failed",
+            [this] {
+              renew_all();
+              return interval_;
+            },
+            {.first_wait = interval_}) {
+  task_.start();
 }
 
-LeaseKeeper::~LeaseKeeper() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  thread_.join();
-}
+LeaseKeeper::~LeaseKeeper() { task_.stop(); }
 
 LeaseKeeper::Hold LeaseKeeper::hold(const Lease& lease) {
   std::lock_guard lock(mutex_);
@@ -57,17 +58,6 @@ int LeaseKeeper::renew_all() {
     }
   }
   return renewed;
-}
-
-void LeaseKeeper::run() {
-  std::unique_lock lock(mutex_);
-  while (!stopping_) {
-    wake_.wait_for(lock, interval_, [this] { return stopping_; });
-    if (stopping_) break;
-    lock.unlock();
-    renew_all();
-    lock.lock();
-  }
 }
 
 }  // namespace webhooks::idempotency

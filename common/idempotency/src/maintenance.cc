@@ -22,17 +22,19 @@ int flush_logged(Store& store) {
 
 Maintenance::Maintenance(Store& store, const Clock& clock, std::chrono::milliseconds interval,
                          std::chrono::milliseconds counts_interval)
-    : store_(store), clock_(clock), interval_(interval), counts_interval_(counts_interval) {
-  thread_ = std::thread([this] { run(); });
+    : store_(store),
+      clock_(clock),
+      interval_(interval),
+      counts_interval_(counts_interval),
+      next_run_(std::chrono::steady_clock::now() + interval),
+      task_("idempotency_maintenance_failed", [this] { return tick(); },
+            {.first_wait =
+                 std::max(std::chrono::milliseconds(1), std::min(interval, counts_interval))}) {
+  task_.start();
 }
 
 Maintenance::~Maintenance() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  thread_.join();
+  task_.stop();
   flush_logged(store_);  // a clean stop loses no count
 }
 
@@ -49,28 +51,16 @@ Maintenance::Counts Maintenance::run_once() {
   return counts;
 }
 
-void Maintenance::run() {
+std::chrono::milliseconds Maintenance::tick() {
   using std::chrono::steady_clock;
-  const auto tick = std::max(std::chrono::milliseconds(1), std::min(interval_, counts_interval_));
-  auto next_run = steady_clock::now() + interval_;
-  std::unique_lock lock(mutex_);
-  while (!stopping_) {
-    wake_.wait_for(lock, tick, [this] { return stopping_; });
-    if (stopping_) break;
-    lock.unlock();
-    if (steady_clock::now() < next_run) {
-      flush_logged(store_);
-    } else {
-      next_run = steady_clock::now() + interval_;
-      try {
-        run_once();
-      } catch (const std::exception& e) {
-        log_event(spdlog::level::err,
-                  {{"event", "idempotency_maintenance_failed"}, {"error", e.what()}});
-      }
-    }
-    lock.lock();
+  const auto wait = std::max(std::chrono::milliseconds(1), std::min(interval_, counts_interval_));
+  if (steady_clock::now() < next_run_) {
+    flush_logged(store_);
+    return wait;
   }
+  next_run_ = steady_clock::now() + interval_;
+  run_once();  // a failure is logged by the task (idempotency_maintenance_failed)
+  return wait;
 }
 
 }  // namespace webhooks::idempotency

@@ -9,14 +9,15 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
-#include <condition_variable>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
 
 #include "detail/db_engines.h"
 #include "detail/fiber.h"
+#include "webhooks/backoff.h"
 #include "webhooks/error.h"
+#include "webhooks/periodic_task.h"
 
 namespace webhooks::db::detail {
 namespace {
@@ -161,16 +162,17 @@ struct Connection {
   void enable_wal(int busy_timeout_ms) {
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms);
-    auto pause = std::chrono::milliseconds(1);
-    for (;;) {
+    const Backoff backoff{.first = std::chrono::milliseconds(1),
+                          .max = std::chrono::milliseconds(50)};
+    for (int retry = 1;; ++retry) {
       const int rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
       if (rc == SQLITE_OK) return;
+      const std::chrono::milliseconds pause = backoff.delay(retry);
       if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) ||
           std::chrono::steady_clock::now() + pause > deadline) {
         fail("PRAGMA journal_mode=WAL");
       }
       std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::milliseconds(50));
     }
   }
 
@@ -221,14 +223,7 @@ class SqliteDatabase final : public Database {
   }
 
   ~SqliteDatabase() override {
-    if (checkpointer_.joinable()) {
-      {
-        std::lock_guard lock(checkpoint_mutex_);
-        stopping_ = true;
-      }
-      checkpoint_wake_.notify_all();
-      checkpointer_.join();
-    }
+    checkpointer_.stop();
     checkpoint_.close();
     for (Reader& reader : readers_) reader.connection.close();
     writer_.close();
@@ -319,7 +314,7 @@ class SqliteDatabase final : public Database {
       throw Error(ErrorCode::storage, "sqlite: " + pragma + " failed on the checkpoint connection");
     }
     sqlite3_wal_hook(writer_.db, &SqliteDatabase::on_commit, this);  // replaces wal_autocheckpoint
-    checkpointer_ = std::thread([this] { checkpoint_loop(); });
+    checkpointer_.start();
   }
 
   // Called by SQLite after each commit on writer_ (under mutex_) with the WAL's size in pages.
@@ -329,34 +324,30 @@ class SqliteDatabase final : public Database {
       // Waits (busy handler) for a running background checkpoint, then copies the rest.
       sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_FULL, nullptr, nullptr);
     } else if (pages >= kCheckpointPages && !me.checkpoint_wanted_.exchange(true)) {
-      std::lock_guard lock(me.checkpoint_mutex_);
-      me.checkpoint_wake_.notify_one();
+      me.checkpointer_.wake();
     }
     return SQLITE_OK;
   }
 
-  void checkpoint_loop() {
-    std::unique_lock lock(checkpoint_mutex_);
-    while (true) {
-      checkpoint_wake_.wait(lock, [this] { return stopping_ || checkpoint_wanted_.load(); });
-      if (stopping_) return;
-      lock.unlock();
-      checkpoint_wanted_.store(false);
+  // The checkpointer's step: a passive checkpoint when a commit asked for one; then it waits
+  // for the next commit's wake().
+  std::chrono::milliseconds checkpoint_when_wanted() {
+    if (checkpoint_wanted_.exchange(false)) {
       sqlite3_wal_checkpoint_v2(checkpoint_.db, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr,
                                 nullptr);
-      lock.lock();
     }
+    return std::chrono::hours(1);
   }
 
   std::string path_;
   int busy_timeout_ms_;
   Connection writer_;      // under mutex_: every write, every transaction
   Connection checkpoint_;  // Options::sqlite_background_checkpoint only
-  std::thread checkpointer_;
-  std::mutex checkpoint_mutex_;
-  std::condition_variable checkpoint_wake_;
   std::atomic<bool> checkpoint_wanted_{false};
-  bool stopping_ = false;  // under checkpoint_mutex_
+  // Options::sqlite_background_checkpoint only: checkpoint_when_wanted, woken by on_commit.
+  PeriodicTask checkpointer_{"sqlite_checkpoint_failed",
+                             [this] { return checkpoint_when_wanted(); },
+                             {.first_wait = std::chrono::hours(1)}};
   std::mutex mutex_;
   std::array<Reader, kReaders> readers_;
   std::atomic<std::size_t> next_reader_{0};

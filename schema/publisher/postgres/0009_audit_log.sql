@@ -20,4 +20,9 @@ CREATE TABLE publisher_audit_log (
   detail    TEXT    NOT NULL,
   client    TEXT    NOT NULL
 );
+-- Retention and time filters read by `at`; the filters by actor, action and target each read their
+-- own index newest first, so a filtered page costs its rows, not the table.
 CREATE INDEX publisher_audit_log_at ON publisher_audit_log (at);
+CREATE INDEX publisher_audit_log_actor ON publisher_audit_log (actor, id);
+CREATE INDEX publisher_audit_log_action ON publisher_audit_log (action, id);
+CREATE INDEX publisher_audit_log_target ON publisher_audit_log (target, id);

@@ -137,12 +137,12 @@ TEST_CASE("a rate limit holds across two daemons on one database", "[daemon][con
   std::sort(arrivals.begin(), arrivals.end());
   // The daemons claim at most 10 in any 1.1 s; on the wire the spacing shrinks by however much
   // the time from claim to send varies, a few ms normally, over 100 ms under AddressSanitizer on
-  // a loaded machine (docs/publisher-delivery.md, "Rate limit"). So the 11th arrival after any
-  // other comes at least 0.8 s later (without the limit, 40 arrive within a few ms), and the 40
-  // took at least 3 windows.
+  // a loaded machine (docs/publisher-delivery.md, "Rate limit"; 795 ms seen with two builds
+  // running beside the test). So the 11th arrival after any other comes at least 0.7 s later
+  // (without the limit, 40 arrive within a few ms), and the 40 took at least 3 windows.
   for (std::size_t i = 0; i + 10 < arrivals.size(); ++i) {
     INFO("arrivals " << i << " and " << i + 10);
-    CHECK(arrivals[i + 10] - arrivals[i] >= 800ms);
+    CHECK(arrivals[i + 10] - arrivals[i] >= 700ms);
   }
   CHECK(arrivals.back() - arrivals.front() >= 3s);
 }

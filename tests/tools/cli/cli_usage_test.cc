@@ -28,11 +28,20 @@ TEST_CASE("usage errors exit 2 with a clear message") {
   CHECK(run.out ==
         "webhooks endpoint: unknown command 'bogus'; the commands are: list, show, create, "
         "update, enable, disable, delete, rotate\nRun with --help for more information.\n");
-  run = cli("endpoint show");
+  run = cli("endpoint show --admin-token tok_0123456789abcdef");
   CHECK(run.code == 2);
   CHECK(run.out ==
         "webhooks: give the endpoint's id: webhooks endpoint COMMAND ID (webhooks endpoint list "
         "shows them)\n");
+  // Every publisher command needs a token: refused before anything is sent (no 401 to count).
+  for (const char* command : {"endpoint list", "events", "audit", "replay --event e1",
+                              "publish --merchant m --type t --data {}"}) {
+    run = cli(std::string(command) + " --publisher-url http://127.0.0.1:1");
+    CHECK(run.code == 2);
+    CHECK(run.out.find("--admin-token is required: give --admin-token, --admin-token-file or "
+                       "WEBHOOKS_ADMIN_TOKEN (or WEBHOOKS_ADMIN_TOKEN_FILE)\n") !=
+          std::string::npos);
+  }
   run = cli("");
   CHECK(run.code == 2);
   CHECK(run.out.find("A subcommand is required") != std::string::npos);
@@ -125,11 +134,11 @@ TEST_CASE("usage errors exit 2 with a clear message: the publisher's flags") {
         "--publisher-url: http://127.0.0.1:8780/v1 has a path; give the scheme, host and "
         "port only (expected http://HOST:PORT or https://HOST:PORT)\nRun with --help "
         "for more information.\n");
-  run = cli("events --limit 1001");
+  run = cli("events --limit 1001 --admin-token tok_0123456789abcdef");
   CHECK(run.code == 2);
   CHECK(run.out.find("--limit: must be a whole number from 1 to 1000, not 1001") !=
         std::string::npos);
-  CHECK(cli("events --limit 0").code == 2);
+  CHECK(cli("events --limit 0 --admin-token tok_0123456789abcdef").code == 2);
   for (const char* value : {"-5", "0", "1e300", "0.5", "315360000001"}) {
     run = cli("send --url u --secret " + kSecret + " --type t --data d --timeout-ms " + value);
     CHECK(run.code == 2);

@@ -70,7 +70,7 @@ struct SessionAction {
   std::string_view action;  // "sign_in" or "sign_out"
   std::string principal;    // who signed in or out; "" for a wrong token
   int status = 0;           // the HTTP status answered: 303, 401, 403
-  std::string_view detail;  // "" on success, else "wrong_token" or "csrf_failed"
+  std::string_view detail;  // "" on success, else "wrong_token", "csrf_failed", "cross_origin"
 };
 
 class Sessions {
@@ -104,9 +104,10 @@ class Sessions {
   void use_revocations(Revocations& revocations);
 
   // Called after each sign-in with a token checked (right: 303; wrong: 401 "wrong_token"; not
-  // while the address is throttled, nor from another origin) and each sign-out of a valid session
-  // (303; 403 "csrf_failed"), on the request's thread, before the answer is sent. It may throw
-  // nothing. Call before serving.
+  // while the address is throttled), each sign-out of a valid session (303; 403 "csrf_failed"),
+  // and each sign-in or sign-out refused as posted from another origin (403 "cross_origin", the
+  // session's principal when a valid cookie came along), on the request's thread, before the
+  // answer is sent. It may throw nothing. Call before serving.
   using Audit = std::function<void(const httplib::Request&, const SessionAction&)>;
   void use_audit(Audit audit) { audit_ = std::move(audit); }
 

@@ -7,15 +7,13 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 
 #include "webhooks/clock.h"
 #include "webhooks/db.h"
+#include "webhooks/periodic_task.h"
 #include "webhooks/random.h"
 
 namespace webhooks::outbox {
@@ -73,12 +71,14 @@ class Relay {
   void stop();
 
  private:
+  // The thread's step: one pass, a purge when due; the wait until the next pass (none while
+  // rows go out, poll_interval once a pass sent nothing or had a failure).
+  std::chrono::milliseconds pass();
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread thread_;
+  UnixMillis next_purge_ = 0;  // the thread's only: the first pass purges
+  PeriodicTask task_;          // pass()
 };
 
 }  // namespace webhooks::outbox

@@ -88,6 +88,9 @@ class AdminApi {
   void mount(http::Server& server);
 
  private:
+  // The pre-routing check of every request (admin_api.cc).
+  httplib::Server::HandlerResponse authenticate(const httplib::Request& req,
+                                                httplib::Response& res);
   void mount_endpoints(http::Server& server);
   void mount_events(http::Server& server);
   void mount_console(http::Server& server);        // replay-missing, stats, overview
@@ -97,8 +100,9 @@ class AdminApi {
   // `handler` for a state-changing route, recording `action` in the audit log once it answered
   // or threw: its caller, the target (the path's id, or the created endpoint's id) and outcome.
   httplib::Server::Handler audited(std::string action, httplib::Server::Handler handler);
-  // Records `entry` with the request's time, client address and the caller when `entry` names
-  // none; a failure to write is logged (audit_write_failed, with the entry) and not thrown.
+  // Records `entry` with the request's time, client address, outcome and the actor's role; an
+  // entry without an actor only within kUnauthenticatedEntriesPerMinute. A failure to write is
+  // logged (audit_write_failed, with the entry) and not thrown.
   void record_audit(const httplib::Request& req, AuditEntry entry);
   // The principal of the request's bearer token or console session, or null.
   const Principal* principal_of(const httplib::Request& req) const;
@@ -117,7 +121,8 @@ class AdminApi {
   console::SqlRevocations revocations_;  // publisher_revoked_sessions
   console::Sessions sessions_;           // principal: the token's name, signed with the token
   std::unique_ptr<AuditLog> audit_log_;  // publisher_audit_log
-  std::unique_ptr<AuditBudget> wrong_token_budget_;  // failed sign-ins recorded a minute
+  // Entries without an actor (wrong tokens, another origin) recorded a minute.
+  std::unique_ptr<AuditBudget> unauthenticated_budget_;
 };
 
 }  // namespace webhooks::publisher

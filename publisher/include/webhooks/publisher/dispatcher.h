@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "webhooks/backoff.h"
 #include "webhooks/clock.h"
 #include "webhooks/publisher/http_delivery.h"
 #include "webhooks/publisher/metrics.h"
@@ -183,6 +184,11 @@ class Dispatcher {
                                   std::chrono::steady_clock::time_point lease_end);
   // Waits `delay` or until stop() is called. False when stopping.
   bool pause(std::chrono::milliseconds delay);
+  // The waits between tries of a record or a release: record_retry_first, doubled each time up to
+  // record_retry_max.
+  Backoff record_backoff() const {
+    return {.first = options_.record_retry_first, .max = options_.record_retry_max};
+  }
   // The requests for `claimed`, with their attempts in `attempts` (same order); a task past its
   // age limit is settled dead at once, into `settled`, without a request.
   std::vector<DeliveryRequest> prepare(const std::vector<ClaimedTask>& claimed,

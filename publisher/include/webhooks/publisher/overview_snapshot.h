@@ -14,12 +14,11 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <mutex>
 #include <optional>
-#include <thread>
 
 #include "webhooks/clock.h"
+#include "webhooks/periodic_task.h"
 #include "webhooks/publisher/store.h"
 
 namespace webhooks::publisher {
@@ -63,13 +62,16 @@ class OverviewSnapshot {
   Store& store_;
   const Clock& clock_;
   OverviewSnapshotOptions options_;
+  // The thread's step: a count while using_snapshot() (or the first time); the wait until the
+  // next.
+  std::chrono::milliseconds recount();
+
   mutable std::mutex mutex_;
-  std::condition_variable wake_;
   std::optional<Reading> last_;
   bool slow_ = false;
+  bool counted_ = false;                    // by the thread since start()
   std::chrono::milliseconds last_took_{0};  // the last count's real time
-  bool stopping_ = false;
-  std::thread thread_;
+  PeriodicTask task_;                       // recount()
 };
 
 }  // namespace webhooks::publisher

@@ -13,11 +13,9 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 
 #include "webhooks/clock.h"
+#include "webhooks/periodic_task.h"
 #include "webhooks/publisher/metrics.h"
 #include "webhooks/publisher/store.h"
 
@@ -60,17 +58,11 @@ class Retention {
   void stop();
 
  private:
-  // Waits `delay` of real time; false when stop() was called.
-  bool pause(std::chrono::milliseconds delay);
-
   Store& store_;
   const Clock& clock_;
   Metrics& metrics_;
   RetentionOptions options_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread thread_;
+  PeriodicTask task_;  // run_once every interval; its pause() between batches
 };
 
 }  // namespace webhooks::publisher

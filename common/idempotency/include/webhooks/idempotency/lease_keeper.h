@@ -3,13 +3,12 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <map>
 #include <mutex>
-#include <thread>
 
 #include "webhooks/clock.h"
 #include "webhooks/idempotency/store.h"
+#include "webhooks/periodic_task.h"
 
 namespace webhooks::idempotency {
 
@@ -44,17 +43,13 @@ class LeaseKeeper {
   int renew_all();
 
  private:
-  void run();
-
   Store& store_;
   const Clock& clock_;
   std::chrono::milliseconds interval_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
+  std::mutex mutex_;  // held_, next_id_
   std::map<std::uint64_t, Lease> held_;
   std::uint64_t next_id_ = 1;
-  bool stopping_ = false;
-  std::thread thread_;
+  PeriodicTask task_;  // renew_all every interval_
 };
 
 }  // namespace webhooks::idempotency

@@ -5,12 +5,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 
 #include "webhooks/clock.h"
 #include "webhooks/idempotency/store.h"
+#include "webhooks/periodic_task.h"
 
 namespace webhooks::idempotency {
 
@@ -35,16 +33,15 @@ class Maintenance {
   Counts run_once();
 
  private:
-  void run();
+  // The thread's step, every tick: run_once when the interval is up, else flush the counts.
+  std::chrono::milliseconds tick();
 
   Store& store_;
   const Clock& clock_;
   std::chrono::milliseconds interval_;
   std::chrono::milliseconds counts_interval_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread thread_;
+  std::chrono::steady_clock::time_point next_run_;  // the thread's only
+  PeriodicTask task_;                               // tick()
 };
 
 }  // namespace webhooks::idempotency
