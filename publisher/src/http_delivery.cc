@@ -15,12 +15,11 @@
 #include "webhooks/publisher/ssrf_guard.h"
 
 namespace webhooks::publisher {
-namespace {
-
-using detail::DeliveryQueue;
+namespace detail {
 
 // libcurl's side of one request, from submit() to its DeliveryResult: owns the easy handle and
-// everything it points to. Not a shape of the attempt: it never leaves this file.
+// everything it points to. Not a shape of the attempt: it never leaves this file. (In detail, not
+// the anonymous namespace: DeliveryQueue::Impl, declared in a header, holds them.)
 struct CurlTransfer {
   DeliveryQueue::Ticket ticket = 0;
   DeliveryRequest request;
@@ -38,6 +37,13 @@ struct CurlTransfer {
     curl_slist_free_all(header_list);
   }
 };
+
+}  // namespace detail
+
+namespace {
+
+using detail::CurlTransfer;
+using detail::DeliveryQueue;
 
 // "scheme://authority" of `url`, lowercased: the unit of the per-endpoint connection cap. A URL
 // without "://" is its own origin (it fails later, as an invalid request).
