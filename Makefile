@@ -7,6 +7,10 @@ LIB_DIR ?= build-lib
 # Seconds each libFuzzer harness runs in make fuzz.
 FUZZ_SECONDS ?= 60
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# Unity builds (CMAKE_UNITY_BUILD, 16 sources per compiler run): each heavy header is parsed once
+# per batch instead of once per file. UNITY=OFF for incremental work (one file recompiled per edit).
+UNITY ?= ON
+UNITY_FLAGS = -DCMAKE_UNITY_BUILD=$(UNITY) -DCMAKE_UNITY_BUILD_BATCH_SIZE=16
 CMAKE_FLAGS ?=
 # Extra flags for build/bin/webhooks-demo, e.g. make demo DEMO_FLAGS="--orders 200 --keep-work-dir"
 DEMO_FLAGS ?=
@@ -25,12 +29,13 @@ help:
 	@echo "make fuzz           the libFuzzer harnesses (clang, ASan+UBSan) in $(FUZZ_DIR)/, each run FUZZ_SECONDS=$(FUZZ_SECONDS) s"
 	@echo "make check-install  the libraries alone in $(LIB_DIR)/, installed, with a find_package consumer; $(BUILD_DIR)/'s install"
 	@echo "make check-format   every C++ file against .clang-format (make format applies it)"
+	@echo "UNITY=$(UNITY)           unity builds for build, test, test-sanitize, fuzz, check-install; UNITY=OFF for incremental work"
 
 deps:
 	@bash scripts/install-deps
 
 configure: deps
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(UNITY_FLAGS) $(CMAKE_FLAGS)
 
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
@@ -51,7 +56,7 @@ screenshots: build
 	cp $(BUILD_DIR)/console-screenshots/*.png docs/console/
 
 test-sanitize: deps
-	cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=Debug -DWEBHOOKS_SANITIZE=ON -DWEBHOOKS_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=Debug -DWEBHOOKS_SANITIZE=ON -DWEBHOOKS_BUILD_BENCH=OFF $(UNITY_FLAGS) $(CMAKE_FLAGS)
 	cmake --build $(SANITIZE_DIR) -j $(JOBS)
 	bash scripts/run-tests $(SANITIZE_DIR) $(JOBS)
 
@@ -59,7 +64,7 @@ test-sanitize: deps
 # each run FUZZ_SECONDS from its seed corpus; fails on a crash, leak, timeout or failed property.
 # docs/development.md, "Fuzzing".
 fuzz: deps
-	cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DWEBHOOKS_FUZZ=ON $(CMAKE_FLAGS)
+	cmake -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ -DWEBHOOKS_FUZZ=ON $(UNITY_FLAGS) $(CMAKE_FLAGS)
 	cmake --build $(FUZZ_DIR) -j $(JOBS) --target webhooks_fuzzers
 	bash scripts/fuzz $(FUZZ_DIR) $(FUZZ_SECONDS) $(JOBS)
 
@@ -67,7 +72,7 @@ fuzz: deps
 # temporary prefix, tests/consumer built against it with find_package(webhooks) and run; then
 # $(BUILD_DIR)/ installed and every executable checked. docs/development.md, "Installing and embedding".
 check-install: build
-	JOBS=$(JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" bash scripts/check-install $(LIB_DIR) $(BUILD_DIR)
+	JOBS=$(JOBS) CMAKE_FLAGS="$(UNITY_FLAGS) $(CMAKE_FLAGS)" bash scripts/check-install $(LIB_DIR) $(BUILD_DIR)
 
 # clang-format (.clang-format) over every tracked C++ file: check-format fails on a difference,
 # format rewrites the files.

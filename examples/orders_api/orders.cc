@@ -10,7 +10,7 @@
 namespace webhooks::orders {
 namespace {
 
-constexpr std::string_view kInsert =
+constexpr std::string_view kInsertOrder =
     "INSERT INTO orders (id, merchant_id, amount, currency, reference, status, idempotency_key,"
     " created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'created', $6, $7, $7)";
 constexpr std::string_view kSelect =
@@ -81,8 +81,8 @@ Response Orders::create(db::Transaction& tx, std::string_view key, const OrderDr
     // Inside the group's transaction: the thread waits (fibers do not suspend there).
     std::this_thread::sleep_for(operation_delay_);
   }
-  tx.exec(kInsert, {draft.id, draft.merchant_id, draft.amount, draft.currency, draft.reference,
-                    key.empty() ? db::Param(nullptr) : db::Param(key), draft.created_at});
+  tx.exec(kInsertOrder, {draft.id, draft.merchant_id, draft.amount, draft.currency, draft.reference,
+                         key.empty() ? db::Param(nullptr) : db::Param(key), draft.created_at});
   outbox::enqueue(tx, ids_, draft.merchant_id, "order.created", draft.json, draft.created_at);
   if (break_transaction_.exchange(false)) {
     if (tx.engine() == db::Engine::postgres) {

@@ -15,7 +15,7 @@ namespace {
 constexpr std::string_view kColumns =
     "SELECT id, merchant_id, idempotency_key, downstream_key, amount, currency, destination,"
     " status, transfer_id, created_at FROM payouts";
-constexpr std::string_view kInsert =
+constexpr std::string_view kInsertPayout =
     "INSERT INTO payouts (id, merchant_id, idempotency_key, downstream_key, amount, currency,"
     " destination, status, created_at, updated_at)"
     " VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $8)";
@@ -179,8 +179,8 @@ Payout Payouts::save_new(db::Database& db, const std::string& merchant_id, const
   p.status = "pending";
   p.created_at = clock_.now_ms();
   db.transact([&](db::Transaction& tx) {
-    tx.exec(kInsert, {p.id, p.merchant_id, p.idempotency_key, p.downstream_key, p.amount,
-                      p.currency, p.destination, p.created_at});
+    tx.exec(kInsertPayout, {p.id, p.merchant_id, p.idempotency_key, p.downstream_key, p.amount,
+                            p.currency, p.destination, p.created_at});
     outbox::enqueue(tx, ids_, p.merchant_id, "payout.created", payout_json(p).dump(), p.created_at);
   });
   return p;

@@ -8,7 +8,7 @@
 namespace webhooks::orders {
 namespace {
 
-constexpr std::string_view kInsert =
+constexpr std::string_view kInsertReconciliation =
     "INSERT INTO reconciliations (id, payout_id, action, transfer_id, kept_transfer_id,"
     " idempotency_key, amount, currency, state, result, created_at, updated_at)"
     " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'planned', NULL, $9, $9) ON CONFLICT DO NOTHING";
@@ -73,9 +73,10 @@ std::vector<Step> save_plan(db::Database& db, const std::vector<Step>& steps, Un
         saved.push_back(std::move(again));
         continue;
       }
-      const db::Rows inserted = tx.exec(
-          kInsert, {s.id, s.payout_id, s.action, db::text_or_null(s.transfer_id),
-                    db::text_or_null(s.kept_transfer_id), s.key, s.amount, s.currency, now});
+      const db::Rows inserted =
+          tx.exec(kInsertReconciliation,
+                  {s.id, s.payout_id, s.action, db::text_or_null(s.transfer_id),
+                   db::text_or_null(s.kept_transfer_id), s.key, s.amount, s.currency, now});
       if (inserted.affected() == 1) saved.push_back(s);
     }
   });

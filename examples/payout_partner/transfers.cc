@@ -5,15 +5,15 @@ namespace {
 
 // dedup_key is the idempotency key when deduplicating, NULL otherwise: UNIQUE ignores NULLs on
 // both engines, so one table serves a partner that switches --ignore-idempotency-key on and off.
-constexpr std::string_view kCreateTable =
+constexpr std::string_view kCreateTransfers =
     "CREATE TABLE IF NOT EXISTS transfers ("
     " id TEXT PRIMARY KEY, idempotency_key TEXT NOT NULL, dedup_key TEXT UNIQUE,"
     " amount BIGINT NOT NULL, currency TEXT NOT NULL, destination TEXT NOT NULL,"
     " created_at BIGINT NOT NULL)";
-constexpr std::string_view kInsert =
+constexpr std::string_view kInsertTransfer =
     "INSERT INTO transfers (id, idempotency_key, dedup_key, amount, currency, destination,"
     " created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (dedup_key) DO NOTHING";
-constexpr std::string_view kColumns =
+constexpr std::string_view kSelectTransfers =
     "SELECT id, idempotency_key, amount, currency, destination, created_at FROM transfers";
 
 Transfer row_to_transfer(const db::Rows& rows, std::size_t row) {
@@ -77,7 +77,7 @@ std::optional<TransferRequest> parse_transfer_request(const nlohmann::json& body
   return out;
 }
 
-void Transfers::create_tables() { db_.exec(kCreateTable); }
+void Transfers::create_tables() { db_.exec(kCreateTransfers); }
 
 Transfers::Result Transfers::create(const std::string& key, const TransferRequest& request,
                                     const std::string& id, UnixMillis now) {
@@ -85,15 +85,16 @@ Transfers::Result Transfers::create(const std::string& key, const TransferReques
   Result result;
   db_.transact([&](db::Transaction& tx) {
     const db::Param dedup_key = dedup ? db::Param(std::string_view(key)) : db::Param(nullptr);
-    const db::Rows inserted = tx.exec(
-        kInsert, {id, key, dedup_key, request.amount, request.currency, request.destination, now});
+    const db::Rows inserted =
+        tx.exec(kInsertTransfer,
+                {id, key, dedup_key, request.amount, request.currency, request.destination, now});
     if (inserted.affected() == 1) {
       result = {Outcome::created, Transfer{id, key, request, now, ""}};
       return;
     }
     // READ COMMITTED: this statement sees the row the conflicting insert committed.
     const db::Rows found =
-        tx.exec(std::string(kColumns) + " WHERE dedup_key = $1", {std::string_view(key)});
+        tx.exec(std::string(kSelectTransfers) + " WHERE dedup_key = $1", {std::string_view(key)});
     result.transfer = row_to_transfer(found, 0);
     const TransferRequest& first = result.transfer.request;
     const bool same = first.amount == request.amount && first.currency == request.currency &&

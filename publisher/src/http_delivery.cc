@@ -10,17 +10,17 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "ascii.h"
 #include "webhooks/error.h"
 #include "webhooks/publisher/detail/delivery_queue.h"
 #include "webhooks/publisher/ssrf_guard.h"
 
 namespace webhooks::publisher {
-namespace {
-
-using detail::DeliveryQueue;
+namespace detail {
 
 // libcurl's side of one request, from submit() to its DeliveryResult: owns the easy handle and
-// everything it points to. Not a shape of the attempt: it never leaves this file.
+// everything it points to. Not a shape of the attempt: it never leaves this file. (In detail, not
+// the anonymous namespace: DeliveryQueue::Impl, declared in a header, holds them.)
 struct CurlTransfer {
   DeliveryQueue::Ticket ticket = 0;
   DeliveryRequest request;
@@ -39,6 +39,14 @@ struct CurlTransfer {
   }
 };
 
+}  // namespace detail
+
+namespace {
+
+using detail::CurlTransfer;
+using detail::DeliveryQueue;
+using detail::lowercase;
+
 // "scheme://authority" of `url`, lowercased: the unit of the per-endpoint connection cap. A URL
 // without "://" is its own origin (it fails later, as an invalid request).
 std::string origin_of(std::string_view url) {
@@ -54,12 +62,6 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
-}
-
-std::string lowercase(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {

@@ -6,19 +6,17 @@
 #include <algorithm>
 #include <cctype>
 
+#include "ascii.h"
+
 namespace webhooks::publisher {
 namespace {
+
+using detail::lowercase;
 
 UrlCheck reject(UrlCheck check, UrlVerdict verdict, std::string message) {
   check.verdict = verdict;
   check.message = std::move(message);
   return check;
-}
-
-std::string lowercase(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 bool is_host_char(char c) {

@@ -25,16 +25,18 @@
 #endif
 
 namespace webhooks::fibers {
-namespace {
 
 // The C++ runtime's per-thread exception state (Itanium C++ ABI, section 2.5.1: __cxa_eh_globals,
 // the exceptions being handled and the count of uncaught ones). A fiber that suspends inside a
 // catch block leaves its exception on the thread's chain; another fiber ending its own catch
 // meanwhile would pop (and free) the wrong one. So each switch swaps this state with the fiber's.
+// Outside the anonymous namespace: Fiber (declared in detail/fiber.h) has a member of this type.
 struct ExceptionState {
   void* caught_exceptions = nullptr;
   unsigned int uncaught_exceptions = 0;
 };
+
+namespace {
 
 ExceptionState& thread_exception_state() {
   return *reinterpret_cast<ExceptionState*>(abi::__cxa_get_globals());

@@ -18,9 +18,6 @@
 namespace webhooks::http {
 namespace {
 
-constexpr auto kLingerTime = std::chrono::seconds(1);
-constexpr std::size_t kLingerBytes = 8 * 1024 * 1024;
-
 struct Address {
   std::string host;
   int port = -1;
@@ -66,14 +63,14 @@ int socket_between(const Address& local, const Address& remote) {
       [&](int fd) { return address_of(fd, true) == remote && address_of(fd, false) == local; });
 }
 
-// Half-closes `fd` and discards what the client still sends, until it closes, kLingerTime passes
-// or kLingerBytes are read.
+// Half-closes `fd` and discards what the client still sends, until it closes, detail::kLingerTime
+// passes or detail::kLingerBytes are read.
 void linger(int fd) {
   ::shutdown(fd, SHUT_WR);
-  const auto deadline = std::chrono::steady_clock::now() + kLingerTime;
+  const auto deadline = std::chrono::steady_clock::now() + detail::kLingerTime;
   std::array<char, 64 * 1024> sink{};
   std::size_t discarded = 0;
-  while (discarded < kLingerBytes) {
+  while (discarded < detail::kLingerBytes) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return;

@@ -25,10 +25,6 @@ using namespace std::chrono;
 
 // Read at most this much per readiness event, so one fast sender does not starve the others.
 constexpr std::size_t kReadPerEvent = 256 * 1024;
-// Closing: after the last answer what the client still sends is discarded for this long or this
-// many bytes (RFC 9112, section 9.6), so a client still sending reads the answer, not a reset.
-constexpr auto kLingerTime = seconds(1);
-constexpr std::size_t kLingerBytes = 8 * 1024 * 1024;
 
 }  // namespace
 

@@ -18,19 +18,19 @@ namespace {
   "created_at, updated_at, expires_at, route, replays, conflicts, mismatches"
 
 enum ViewColumn {
-  kKey,
-  kFingerprint,
-  kState,
-  kAttempts,
-  kStatus,
-  kBody,
-  kCreated,
-  kUpdated,
-  kExpires,
-  kRoute,
-  kReplays,
-  kConflicts,
-  kMismatches
+  kViewKey,
+  kViewFingerprint,
+  kViewState,
+  kViewAttempts,
+  kViewStatus,
+  kViewBody,
+  kViewCreated,
+  kViewUpdated,
+  kViewExpires,
+  kViewRoute,
+  kViewReplays,
+  kViewConflicts,
+  kViewMismatches
 };
 
 constexpr std::string_view kLookup = "SELECT " WEBHOOKS_VIEW_COLUMNS
@@ -67,21 +67,21 @@ std::optional<std::string> resource_id(std::string_view body) {
 
 RecordView view_of(const db::Rows& rows, std::size_t i) {
   RecordView view;
-  view.key = rows.text(i, kKey);
-  view.fingerprint = detail::to_hex(rows.text(i, kFingerprint));
-  view.state = detail::parse_state(rows.integer(i, kState));
-  view.attempts = static_cast<int>(rows.integer(i, kAttempts));
-  if (!rows.is_null(i, kStatus) && view.state != State::in_progress) {
-    view.status = static_cast<int>(rows.integer(i, kStatus));
+  view.key = rows.text(i, kViewKey);
+  view.fingerprint = detail::to_hex(rows.text(i, kViewFingerprint));
+  view.state = detail::parse_state(rows.integer(i, kViewState));
+  view.attempts = static_cast<int>(rows.integer(i, kViewAttempts));
+  if (!rows.is_null(i, kViewStatus) && view.state != State::in_progress) {
+    view.status = static_cast<int>(rows.integer(i, kViewStatus));
   }
-  view.created_at = rows.integer(i, kCreated);
-  view.updated_at = rows.is_null(i, kUpdated) ? view.created_at : rows.integer(i, kUpdated);
-  view.expires_at = rows.integer(i, kExpires);
-  view.route = rows.text(i, kRoute);
-  if (view.state == State::completed) view.resource_id = resource_id(rows.text(i, kBody));
-  view.replays = rows.integer(i, kReplays);
-  view.conflicts = rows.integer(i, kConflicts);
-  view.mismatches = rows.integer(i, kMismatches);
+  view.created_at = rows.integer(i, kViewCreated);
+  view.updated_at = rows.is_null(i, kViewUpdated) ? view.created_at : rows.integer(i, kViewUpdated);
+  view.expires_at = rows.integer(i, kViewExpires);
+  view.route = rows.text(i, kViewRoute);
+  if (view.state == State::completed) view.resource_id = resource_id(rows.text(i, kViewBody));
+  view.replays = rows.integer(i, kViewReplays);
+  view.conflicts = rows.integer(i, kViewConflicts);
+  view.mismatches = rows.integer(i, kViewMismatches);
   return view;
 }
 

@@ -20,12 +20,12 @@ using webhooks::test::raw_exchange_until_close;
 
 namespace {
 
-constexpr std::size_t kLimit = 1024;
+constexpr std::size_t kEchoBodyLimit = 1024;
 
 // A server whose POST /echo answers the size of the body it received.
 struct EchoServer {
   explicit EchoServer(httplib::Server::HandlerWithResponse then = nullptr) {
-    webhooks::http::limit_request_bodies(server, kLimit, std::move(then));
+    webhooks::http::limit_request_bodies(server, kEchoBodyLimit, std::move(then));
     server.Post("/echo", [this](const httplib::Request& req, httplib::Response& res) {
       ++calls;
       res.set_content(std::to_string(req.body.size()), "text/plain");
@@ -52,12 +52,12 @@ std::string code_of(const std::string& body) {
 TEST_CASE("a body up to the limit is served; one byte over is 413") {
   EchoServer echo;
   httplib::Client client("127.0.0.1", echo.port);
-  auto at_limit = client.Post("/echo", std::string(kLimit, 'x'), "application/json");
+  auto at_limit = client.Post("/echo", std::string(kEchoBodyLimit, 'x'), "application/json");
   REQUIRE(at_limit);
   CHECK(at_limit->status == 200);
   CHECK(at_limit->body == "1024");
 
-  auto over = client.Post("/echo", std::string(kLimit + 1, 'x'), "application/json");
+  auto over = client.Post("/echo", std::string(kEchoBodyLimit + 1, 'x'), "application/json");
   REQUIRE(over);
   CHECK(over->status == 413);
   CHECK(code_of(over->body) == "payload_too_large");
@@ -66,7 +66,7 @@ TEST_CASE("a body up to the limit is served; one byte over is 413") {
   // Over a raw connection too, with the body discarded and the connection kept.
   const std::string answer =
       raw_exchange(echo.port, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 1025\r\n\r\n" +
-                                  std::string(kLimit + 1, 'x'));
+                                  std::string(kEchoBodyLimit + 1, 'x'));
   CHECK(answer.rfind("HTTP/1.1 413 Payload Too Large\r\n", 0) == 0);
   CHECK(
       answer.find(
@@ -293,11 +293,12 @@ TEST_CASE("the caller's own pre-routing check runs only for requests let through
   CHECK(refused->body ==
         R"({"error":{"code":"unauthorized","message":"the request could not be served"}})");
   // The check runs before the body is read, so it is the first answer to a body over the limit.
-  auto refused_over = client.Post("/echo", std::string(kLimit + 1, 'x'), "application/json");
+  auto refused_over =
+      client.Post("/echo", std::string(kEchoBodyLimit + 1, 'x'), "application/json");
   REQUIRE(refused_over);
   CHECK(refused_over->status == 401);
   auto allowed_over = client.Post("/echo", {{"Authorization", "Bearer ok"}},
-                                  std::string(kLimit + 1, 'x'), "application/json");
+                                  std::string(kEchoBodyLimit + 1, 'x'), "application/json");
   REQUIRE(allowed_over);
   CHECK(allowed_over->status == 413);
   auto allowed = client.Post("/echo", {{"Authorization", "Bearer ok"}}, "{}", "application/json");

@@ -17,7 +17,7 @@ using webhooks::test::body_of;
 
 namespace {
 
-constexpr std::size_t kLimit = 1024;
+constexpr std::size_t kStopBodyLimit = 1024;
 
 // Connects to `port` until a connection is refused (at most 1,000,000 tries); whether it was
 // still listening at the last try.
@@ -57,7 +57,7 @@ TEST_CASE(
   tuning.fiber_threads = GENERATE(0, 2);  // a pool of threads, then fiber workers
   INFO("fiber_threads " << tuning.fiber_threads);
   webhooks::http::Server server;
-  webhooks::http::limit_request_bodies(server, kLimit);
+  webhooks::http::limit_request_bodies(server, kStopBodyLimit);
   std::binary_semaphore entered{0}, release{0};
   server.Post("/slow", [&](const httplib::Request&, httplib::Response& res) {
     entered.release();

@@ -1,5 +1,5 @@
-// The idempotency store tests' fixture (store_test.cc, store_records_test.cc): a store on the
-// engine named by WEBHOOKS_TEST_ENGINE, a fixed time and fingerprints.
+// The idempotency store tests' fixture (store_test.cc, store_records_test.cc; upgrade_test.cc its
+// time): a store on the engine named by WEBHOOKS_TEST_ENGINE, a fixed time and fingerprints.
 #pragma once
 
 #include <memory>

@@ -4,6 +4,7 @@
 // engine named by WEBHOOKS_TEST_ENGINE.
 #include <catch2/catch.hpp>
 
+#include "store_fixture.h"
 #include "support/legacy_schema.h"
 #include "support/test_env.h"
 #include "webhooks/db.h"
@@ -13,10 +14,10 @@
 
 using namespace webhooks;
 using namespace webhooks::idempotency;
+using webhooks::test::kT0;  // the store tests' fixed time (store_fixture.h)
 
 namespace {
 
-constexpr UnixMillis kT0 = 1'700'000'000'000;
 constexpr UnixMillis kTtl = 24LL * 3600 * 1000;
 
 // A record as the store wrote it before migration 0005.

@@ -20,7 +20,7 @@ using Process = webhooks::launcher::ChildProcess;
 
 namespace {
 
-constexpr const char* kToken = "scope-test-token";
+constexpr const char* kScopeToken = "scope-test-token";
 constexpr const char* kEvent =
     R"({"merchant_id":"m1","type":"order.created","data":{"id":"ord_1","amount":100}})";
 constexpr const char* kOrder = R"({"amount":100,"currency":"EUR","reference":"r1"})";
@@ -29,7 +29,7 @@ constexpr const char* kOrder = R"({"amount":100,"currency":"EUR","reference":"r1
 std::unique_ptr<Process> start_publisher(const std::string& db, const std::string& dir) {
   return std::make_unique<Process>(
       "webhooks-publisherd",
-      std::vector<std::string>{"--listen", "127.0.0.1:0", "--db", db, "--admin-token", kToken,
+      std::vector<std::string>{"--listen", "127.0.0.1:0", "--db", db, "--admin-token", kScopeToken,
                                "--log-level", "warn"},
       dir);
 }
@@ -37,7 +37,7 @@ std::unique_ptr<Process> start_publisher(const std::string& db, const std::strin
 // POST /v1/events with `key`: status, Idempotent-Replayed and body.
 std::string publish(int port, const std::string& key) {
   httplib::Client client("127.0.0.1", port);
-  client.set_bearer_token_auth(kToken);
+  client.set_bearer_token_auth(kScopeToken);
   const auto res =
       client.Post("/v1/events", {{"Idempotency-Key", key}}, kEvent, "application/json");
   REQUIRE(res);

@@ -6,11 +6,11 @@
 #include "harness.h"
 #include "webhooks/console/html.h"
 
+using webhooks::test::kOrder;
 using webhooks::test::Stack;
 
 namespace {
 
-const std::string kOrder = R"({"amount":1000,"currency":"EUR","reference":"inv-1"})";
 // A key with every character HTML escapes.
 const std::string kOdd = R"(o<b>&"'1)";
 

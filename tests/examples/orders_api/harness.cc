@@ -156,4 +156,9 @@ db::Database& Stack::db() {
 
 std::int64_t Stack::count(const std::string& sql) { return db().exec(sql).integer(0, 0); }
 
+std::optional<idempotency::Record> Stack::record(const std::string& key) {
+  std::shared_ptr<db::Database> shared(&db(), [](db::Database*) {});
+  return idempotency::Store(shared).find("orders-api:m1", key);
+}
+
 }  // namespace webhooks::test

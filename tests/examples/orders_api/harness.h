@@ -13,9 +13,15 @@
 #include <vector>
 
 #include "webhooks/db.h"
+#include "webhooks/idempotency/store.h"
 #include "webhooks/launcher/child_process.h"
 
 namespace webhooks::test {
+
+// The request bodies most tests send: an order of 10.00 EUR, a payout of 75.00 EUR.
+inline const std::string kOrder = R"({"amount":1000,"currency":"EUR","reference":"inv-1"})";
+inline const std::string kPayout =
+    R"({"amount":7500,"currency":"EUR","destination":"NL91ABNA0417164300"})";
 
 // One HTTP answer.
 struct Answer {
@@ -63,6 +69,8 @@ class Stack {
   // The orders database, opened from the test process.
   db::Database& db();
   std::int64_t count(const std::string& sql);
+  // The orders API's idempotency record of merchant m1's `key`, read from db().
+  std::optional<idempotency::Record> record(const std::string& key);
 
   std::unique_ptr<launcher::ChildProcess> partner, api;
   int partner_port = 0, api_port = 0;

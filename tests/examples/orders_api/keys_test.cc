@@ -9,13 +9,11 @@
 
 using namespace std::chrono;
 using webhooks::test::Answer;
+using webhooks::test::kOrder;
+using webhooks::test::kPayout;
 using webhooks::test::Stack;
 
 namespace {
-
-const std::string kOrder = R"({"amount":1000,"currency":"EUR","reference":"inv-1"})";
-const std::string kPayout =
-    R"({"amount":7500,"currency":"EUR","destination":"NL91ABNA0417164300"})";
 
 // GET /v1/idempotency-keys/KEY until `done` holds of the answer, at most 10 s; the last answer.
 template <typename F>

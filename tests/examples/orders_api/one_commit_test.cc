@@ -9,7 +9,6 @@
 #include <thread>
 
 #include "harness.h"
-#include "webhooks/idempotency/store.h"
 
 using namespace std::chrono;
 using webhooks::test::Answer;
@@ -17,12 +16,7 @@ using webhooks::test::Stack;
 
 namespace {
 
-const std::string kOrder = R"({"amount":4200,"currency":"EUR","reference":"inv-30"})";
-
-std::optional<webhooks::idempotency::Record> record(Stack& s, const std::string& key) {
-  std::shared_ptr<webhooks::db::Database> db(&s.db(), [](webhooks::db::Database*) {});
-  return webhooks::idempotency::Store(db).find("orders-api:m1", key);
-}
+const std::string kOneCommitOrder = R"({"amount":4200,"currency":"EUR","reference":"inv-30"})";
 
 // The answers of concurrent identical POST /orders: 201s (new or replayed) and 409s, each 409
 // checked to be idempotency_key_in_use with Retry-After: 1.
@@ -75,7 +69,7 @@ TEST_CASE(
     } while (!finished && steady_clock::now() < deadline);
   });
   while (!watching) std::this_thread::yield();
-  s.post_at_once("/orders", "same-30", kOrder, answers);
+  s.post_at_once("/orders", "same-30", kOneCommitOrder, answers);
   finished = true;
   watcher.join();
 
@@ -95,7 +89,7 @@ TEST_CASE(
   CHECK(s.count("SELECT COUNT(*) FROM idempotency_records") == 1);
   CHECK(looks >= 2);  // at least one look while the requests ran
   CHECK(seen_in_progress == 0);
-  const auto r = record(s, "same-30");
+  const auto r = s.record("same-30");
   REQUIRE(r);
   CHECK(r->state == webhooks::idempotency::State::completed);
   CHECK(r->attempts == 1);
@@ -103,7 +97,7 @@ TEST_CASE(
   CHECK(r->response->status == 201);
   CHECK(r->response->body == *bodies.begin());
   // Afterwards the key is replayed, byte for byte.
-  const Answer replay = s.post("/orders", "same-30", kOrder);
+  const Answer replay = s.post("/orders", "same-30", kOneCommitOrder);
   CHECK(replay.status == 201);
   CHECK(replay.header("Idempotent-Replayed") == "true");
   CHECK(replay.body == *bodies.begin());
@@ -114,7 +108,7 @@ TEST_CASE(
     "same key creates the order once") {
   Stack s;
   s.start_api({"--break-transaction-once"});
-  const Answer broken = s.post("/orders", "fail-1", kOrder);
+  const Answer broken = s.post("/orders", "fail-1", kOneCommitOrder);
   CHECK(broken.status == 503);
   CHECK(broken.error_code() == "storage_unavailable");
   CHECK(broken.header("Retry-After") == "1");
@@ -122,16 +116,16 @@ TEST_CASE(
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 0);
   CHECK(s.count("SELECT COUNT(*) FROM outbox") == 0);
 
-  const Answer retry = s.post("/orders", "fail-1", kOrder);
+  const Answer retry = s.post("/orders", "fail-1", kOneCommitOrder);
   CHECK(retry.status == 201);
   CHECK(retry.header("Idempotent-Replayed") == "");
-  const Answer again = s.post("/orders", "fail-1", kOrder);
+  const Answer again = s.post("/orders", "fail-1", kOneCommitOrder);
   CHECK(again.status == 201);
   CHECK(again.header("Idempotent-Replayed") == "true");
   CHECK(again.body == retry.body);
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 1);
   CHECK(s.count("SELECT COUNT(*) FROM outbox WHERE event_type = 'order.created'") == 1);
-  const auto r = record(s, "fail-1");
+  const auto r = s.record("fail-1");
   REQUIRE(r);
   CHECK(r->state == webhooks::idempotency::State::completed);
   CHECK(r->attempts == 1);
@@ -141,7 +135,7 @@ TEST_CASE(
     "PUT /orders/{id} with an Idempotency-Key: recorded with the change, replayed, 422 reused") {
   Stack s;
   s.start_api();
-  const Answer created = s.post("/orders", "order-p1", kOrder);
+  const Answer created = s.post("/orders", "order-p1", kOneCommitOrder);
   REQUIRE(created.status == 201);
   const std::string path = "/orders/" + created.json()["id"].get<std::string>();
 
@@ -149,7 +143,7 @@ TEST_CASE(
   CHECK(captured.status == 200);
   CHECK(captured.json()["status"] == "captured");
   CHECK(captured.header("Idempotent-Replayed") == "");
-  const auto r = record(s, "capture-p1");
+  const auto r = s.record("capture-p1");
   REQUIRE(r);
   CHECK(r->state == webhooks::idempotency::State::completed);
   CHECK(r->attempts == 1);
@@ -177,7 +171,7 @@ TEST_CASE(
   const Answer refused = s.put(path, R"({"status":"cancelled"})", "key-m1", "cancel-p1");
   CHECK(refused.status == 409);
   CHECK(refused.error_code() == "invalid_transition");
-  CHECK_FALSE(record(s, "cancel-p1"));
+  CHECK_FALSE(s.record("cancel-p1"));
   // Without a key, as before: the same status again is 200 without change.
   const Answer unkeyed = s.put(path, R"({"status":"captured"})");
   CHECK(unkeyed.status == 200);

@@ -10,7 +10,6 @@
 #include <thread>
 
 #include "harness.h"
-#include "webhooks/idempotency/store.h"
 
 using namespace std::chrono;
 using webhooks::test::Answer;
@@ -18,12 +17,7 @@ using webhooks::test::Stack;
 
 namespace {
 
-const std::string kOrder = R"({"amount":2500,"currency":"USD","reference":"inv-9"})";
-
-std::optional<webhooks::idempotency::Record> record(Stack& s, const std::string& key) {
-  std::shared_ptr<webhooks::db::Database> db(&s.db(), [](webhooks::db::Database*) {});
-  return webhooks::idempotency::Store(db).find("orders-api:m1", key);
-}
+const std::string kConcurrentOrder = R"({"amount":2500,"currency":"USD","reference":"inv-9"})";
 
 }  // namespace
 
@@ -32,11 +26,11 @@ TEST_CASE("an operation three leases long: every retry meanwhile gets 409, it ru
   s.start_api({"--lease", "1s", "--operation-delay", "3500ms"});
   std::optional<Answer> first;
   const auto started = steady_clock::now();
-  std::thread slow([&] { first = s.try_post("/orders", "slow-1", kOrder); });
+  std::thread slow([&] { first = s.try_post("/orders", "slow-1", kConcurrentOrder); });
   int busy = 0;
   for (int i = 1; i <= 3; ++i) {
     std::this_thread::sleep_until(started + seconds(i));  // a retry every second
-    const Answer retry = s.post("/orders", "slow-1", kOrder);
+    const Answer retry = s.post("/orders", "slow-1", kConcurrentOrder);
     CHECK(retry.status == 409);
     CHECK(retry.error_code() == "idempotency_key_in_use");
     CHECK(retry.header("Retry-After") == "1");
@@ -46,12 +40,12 @@ TEST_CASE("an operation three leases long: every retry meanwhile gets 409, it ru
   REQUIRE(first);
   CHECK(first->status == 201);
   CHECK(busy == 3);
-  const Answer after = s.post("/orders", "slow-1", kOrder);
+  const Answer after = s.post("/orders", "slow-1", kConcurrentOrder);
   CHECK(after.status == 201);
   CHECK(after.header("Idempotent-Replayed") == "true");
   CHECK(after.body == first->body);
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 1);
-  const auto r = record(s, "slow-1");
+  const auto r = s.record("slow-1");
   REQUIRE(r);
   CHECK(r->attempts == 1);
   CHECK(r->state == webhooks::idempotency::State::completed);
@@ -63,7 +57,7 @@ TEST_CASE(
   Stack s;
   s.start_api({"--lease", "2s", "--operation-delay", "60s"});
   std::optional<Answer> lost;
-  std::thread doomed([&] { lost = s.try_post("/orders", "crash-1", kOrder); });
+  std::thread doomed([&] { lost = s.try_post("/orders", "crash-1", kConcurrentOrder); });
   // The operation logs `operation_delay` inside its transaction, after the record's INSERT.
   const auto deadline = steady_clock::now() + seconds(10);
   while (s.api->err().find("\"operation_delay\"") == std::string::npos &&
@@ -72,27 +66,27 @@ TEST_CASE(
   }
   REQUIRE(s.api->err().find("\"operation_delay\"") != std::string::npos);
   // The record is begun in the same transaction as the order: nothing is visible meanwhile.
-  CHECK_FALSE(record(s, "crash-1"));
+  CHECK_FALSE(s.record("crash-1"));
   const int status = s.api->kill_and_wait(SIGKILL);
   CHECK(WIFSIGNALED(status));
   doomed.join();
   CHECK_FALSE(lost);  // the client saw the connection drop, no answer
-  CHECK_FALSE(record(s, "crash-1"));
+  CHECK_FALSE(s.record("crash-1"));
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 0);
   CHECK(s.count("SELECT COUNT(*) FROM outbox") == 0);
 
   // No record and no lease survived the process: the first retry runs the operation.
   s.start_api({"--lease", "2s"});
-  const Answer retry = s.post("/orders", "crash-1", kOrder);
+  const Answer retry = s.post("/orders", "crash-1", kConcurrentOrder);
   CHECK(retry.status == 201);
   CHECK(retry.header("Idempotent-Replayed") == "");
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 1);
   CHECK(s.count("SELECT COUNT(*) FROM outbox WHERE event_type = 'order.created'") == 1);
-  const auto r = record(s, "crash-1");
+  const auto r = s.record("crash-1");
   REQUIRE(r);
   CHECK(r->attempts == 1);
   CHECK(r->state == webhooks::idempotency::State::completed);
-  const Answer replay = s.post("/orders", "crash-1", kOrder);
+  const Answer replay = s.post("/orders", "crash-1", kConcurrentOrder);
   CHECK(replay.header("Idempotent-Replayed") == "true");
   CHECK(replay.body == retry.body);
 }
@@ -102,7 +96,7 @@ TEST_CASE("50 concurrent identical requests: one order; every answer 201 with on
   s.start_api({"--operation-delay", "100ms"});
   constexpr int kClients = 50;
   std::vector<std::optional<Answer>> answers(kClients);
-  s.post_at_once("/orders", "burst-1", kOrder, answers);
+  s.post_at_once("/orders", "burst-1", kConcurrentOrder, answers);
 
   int created = 0, fresh = 0, busy = 0;
   std::string body;
@@ -131,28 +125,28 @@ TEST_CASE("the connection breaks inside the transaction: all or nothing, and the
   // PostgreSQL: the transaction terminates its own backend after writing the order and outbox
   // rows; SQLite: it fails at the same point.
   s.start_api({"--break-transaction-once"});
-  const Answer broken = s.post("/orders", "broken-1", kOrder);
+  const Answer broken = s.post("/orders", "broken-1", kConcurrentOrder);
   CHECK(broken.status == 503);
   CHECK(broken.error_code() == "storage_unavailable");
   CHECK(broken.header("Retry-After") == "1");
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 0);
   CHECK(s.count("SELECT COUNT(*) FROM outbox") == 0);
   // The record was begun in the broken transaction: it rolled back with the order.
-  CHECK_FALSE(record(s, "broken-1"));
+  CHECK_FALSE(s.record("broken-1"));
 
-  const Answer retry = s.post("/orders", "broken-1", kOrder);
+  const Answer retry = s.post("/orders", "broken-1", kConcurrentOrder);
   CHECK(retry.status == 201);
   CHECK(retry.header("Idempotent-Replayed") == "");
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 1);
   CHECK(s.count("SELECT COUNT(*) FROM outbox WHERE event_type = 'order.created'") == 1);
   const std::string id = retry.json()["id"].get<std::string>();
   CHECK(s.count("SELECT COUNT(*) FROM orders WHERE id = '" + id + "'") == 1);
-  const auto r = record(s, "broken-1");
+  const auto r = s.record("broken-1");
   REQUIRE(r);
   CHECK(r->state == webhooks::idempotency::State::completed);
   CHECK(r->attempts == 1);
   REQUIRE(r->response);
   CHECK(r->response->body == retry.body);
   // The pool replaced the broken connection: the next request works too.
-  CHECK(s.post("/orders", "broken-2", kOrder).status == 201);
+  CHECK(s.post("/orders", "broken-2", kConcurrentOrder).status == 201);
 }

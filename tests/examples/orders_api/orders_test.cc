@@ -11,13 +11,8 @@
 #include "webhooks/uuid.h"
 
 using webhooks::test::Answer;
+using webhooks::test::kOrder;
 using webhooks::test::Stack;
-
-namespace {
-
-const std::string kOrder = R"({"amount":1000,"currency":"EUR","reference":"inv-1"})";
-
-}  // namespace
 
 TEST_CASE(
     "orders.db holds the API's tables, its idempotency records and outbox, no publisher table") {

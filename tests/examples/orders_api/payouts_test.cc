@@ -13,12 +13,10 @@
 
 using namespace std::chrono;
 using webhooks::test::Answer;
+using webhooks::test::kPayout;
 using webhooks::test::Stack;
 
 namespace {
-
-const std::string kPayout =
-    R"({"amount":7500,"currency":"EUR","destination":"NL91ABNA0417164300"})";
 
 std::string report(int payouts, int transfers, int matched, int duplicates, int pending,
                    const std::string& details, const std::string& result) {

@@ -22,7 +22,7 @@ using webhooks::test::Stack;
 
 namespace {
 
-constexpr const char* kToken = "relay-test-token";
+constexpr const char* kRelayToken = "relay-test-token";
 
 // Waits (real time, bounded) until `done` holds.
 template <typename F>
@@ -38,7 +38,7 @@ bool eventually(F done, std::chrono::seconds limit) {
 // An endpoint of merchant m1 at `url` on the publisher at `publisher_port`.
 void create_endpoint(int publisher_port, const std::string& url) {
   httplib::Client admin("127.0.0.1", publisher_port);
-  admin.set_bearer_token_auth(kToken);
+  admin.set_bearer_token_auth(kRelayToken);
   const auto created = admin.Post("/v1/endpoints", json{{"merchant_id", "m1"}, {"url", url}}.dump(),
                                   "application/json");
   REQUIRE(created);
@@ -94,7 +94,7 @@ TEST_CASE(
   const std::string publisher_db = webhooks::test::database_target("relay-publisher");
   // The token reaches both from a file (--admin-token-file, --publisher-token-file), not argv.
   const std::string token_file =
-      webhooks::test::write_secret_file(s.dir + "/token", std::string(kToken) + "\n");
+      webhooks::test::write_secret_file(s.dir + "/token", std::string(kRelayToken) + "\n");
   Process publisher("webhooks-publisherd",
                     {"--listen", "127.0.0.1:0", "--db", publisher_db, "--admin-token-file",
                      token_file, "--allow-private-networks", "--retry-schedule", "200ms,200ms,1s",

@@ -10,12 +10,11 @@
 using webhooks::launcher::Finished;
 using webhooks::test::Answer;
 using Process = webhooks::launcher::ChildProcess;
+using webhooks::test::kOrder;
 using webhooks::test::Stack;
 using webhooks::test::write_secret_file;
 
 namespace {
-
-const std::string kOrder = R"({"amount":1000,"currency":"EUR","reference":"inv-1"})";
 
 // Starts s.api with `args` after --listen and --db (no --api-key of the Stack's own).
 void start_api(Stack& s, const std::vector<std::string>& args,

@@ -1,9 +1,10 @@
 // The admin API of webhooks-publisherd from a test: an HTTP client with the daemon tests' token,
-// the error code of an answer, and a bounded wait.
+// the body and the error code of an answer, and a bounded wait.
 #pragma once
 
 #include <httplib.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -30,6 +31,12 @@ struct Client {
   }
   httplib::Client http;
 };
+
+// The answer's body as JSON; REQUIREs an answer.
+inline nlohmann::json body_of(const httplib::Result& res) {
+  REQUIRE(res);
+  return nlohmann::json::parse(res->body);
+}
 
 inline std::string error_code(const httplib::Result& res) {
   return nlohmann::json::parse(res->body)["error"]["code"].get<std::string>();

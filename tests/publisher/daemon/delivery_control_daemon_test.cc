@@ -46,7 +46,8 @@ class HangingEndpoint {
   int port_ = 0;
 };
 
-std::vector<std::string> daemon_args(const std::string& db, std::vector<std::string> extra = {}) {
+std::vector<std::string> control_daemon_args(const std::string& db,
+                                             std::vector<std::string> extra = {}) {
   std::vector<std::string> args{"--listen",
                                 "127.0.0.1:0",
                                 "--db",
@@ -61,8 +62,6 @@ std::vector<std::string> daemon_args(const std::string& db, std::vector<std::str
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
-
-json body_of(const httplib::Result& res) { return json::parse(res->body); }
 
 std::string create_endpoint(Client& client, json body) {
   const auto res = client.post("/v1/endpoints", body);
@@ -94,8 +93,8 @@ TEST_CASE(
     "[daemon][control][isolation]") {
   Receiver healthy;
   // The attempts to the hanging endpoint take 60 s to time out: the test ends long before.
-  Daemon daemon(daemon_args(database_target("control-isolation"),
-                            {"--timeout", "60s", "--delivery-lease", "10m"}),
+  Daemon daemon(control_daemon_args(database_target("control-isolation"),
+                                    {"--timeout", "60s", "--delivery-lease", "10m"}),
                 temp_dir("control-isolation"));
   HangingEndpoint hanging;  // destroyed first: its connections reset, the daemon stops at once
   Client client(daemon.wait_listening());
@@ -122,8 +121,8 @@ TEST_CASE(
 TEST_CASE("a rate limit holds across two daemons on one database", "[daemon][control][rate]") {
   Receiver receiver;
   const std::string db = database_target("control-rate");
-  Daemon first(daemon_args(db), temp_dir("control-rate-1"));
-  Daemon second(daemon_args(db), temp_dir("control-rate-2"));
+  Daemon first(control_daemon_args(db), temp_dir("control-rate-1"));
+  Daemon second(control_daemon_args(db), temp_dir("control-rate-2"));
   Client a(first.wait_listening()), b(second.wait_listening());
   const std::string id =
       create_endpoint(a, {{"merchant_id", "m1"}, {"url", receiver.url()}, {"rate_limit", 10}});
@@ -155,8 +154,9 @@ TEST_CASE("FIFO through the daemon: each ordering key in acceptance order, a ret
     failed = failed || fail;
     return Receiver::Reply{fail ? 500 : 200, {}};
   });
-  Daemon daemon(daemon_args(database_target("control-fifo"), {"--retry-schedule", "300ms,300ms"}),
-                temp_dir("control-fifo"));
+  Daemon daemon(
+      control_daemon_args(database_target("control-fifo"), {"--retry-schedule", "300ms,300ms"}),
+      temp_dir("control-fifo"));
   Client client(daemon.wait_listening());
   const std::string id = create_endpoint(
       client, {{"merchant_id", "m1"}, {"url", receiver.url()}, {"ordering", "fifo"}});
@@ -176,7 +176,7 @@ TEST_CASE("FIFO through the daemon: each ordering key in acceptance order, a ret
 TEST_CASE("static headers and a credential: delivered, never shown; bad fields are 400",
           "[daemon][control][auth]") {
   Receiver receiver;
-  Daemon daemon(daemon_args(database_target("control-auth")), temp_dir("control-auth"));
+  Daemon daemon(control_daemon_args(database_target("control-auth")), temp_dir("control-auth"));
   Client client(daemon.wait_listening());
   const json create{{"merchant_id", "m1"},
                     {"url", receiver.url()},
@@ -277,7 +277,7 @@ TEST_CASE("static headers and a credential: delivered, never shown; bad fields a
 TEST_CASE("trace context: POST /v1/events' traceparent continues into each attempt",
           "[daemon][control][trace]") {
   Receiver receiver;
-  Daemon daemon(daemon_args(database_target("control-trace")), temp_dir("control-trace"));
+  Daemon daemon(control_daemon_args(database_target("control-trace")), temp_dir("control-trace"));
   Client client(daemon.wait_listening());
   create_endpoint(client, {{"merchant_id", "m1"}, {"url", receiver.url()}});
   const json event{{"merchant_id", "m1"}, {"type", "order.created"}, {"data", json::object()}};
@@ -319,8 +319,8 @@ TEST_CASE("mutual TLS through the daemon: --ca-file, a client certificate per en
   const int port = server.bind_to_any_port("127.0.0.1");
   std::thread thread([&server] { server.listen_after_bind(); });
   {
-    Daemon daemon(daemon_args(database_target("control-mtls"),
-                              {"--ca-file", certs.ca_file, "--retry-schedule", "100ms"}),
+    Daemon daemon(control_daemon_args(database_target("control-mtls"),
+                                      {"--ca-file", certs.ca_file, "--retry-schedule", "100ms"}),
                   dir);
     Client client(daemon.wait_listening());
     const std::string url = "https://127.0.0.1:" + std::to_string(port) + "/hook";
@@ -375,7 +375,7 @@ TEST_CASE("mutual TLS through the daemon: --ca-file, a client certificate per en
 TEST_CASE("webhooks endpoint create and update set the delivery control",
           "[daemon][control][cli]") {
   const std::string dir = temp_dir("control-cli");
-  Daemon daemon(daemon_args(database_target("control-cli")), dir);
+  Daemon daemon(control_daemon_args(database_target("control-cli")), dir);
   const std::string url = "http://127.0.0.1:" + std::to_string(daemon.wait_listening());
   const auto cli = [&](std::vector<std::string> a) {
     a.insert(a.end(), {"--publisher-url", url, "--admin-token", kToken, "--json"});

@@ -13,21 +13,22 @@
 namespace webhooks::test {
 namespace {
 
-constexpr const char* kToken = "json-token";
+constexpr const char* kJsonToken = "json-token";
 const char* const kDepthMessage =
     "invalid JSON: nested deeper than the limit of 128 arrays and objects";
 
 struct Publisher {
   explicit Publisher(const std::string& name)
-      : daemon({"--listen", "127.0.0.1:0", "--db", database_target(name), "--admin-token", kToken,
-                "--allow-private-networks", "--poll-interval", "20ms", "--log-level", "warn"},
-               temp_dir(name)),
+      : daemon(
+            {"--listen", "127.0.0.1:0", "--db", database_target(name), "--admin-token", kJsonToken,
+             "--allow-private-networks", "--poll-interval", "20ms", "--log-level", "warn"},
+            temp_dir(name)),
         http("127.0.0.1", daemon.wait_listening()) {
     http.set_read_timeout(std::chrono::seconds(10));
   }
   httplib::Result post(const std::string& path, const std::string& body,
                        const std::string& key = "") {
-    httplib::Headers headers{{"Authorization", std::string("Bearer ") + kToken}};
+    httplib::Headers headers{{"Authorization", std::string("Bearer ") + kJsonToken}};
     if (!key.empty()) headers.emplace("Idempotency-Key", key);
     return http.Post(path.c_str(), headers, body, "application/json");
   }
@@ -132,7 +133,7 @@ TEST_CASE("a data object with 85,000 members is accepted and kept byte for byte"
   REQUIRE(res);
   CHECK(res->status == 202);
   const std::string id = body_json(res)["event_id"];
-  httplib::Headers auth{{"Authorization", std::string("Bearer ") + kToken}};
+  httplib::Headers auth{{"Authorization", std::string("Bearer ") + kJsonToken}};
   const auto stored = p.http.Get(("/v1/events/" + id).c_str(), auth);
   REQUIRE(stored);
   CHECK(stored->status == 200);
@@ -180,7 +181,7 @@ TEST_CASE("event data is delivered with its number tokens byte for byte", "[daem
   // The admin API shows the data as stored too.
   const std::string event_id = body_json(accepted)["event_id"];
   const auto shown = p.http.Get(("/v1/events/" + event_id).c_str(),
-                                {{"Authorization", std::string("Bearer ") + kToken}});
+                                {{"Authorization", std::string("Bearer ") + kJsonToken}});
   REQUIRE(shown);
   CHECK(shown->status == 200);
   CHECK(
@@ -188,8 +189,8 @@ TEST_CASE("event data is delivered with its number tokens byte for byte", "[daem
           R"("data":{"big":36893488147419103233,"exp":1E3,"price":1.50,"neg":-0.0,"list":[1e-7,2]})") !=
       std::string::npos);
   CHECK(body_json(shown)["tasks"].size() == 1);
-  const auto listed =
-      p.http.Get("/v1/events?merchant_id=m1", {{"Authorization", std::string("Bearer ") + kToken}});
+  const auto listed = p.http.Get("/v1/events?merchant_id=m1",
+                                 {{"Authorization", std::string("Bearer ") + kJsonToken}});
   REQUIRE(listed);
   CHECK(listed->body.find(R"("data":{"big":36893488147419103233,)") != std::string::npos);
   CHECK(body_json(listed)["events"].size() == 1);

@@ -20,7 +20,8 @@ const std::string kWarning =
     "url host \"hooks.shop.invalid\" does not resolve yet: deliveries fail until it does";
 
 // No --allow-private-networks: only what `extra` allows.
-std::vector<std::string> daemon_args(const std::string& db, std::vector<std::string> extra = {}) {
+std::vector<std::string> policy_daemon_args(const std::string& db,
+                                            std::vector<std::string> extra = {}) {
   std::vector<std::string> args{"--listen", "127.0.0.1:0", "--db", db, "--admin-token", kToken};
   for (const auto& [flag, value] :
        {std::pair{"--retry-schedule", "200ms,200ms,200ms,10s"},
@@ -31,12 +32,7 @@ std::vector<std::string> daemon_args(const std::string& db, std::vector<std::str
   return args;
 }
 
-json body_of(const httplib::Result& res) {
-  REQUIRE(res);
-  return json::parse(res->body);
-}
-
-std::string publish(Client& client, const std::string& key) {
+std::string publish_created(Client& client, const std::string& key) {
   const auto res = client.post(
       "/v1/events", {{"merchant_id", "m1"}, {"type", "order.created"}, {"data", {{"n", 1}}}}, key);
   REQUIRE(res->status == 202);
@@ -54,14 +50,14 @@ TEST_CASE("--allow-network 127.0.0.0/8 opens loopback IPv4 only; without it, it 
   Receiver receiver;
   std::string event_id;
   {
-    Daemon daemon(daemon_args(db, {"--allow-network", "127.0.0.0/8"}), dir);
+    Daemon daemon(policy_daemon_args(db, {"--allow-network", "127.0.0.0/8"}), dir);
     Client client(daemon.wait_listening());
     const auto created =
         client.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", receiver.url()}});
     INFO(created->body);
     REQUIRE(created->status == 201);
     CHECK_FALSE(body_of(created).contains("warnings"));
-    event_id = publish(client, "k1");
+    event_id = publish_created(client, "k1");
     REQUIRE(eventually([&] { return attempts_of(client, event_id).size() == 1; }));
     CHECK(attempts_of(client, event_id)[0]["status"] == 200);
     CHECK(receiver.count() == 1);
@@ -77,7 +73,7 @@ TEST_CASE("--allow-network 127.0.0.0/8 opens loopback IPv4 only; without it, it 
   }
   // The same database without the flag: creation is refused, and so is the connect of the
   // endpoint created before (the guard on every connect).
-  Daemon daemon(daemon_args(db), dir);
+  Daemon daemon(policy_daemon_args(db), dir);
   Client client(daemon.wait_listening());
   const auto refused =
       client.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", receiver.url()}});
@@ -92,7 +88,7 @@ TEST_CASE("--allow-network 127.0.0.0/8 opens loopback IPv4 only; without it, it 
   CHECK(local->status == 422);
   CHECK(body_of(local)["error"]["message"].get<std::string>().starts_with(
       "host \"localhost\" resolves to "));
-  const std::string second = publish(client, "k2");
+  const std::string second = publish_created(client, "k2");
   REQUIRE(eventually([&] { return !attempts_of(client, second).empty(); }));
   const json attempt = attempts_of(client, second)[0];
   CHECK(attempt["status"] == 0);
@@ -127,9 +123,9 @@ TEST_CASE(
     "[daemon][network]") {
   const std::string dir = temp_dir("network-unresolvable");
   Receiver receiver;
-  Daemon daemon(
-      daemon_args(database_target("network-unresolvable"), {"--allow-network", "127.0.0.0/8"}),
-      dir);
+  Daemon daemon(policy_daemon_args(database_target("network-unresolvable"),
+                                   {"--allow-network", "127.0.0.0/8"}),
+                dir);
   const int port = daemon.wait_listening();
   Client client(port);
 
@@ -153,7 +149,7 @@ TEST_CASE(
   CHECK(line["level"] == "warning");
 
   // Delivery: each attempt fails with the resolver's error and is retried on the schedule.
-  const std::string event_id = publish(client, "k1");
+  const std::string event_id = publish_created(client, "k1");
   REQUIRE(eventually([&] { return attempts_of(client, event_id).size() >= 2; }));
   for (const json& attempt : attempts_of(client, event_id)) {
     CHECK(attempt["status"] == 0);

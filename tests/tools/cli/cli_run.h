@@ -1,5 +1,6 @@
 // The `webhooks` CLI run from a test (cli_test.cc, cli_usage_test.cc): build/bin/webhooks in a
-// shell, stdout and stderr captured; a file written; the conformance vectors' secret and headers.
+// shell, stdout and stderr captured; a file written; the conformance vectors' secret and headers
+// (secrets_test.cc's too).
 #pragma once
 
 #include <sys/wait.h>
@@ -40,6 +41,7 @@ inline std::string write(const std::string& dir, const std::string& name,
 }
 
 const std::string kSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+// Signed with kSecret (the Standard Webhooks example).
 const std::string kHeaders =
     "webhook-id: msg_p5jXN8AQM9LWM0D4loKWxJek\nwebhook-timestamp: 1614265330\n"
     "webhook-signature: v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=\n";

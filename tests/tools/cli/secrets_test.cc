@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli_run.h"
 #include "support/secret_files.h"
 #include "support/test_env.h"
 #include "webhooks/http_server.h"
@@ -18,16 +19,13 @@
 using namespace webhooks;
 using launcher::Finished;
 using launcher::run_to_end;
+using test::kHeaders;
+using test::kSecret;
 using test::write_secret_file;
 
 namespace {
 
-const std::string kSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const std::string kOtherSecret = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD";
-// Signed with kSecret (the Standard Webhooks example).
-const std::string kHeaders =
-    "webhook-id: msg_p5jXN8AQM9LWM0D4loKWxJek\nwebhook-timestamp: 1614265330\n"
-    "webhook-signature: v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=\n";
 const std::string kHelp = "Run with --help for more information.\n";
 
 Finished webhooks_cli(const std::vector<std::string>& args, const std::string& dir,

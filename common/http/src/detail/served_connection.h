@@ -3,9 +3,17 @@
 // /proc/self/fd.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <string>
 
 namespace webhooks::http::detail {
+
+// Closing: after the last answer what the client still sends is discarded for this long or this
+// many bytes (RFC 9112, section 9.6), so a client still sending reads the answer, not a reset.
+// The event loop's connections and the cpp-httplib server's (connection.cc) alike.
+inline constexpr auto kLingerTime = std::chrono::seconds(1);
+inline constexpr std::size_t kLingerBytes = 8 * 1024 * 1024;
 
 class ServedConnection {
  public:
