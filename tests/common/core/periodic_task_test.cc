@@ -44,10 +44,12 @@ struct Runs {
 
 TEST_CASE("the step runs when woken, then waits what it returned", "[periodic_task]") {
   Runs runs;
-  PeriodicTask task("test_failed", [&] {
-    runs.add();
-    return std::chrono::milliseconds(1h);
-  }, {.first_wait = 1h});
+  PeriodicTask task("test_failed",
+                    [&] {
+                      runs.add();
+                      return std::chrono::milliseconds(1h);
+                    },
+                    {.first_wait = 1h});
   task.start();
   task.start();  // a second start does nothing
   CHECK(runs.now() == 0);
@@ -60,14 +62,17 @@ TEST_CASE("the step runs when woken, then waits what it returned", "[periodic_ta
   task.stop();  // idempotent
 }
 
-TEST_CASE("a step that returns 0 runs again at once; one that throws is logged", "[periodic_task]") {
+TEST_CASE("a step that returns 0 runs again at once; one that throws is logged",
+          "[periodic_task]") {
   LogCapture log;
   Runs runs;
-  PeriodicTask task("test_step_failed", [&]() -> std::chrono::milliseconds {
-    runs.add();
-    if (runs.now() == 1) throw std::runtime_error("database gone");
-    return runs.now() < 3 ? 0ms : std::chrono::milliseconds(1h);
-  }, {.after_failure = 0ms});
+  PeriodicTask task("test_step_failed",
+                    [&]() -> std::chrono::milliseconds {
+                      runs.add();
+                      if (runs.now() == 1) throw std::runtime_error("database gone");
+                      return runs.now() < 3 ? 0ms : std::chrono::milliseconds(1h);
+                    },
+                    {.after_failure = 0ms});
   task.start();  // first_wait 0: at once
   REQUIRE(runs.reaches(3));
   task.stop();

@@ -14,9 +14,9 @@
 namespace webhooks {
 
 struct Backoff {
-  std::chrono::milliseconds first{100};                   // before the first retry, >= 0
+  std::chrono::milliseconds first{100};                     // before the first retry, >= 0
   std::chrono::milliseconds max{std::chrono::seconds(30)};  // no wait is longer (before jitter)
-  double factor = 2.0;                                     // each wait over the one before, >= 1
+  double factor = 2.0;                                      // each wait over the one before, >= 1
   double jitter = 0.0;  // 0..1: each wait times a uniform draw from [1 - jitter, 1 + jitter]
 
   // The wait before retry `retry` (1: the first retry; below 1 counts as 1), in milliseconds:
