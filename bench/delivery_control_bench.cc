@@ -19,11 +19,11 @@
 #include <thread>
 #include <unordered_map>
 
+#include "api/ingest.h"
 #include "bench_util.h"
 #include "sample_order.h"
 #include "webhooks/http_server.h"
 #include "webhooks/log.h"
-#include "webhooks/publisher/ingest.h"
 #include "webhooks/publisher/publisher.h"
 #include "webhooks/publisher/store.h"
 #include "webhooks/secret.h"

@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "delivery/dispatcher.h"
 #include "publisher_bench.h"
 #include "sample_order.h"
-#include "webhooks/publisher/dispatcher.h"
 
 namespace publisher_bench {
 

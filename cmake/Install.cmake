@@ -12,12 +12,13 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(TARGETS webhooks_core webhooks_signing webhooks_storage webhooks_http webhooks_idempotency
+        webhooks_idempotency_http
         webhooks_common webhooks_console webhooks_outbox webhooks_publisher webhooks_receiver
         EXPORT webhooksTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(lib common/core common/signing common/storage common/http common/idempotency
+foreach(lib common/core common/signing common/storage common/http common/idempotency common/idempotency_http
     console outbox publisher receiver)
   if(EXISTS ${PROJECT_SOURCE_DIR}/${lib}/include)
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/${lib}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "webhooks/clock.h"
-#include "webhooks/idempotency/answers.h"
+#include "webhooks/idempotency/http.h"
 #include "webhooks/idempotency/store.h"
 
 namespace webhooks::orders {

@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "resolve.h"
+#include "payouts/resolve.h"
 #include "server.h"
 #include "webhooks/app/deprecated_flags.h"
 #include "webhooks/app/flags.h"

@@ -5,19 +5,18 @@
 #include <iostream>
 #include <map>
 
-#include "console.h"
+#include "console/console.h"
 #include "keys.h"
 #include "orders.h"
-#include "partner_client.h"
-#include "payouts.h"
+#include "payouts/partner_client.h"
+#include "payouts/payouts.h"
 #include "storage.h"
 #include "webhooks/app/flags.h"
 #include "webhooks/app/server.h"
 #include "webhooks/error.h"
 #include "webhooks/idempotency/guard.h"
-#include "webhooks/idempotency/health.h"
-#include "webhooks/idempotency/lease_keeper.h"
-#include "webhooks/idempotency/maintenance.h"
+#include "webhooks/idempotency/http.h"
+#include "webhooks/idempotency/service.h"
 #include "webhooks/log.h"
 #include "webhooks/outbox/relay.h"
 #include "webhooks/random.h"
@@ -48,17 +47,23 @@ PartnerOptions partner_options(const std::string& url, std::int64_t timeout_ms, 
   return options;
 }
 
+// The idempotency core's settings: --lease and --ttl; maintenance every 10 s, or every lease when
+// the lease is shorter (tests pass short leases).
+idempotency::ServiceOptions idempotency_options(const Config& config) {
+  idempotency::ServiceOptions options;
+  options.settings = {app::seconds_to_millis(config.lease_seconds),
+                      app::seconds_to_millis(config.ttl_seconds)};
+  options.maintenance_interval = std::min<milliseconds>(seconds(10), options.settings.lease);
+  return options;
+}
+
 // The routes, on top of the services they call.
 class Api {
  public:
   Api(const Config& config, std::shared_ptr<db::Database> db, const Clock& clock)
       : keys_(parse_api_keys(config.api_keys)),
         db_(db),
-        store_(db, {app::seconds_to_millis(config.lease_seconds),
-                    app::seconds_to_millis(config.ttl_seconds)}),
-        keeper_(store_, clock),
-        maintenance_(store_, clock, std::min<milliseconds>(seconds(10), store_.settings().lease)),
-        guard_(store_, keeper_, clock),
+        idempotency_(db, clock, idempotency_options(config)),
         clock_(clock),
         ids_(clock),
         partner_(partner_options(config.partner_url, config.partner_timeout_ms,
@@ -85,7 +90,7 @@ class Api {
                [this](const Request& req, httplib::Response& res) { get_key(req, res); });
     server.Get("/healthz", [this](const Request&, httplib::Response& res) { healthz(res); });
     console_.mount(server);
-    server.set_exception_handler(answer_exception);
+    server.set_exception_handler(idempotency::answer_exception);
   }
 
  private:
@@ -95,10 +100,11 @@ class Api {
     const auto merchant = authenticate(req, res);
     if (!merchant) return;
     const OrderDraft draft = orders_.draft(*merchant, req.body);  // no database access
-    guard_.handle_in_transaction(req, res, merchant_scope(*merchant),
-                                 [&](db::Transaction& tx, const idempotency::BeginResult& begun) {
-                                   return orders_.create(tx, begun.lease.key, draft);
-                                 });
+    idempotency::handle_in_transaction(
+        guard_, req, res, merchant_scope(*merchant),
+        [&](db::Transaction& tx, const idempotency::BeginResult& begun) {
+          return orders_.create(tx, begun.lease.key, draft);
+        });
   }
 
   // GET /orders/ID.
@@ -116,10 +122,10 @@ class Api {
     if (!merchant) return;
     const std::string id = req.matches[1];
     if (req.has_header("Idempotency-Key")) {
-      guard_.handle_in_transaction(req, res, merchant_scope(*merchant),
-                                   [&](db::Transaction& tx, const idempotency::BeginResult&) {
-                                     return orders_.update(tx, *merchant, id, req.body);
-                                   });
+      idempotency::handle_in_transaction(guard_, req, res, merchant_scope(*merchant),
+                                         [&](db::Transaction& tx, const idempotency::BeginResult&) {
+                                           return orders_.update(tx, *merchant, id, req.body);
+                                         });
       return;
     }
     Response answer;
@@ -157,30 +163,6 @@ class Api {
     }
   }
 
-  // A handler's exception: logged, then 503 storage_unavailable when the database failed (retrying
-  // is the right move), 500 internal_error otherwise.
-  static void answer_exception(const httplib::Request& req, httplib::Response& res,
-                               std::exception_ptr error) {
-    std::string what = "unknown error";
-    bool storage = false;
-    try {
-      std::rethrow_exception(error);
-    } catch (const Error& e) {
-      what = e.what();
-      storage = e.code() == ErrorCode::storage;
-    } catch (const std::exception& e) {
-      what = e.what();
-    }
-    log_event(spdlog::level::err,
-              {{"event", "request_failed"}, {"path", req.path}, {"error", what}});
-    if (storage) {
-      idempotency::write(idempotency::storage_unavailable(), res);
-      return;
-    }
-    idempotency::write(
-        idempotency::error_response(500, "internal_error", "the request failed; retry later"), res);
-  }
-
   // The merchant of the bearer API key, or nullopt after answering 401 (counted as a failure of
   // the client's address), or 429 with Retry-After while that address is throttled.
   std::optional<std::string> authenticate(const httplib::Request& req, httplib::Response& res) {
@@ -202,16 +184,15 @@ class Api {
   void guarded(const httplib::Request& req, httplib::Response& res, Op op) {
     const auto merchant = authenticate(req, res);
     if (!merchant) return;
-    guard_.handle(req, res, merchant_scope(*merchant),
-                  [&](idempotency::Attempt& attempt) { return op(attempt, *merchant); });
+    idempotency::handle(guard_, req, res, merchant_scope(*merchant),
+                        [&](idempotency::Attempt& attempt) { return op(attempt, *merchant); });
   }
 
   std::map<std::string, std::string, std::less<>> keys_;  // found by a string_view: no copy
   std::shared_ptr<db::Database> db_;
-  idempotency::Store store_;
-  idempotency::LeaseKeeper keeper_;
-  idempotency::Maintenance maintenance_;
-  idempotency::Guard guard_;
+  idempotency::Service idempotency_;
+  idempotency::Store& store_ = idempotency_.store();
+  idempotency::Guard& guard_ = idempotency_.guard();
   const Clock& clock_;
   UuidV7Generator ids_;
   PartnerClient partner_;

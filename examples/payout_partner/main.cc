@@ -17,6 +17,7 @@
 #include "webhooks/app/server.h"
 #include "webhooks/clock.h"
 #include "webhooks/error.h"
+#include "webhooks/idempotency/http.h"
 #include "webhooks/json_parse.h"
 #include "webhooks/log.h"
 #include "webhooks/uuid.h"
@@ -75,17 +76,7 @@ class Partner {
     server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
       app::json_answer(res, 200, R"({"status":"ok"})");
     });
-    server.set_exception_handler(
-        [](const httplib::Request&, httplib::Response& res, std::exception_ptr error) {
-          std::string what = "unknown error";
-          try {
-            std::rethrow_exception(error);
-          } catch (const std::exception& e) {
-            what = e.what();
-          }
-          log_event(spdlog::level::err, {{"event", "request_failed"}, {"error", what}});
-          app::json_error(res, 500, "internal_error", "the transfer could not be processed");
-        });
+    server.set_exception_handler(idempotency::answer_exception);
   }
 
  private:

@@ -3,10 +3,10 @@
 // recorded), and exit 0; exit 2 on a usage error, 1 when it cannot run (publisher.h).
 #include <iostream>
 
+#include "delivery/dispatcher.h"
 #include "options.h"
 #include "webhooks/app/server.h"
 #include "webhooks/log.h"
-#include "webhooks/publisher/dispatcher.h"
 #include "webhooks/publisher/publisher.h"
 
 namespace {

@@ -6,8 +6,8 @@
 #include "webhooks/app/deprecated_flags.h"
 #include "webhooks/app/flags.h"
 #include "webhooks/app/secret_flags.h"
+#include "webhooks/duration.h"
 #include "webhooks/error.h"
-#include "webhooks/publisher/duration.h"
 #include "webhooks/publisher/ip_network.h"
 #include "webhooks/publisher/retry_policy.h"
 
@@ -16,8 +16,8 @@ namespace {
 
 using app::duration_text;
 using app::Zero;
-using publisher::parse_duration;
 using std::chrono::milliseconds;
+using webhooks::parse_duration;
 
 // A default duration as the flag shows it: format_duration's, but hours below two days ("24h",
 // not "1d").
@@ -25,7 +25,7 @@ std::string flag_text(milliseconds value) {
   if (value < std::chrono::hours(48) && value.count() % 3'600'000 == 0 && value.count() > 0) {
     return std::to_string(value.count() / 3'600'000) + "h";
   }
-  return publisher::format_duration(value);
+  return webhooks::format_duration(value);
 }
 
 // The flags as written: durations as text, converted into `options` once every flag is read

@@ -2,21 +2,19 @@
 
 #include <algorithm>
 
+#include "api/admin_api.h"
+#include "api/ingest.h"
+#include "console/overview_snapshot.h"
+#include "delivery/dispatcher.h"
+#include "delivery/http_transport.h"
+#include "ops/metrics.h"
+#include "ops/ops_events.h"
+#include "ops/retention.h"
 #include "webhooks/error.h"
-#include "webhooks/idempotency/guard.h"
-#include "webhooks/idempotency/lease_keeper.h"
-#include "webhooks/idempotency/maintenance.h"
 #include "webhooks/idempotency/schema.h"
+#include "webhooks/idempotency/service.h"
 #include "webhooks/idempotency/store.h"
 #include "webhooks/log.h"
-#include "webhooks/publisher/admin_api.h"
-#include "webhooks/publisher/dispatcher.h"
-#include "webhooks/publisher/http_transport.h"
-#include "webhooks/publisher/ingest.h"
-#include "webhooks/publisher/metrics.h"
-#include "webhooks/publisher/ops_events.h"
-#include "webhooks/publisher/overview_snapshot.h"
-#include "webhooks/publisher/retention.h"
 #include "webhooks/publisher/schema.h"
 #include "webhooks/publisher/store.h"
 
@@ -85,6 +83,15 @@ AdminOptions admin_options(const Options& o) {
   return admin;
 }
 
+// The ingest's idempotency records: --ingest-lease and --ingest-ttl; maintenance only while the
+// publisher runs (start() starts it, stop() stops it).
+idempotency::ServiceOptions idempotency_options(const Options& o) {
+  idempotency::ServiceOptions options;
+  options.settings = {o.ingest_lease, o.ingest_ttl};
+  options.maintenance_interval = std::chrono::milliseconds(0);
+  return options;
+}
+
 }  // namespace
 
 // Declared in the order they are built; destroyed in reverse, the database last.
@@ -95,16 +102,14 @@ struct Publisher::Parts {
         own_random(options.random != nullptr ? nullptr : std::make_unique<SecureRandom>()),
         random(options.random != nullptr ? *options.random : *own_random),
         db(open_database(options, clock)),
-        records(db, {options.ingest_lease, options.ingest_ttl}),
-        keeper(records, clock),
-        guard(records, keeper, clock),
+        idempotency(db, clock, idempotency_options(options)),
         store(db),
         transport(http_options(options)),
         dispatcher(store, transport, options.retry_policy, clock, random, metrics,
                    dispatcher_options(options)),
         ingest(store, clock, metrics, [this] { dispatcher.wake(); }),
         overview(store, clock, {options.overview_budget, options.overview_refresh}),
-        api(store, ingest, guard, metrics, clock, overview, admin_options(options),
+        api(store, ingest, idempotency.guard(), metrics, clock, overview, admin_options(options),
             [this] { dispatcher.wake(); }),
         retention(store, clock, metrics, retention_options(options)) {
     if (!options.ops_url.empty()) {
@@ -117,9 +122,7 @@ struct Publisher::Parts {
   std::unique_ptr<SecureRandom> own_random;
   RandomSource& random;
   std::shared_ptr<db::Database> db;
-  idempotency::Store records;
-  idempotency::LeaseKeeper keeper;
-  idempotency::Guard guard;
+  idempotency::Service idempotency;
   Store store;
   Metrics metrics;
   HttpTransport transport;
@@ -128,7 +131,6 @@ struct Publisher::Parts {
   OverviewSnapshot overview;  // its thread runs while the Publisher runs
   AdminApi api;
   Retention retention;  // its thread runs while the Publisher runs
-  std::unique_ptr<idempotency::Maintenance> maintenance;  // while running
 };
 
 Publisher::Publisher(Options options) {
@@ -165,8 +167,7 @@ void Publisher::start() {
                 "Publisher::start: this publisher was stopped; build a new one to start again");
   }
   if (state_ == State::running) return;
-  parts_->maintenance = std::make_unique<idempotency::Maintenance>(
-      parts_->records, parts_->clock, parts_->options.maintenance_interval);
+  parts_->idempotency.start_maintenance(parts_->options.maintenance_interval);
   parts_->dispatcher.start();
   parts_->retention.start();
   parts_->overview.start();
@@ -177,7 +178,7 @@ void Publisher::stop() noexcept {
   std::lock_guard lock(mutex_);
   if (state_ == State::stopped) return;
   parts_->dispatcher.stop();  // stop claiming; in-flight batches finish and are recorded
-  parts_->maintenance.reset();
+  parts_->idempotency.stop_maintenance();
   parts_->retention.stop();
   parts_->overview.stop();
   state_ = State::stopped;
@@ -189,6 +190,6 @@ Store& Publisher::store() { return parts_->store; }
 Ingest& Publisher::ingest() { return parts_->ingest; }
 Dispatcher& Publisher::dispatcher() { return parts_->dispatcher; }
 Metrics& Publisher::metrics() { return parts_->metrics; }
-idempotency::Guard& Publisher::guard() { return parts_->guard; }
+idempotency::Guard& Publisher::guard() { return parts_->idempotency.guard(); }
 
 }  // namespace webhooks::publisher

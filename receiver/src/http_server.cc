@@ -1,6 +1,6 @@
 #include "webhooks/receiver/http_server.h"
 
-#include "webhooks/idempotency/answers.h"
+#include "webhooks/idempotency/http.h"
 
 namespace webhooks::receiver {
 namespace {

@@ -32,6 +32,18 @@ std::shared_ptr<db::Database> migrated(std::shared_ptr<db::Database> database, c
   return database;
 }
 
+// The receiver's records: its lease and TTL, transactional groups of up to 128 events with its
+// lock timeout, no guard replay cache (the receiver keeps its own, `replays`), and maintenance
+// every config.maintenance_interval (0: none).
+idempotency::ServiceOptions idempotency_options(const Config& config) {
+  idempotency::ServiceOptions options;
+  options.settings = {config.lease, config.ttl};
+  options.guard.group = {128, 0, config.lock_timeout};
+  options.guard.replay_cache_entries = 0;
+  options.maintenance_interval = config.maintenance_interval;
+  return options;
+}
+
 }  // namespace
 
 Receiver::Impl::Impl(Config c, std::shared_ptr<db::Database> database)
@@ -43,16 +55,10 @@ Receiver::Impl::Impl(Config c, std::shared_ptr<db::Database> database)
                                        config.provider, config.secrets,
                                        providers::ProviderOptions{config.tolerance, true})),
       db(migrated(std::move(database), clock)),
-      store(db, idempotency::Settings{config.lease, config.ttl}),
-      group(*db, idempotency::GroupCommitOptions{128, 0, config.lock_timeout}),
-      replays(config.replay_cache_entries),
-      keeper(store, clock) {
+      idempotency(db, clock, idempotency_options(config)),
+      replays(config.replay_cache_entries) {
   if (config.consumer.empty()) {
     throw Error(ErrorCode::invalid_argument, "the receiver's consumer name must not be empty");
-  }
-  if (config.maintenance_interval.count() > 0) {
-    maintenance =
-        std::make_unique<idempotency::Maintenance>(store, clock, config.maintenance_interval);
   }
 }
 

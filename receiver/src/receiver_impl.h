@@ -21,9 +21,8 @@
 #include "webhooks/idempotency/answers.h"
 #include "webhooks/idempotency/claims.h"
 #include "webhooks/idempotency/group_commit.h"
-#include "webhooks/idempotency/lease_keeper.h"
-#include "webhooks/idempotency/maintenance.h"
 #include "webhooks/idempotency/replay_cache.h"
+#include "webhooks/idempotency/service.h"
 #include "webhooks/log.h"
 #include "webhooks/providers/provider.h"
 #include "webhooks/receiver/receiver.h"
@@ -178,15 +177,17 @@ struct Receiver::Impl {
   std::optional<Verifier> verifier;                                // Provider::standard
   std::unique_ptr<providers::ProviderVerifier> provider_verifier;  // the others
   std::shared_ptr<db::Database> db;
-  idempotency::Store store;
-  idempotency::GroupCommit group;
+  // The dedup records, their leases and maintenance, and the group commit of the transactional
+  // mode: the idempotency core built as everywhere else (service.h).
+  idempotency::Service idempotency;
+  idempotency::Store& store = idempotency.store();
+  idempotency::GroupCommit& group = idempotency.group();
+  idempotency::LeaseKeeper& keeper = idempotency.keeper();
   idempotency::ReplayCache replays;
   idempotency::InProcessClaims own_claims;
   // Ours, or the file lock's (shared by this process's Receivers of the file) once resolved.
   std::atomic<idempotency::InProcessClaims*> claims{&own_claims};
   std::shared_ptr<FileLock> file;
-  idempotency::LeaseKeeper keeper;
-  std::unique_ptr<idempotency::Maintenance> maintenance;
   std::mutex claims_mutex;
   std::atomic<bool> claims_resolved{false};
   std::atomic<bool> transactions_locked{false};

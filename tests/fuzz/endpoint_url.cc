@@ -11,8 +11,8 @@
 #include <string>
 
 #include "fuzz_check.h"
-#include "webhooks/publisher/ip_address.h"
-#include "webhooks/publisher/ssrf_guard.h"
+#include "network/ssrf_guard.h"
+#include "webhooks/publisher/ip_network.h"
 
 namespace {
 

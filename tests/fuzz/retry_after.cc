@@ -3,7 +3,7 @@
 // Properties: never throws with valid bounds; a delay is within [min, max]; a value
 // parse_http_date accepts is a delay too (date - now, clamped); whitespace around the value does
 // not change the answer.
-#include "webhooks/publisher/retry_after.h"
+#include "delivery/retry_after.h"
 
 #include <algorithm>
 #include <string>

@@ -9,7 +9,7 @@
 #include <tuple>
 #include <vector>
 
-#include "../../publisher/src/audit_log.h"
+#include "api/audit_log.h"
 #include "console_support.h"
 #include "support/log_capture.h"
 #include "webhooks/rfc3339.h"

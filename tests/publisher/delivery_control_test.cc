@@ -5,11 +5,11 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "delivery/trace_context.h"
 #include "fixture.h"
 #include "receiver.h"
 #include "support/test_env.h"
 #include "test_certificates.h"
-#include "webhooks/publisher/trace_context.h"
 #include "webhooks/verifier.h"
 
 namespace webhooks::test {

@@ -1,11 +1,10 @@
-#include "webhooks/publisher/duration.h"
+#include "webhooks/duration.h"
 
 #include <catch2/catch.hpp>
 
 #include "webhooks/error.h"
 
 using namespace webhooks;
-using namespace webhooks::publisher;
 using namespace std::chrono_literals;
 using Catch::Matchers::Message;
 

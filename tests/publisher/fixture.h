@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "api/ingest.h"
+#include "delivery/dispatcher.h"
+#include "ops/metrics.h"
 #include "webhooks/clock.h"
 #include "webhooks/idempotency/guard.h"
-#include "webhooks/publisher/dispatcher.h"
-#include "webhooks/publisher/ingest.h"
-#include "webhooks/publisher/metrics.h"
 #include "webhooks/publisher/options.h"
 #include "webhooks/publisher/publisher.h"
 #include "webhooks/publisher/store.h"

@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "fixture.h"
+#include "ops/ops_events.h"
 #include "receiver.h"
 #include "support/log_capture.h"
-#include "webhooks/publisher/ops_events.h"
 #include "webhooks/rfc3339.h"
 #include "webhooks/verifier.h"
 

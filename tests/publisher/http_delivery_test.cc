@@ -1,6 +1,6 @@
 // Real HTTP on 127.0.0.1 only. Nothing here waits for time to pass except the test server's slow
 // handlers.
-#include "webhooks/publisher/http_delivery.h"
+#include "delivery/http_delivery.h"
 
 #include <atomic>
 #include <catch2/catch.hpp>
@@ -8,9 +8,9 @@
 #include <mutex>
 #include <set>
 
+#include "delivery/delivery_queue.h"
 #include "publisher/test_http_server.h"
 #include "webhooks/error.h"
-#include "webhooks/publisher/detail/delivery_queue.h"
 
 using namespace webhooks;
 using namespace webhooks::publisher;

@@ -1,5 +1,3 @@
-#include "webhooks/publisher/ip_address.h"
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -7,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 #include <cstring>
+
+#include "webhooks/publisher/ip_network.h"
 
 using namespace webhooks::publisher;
 

@@ -4,9 +4,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "webhooks/publisher/admin_api.h"
-#include "webhooks/publisher/dispatcher.h"
-#include "webhooks/publisher/http_delivery.h"
+#include "api/admin_api.h"
+#include "delivery/dispatcher.h"
+#include "delivery/http_delivery.h"
 
 namespace webhooks::publisher {
 namespace {

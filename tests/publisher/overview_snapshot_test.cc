@@ -1,6 +1,6 @@
 // OverviewSnapshot: per request while counting is cheap, a snapshot refreshed in the background
 // once it is not; on SQLite and PostgreSQL.
-#include "webhooks/publisher/overview_snapshot.h"
+#include "console/overview_snapshot.h"
 
 #include <catch2/catch.hpp>
 #include <chrono>

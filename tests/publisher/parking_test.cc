@@ -2,9 +2,9 @@
 // them, and back in it when the endpoint is enabled. Runs on SQLite and PostgreSQL.
 #include <catch2/catch.hpp>
 
-#include "../../publisher/src/store_sql.h"
 #include "fixture.h"
 #include "receiver.h"
+#include "store/store_sql.h"
 #include "support/legacy_schema.h"
 #include "support/test_env.h"
 #include "webhooks/idempotency/schema.h"

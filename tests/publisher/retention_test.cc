@@ -1,7 +1,7 @@
 // Retention (retention.h, Store::purge): finished events older than the retention are deleted
 // with their tasks and attempts, in batches; unfinished ones and newer ones stay. Fake clock, real
 // HTTP on loopback; runs on SQLite and PostgreSQL.
-#include "webhooks/publisher/retention.h"
+#include "ops/retention.h"
 
 #include <catch2/catch.hpp>
 

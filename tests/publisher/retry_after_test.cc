@@ -1,4 +1,4 @@
-#include "webhooks/publisher/retry_after.h"
+#include "delivery/retry_after.h"
 
 #include <catch2/catch.hpp>
 

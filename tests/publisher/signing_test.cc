@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include "delivery/endpoint_signers.h"
 #include "fixture.h"
 #include "receiver.h"
-#include "webhooks/publisher/endpoint_signers.h"
 #include "webhooks/uuid.h"
 #include "webhooks/verifier.h"
 

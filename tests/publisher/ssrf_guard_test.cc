@@ -1,4 +1,4 @@
-#include "webhooks/publisher/ssrf_guard.h"
+#include "network/ssrf_guard.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -6,7 +6,7 @@
 
 #include "cli.h"
 #include "output.h"
-#include "signing_flags.h"
+#include "signing/signing_flags.h"
 #include "webhooks/app/deprecated_flags.h"
 #include "webhooks/clock.h"
 #include "webhooks/rfc3339.h"

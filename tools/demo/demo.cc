@@ -11,7 +11,7 @@
 #include <iostream>
 
 #include "demo_run.h"
-#include "report.h"
+#include "report/report.h"
 #include "webhooks/base64.h"
 #include "webhooks/random.h"
 

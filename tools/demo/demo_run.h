@@ -17,7 +17,7 @@
 #include "demo.h"
 #include "driver.h"
 #include "failure.h"
-#include "figures.h"
+#include "report/figures.h"
 #include "webhooks/launcher/child_process.h"
 
 namespace webhooks::demo {

@@ -6,7 +6,7 @@
 
 #include "clients.h"
 #include "demo_run.h"
-#include "progress.h"
+#include "report/progress.h"
 
 namespace webhooks::demo {
 

@@ -1,12 +1,10 @@
 #include "webhooks/idempotency/answers.h"
 
-#include <httplib.h>
-
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "webhooks/error.h"
 #include "webhooks/error_body.h"
-#include "webhooks/http_server.h"
 
 namespace webhooks::idempotency {
 
@@ -48,10 +46,21 @@ Response storage_unavailable(std::string_view message) {
   return Response{503, {{"Retry-After", "1"}}, error_body("storage_unavailable", message)};
 }
 
-void write(Response answer, httplib::Response& res) {
-  res.status = answer.status;
-  for (const auto& [name, value] : answer.headers) res.set_header(name, value);
-  http::set_json_body(res, std::move(answer.body));
+ExceptionAnswer exception_answer(std::exception_ptr error) {
+  std::string what = "unknown error";
+  bool storage = false;
+  try {
+    if (error) std::rethrow_exception(error);
+  } catch (const Error& e) {
+    what = e.what();
+    storage = e.code() == ErrorCode::storage;
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  if (storage) return {storage_unavailable(), "storage_unavailable", std::move(what)};
+  return {error_response(500, "internal_error", "the request failed; see the server's log"),
+          "internal_error", std::move(what)};
 }
 
 }  // namespace webhooks::idempotency

@@ -1,7 +1,5 @@
 #include "webhooks/idempotency/guard.h"
 
-#include <httplib.h>
-
 #include "webhooks/error.h"
 #include "webhooks/fingerprint.h"
 #include "webhooks/log.h"
@@ -297,41 +295,6 @@ void Guard::release_unreleased() {
   }
   unreleased_.swap(still);
   has_unreleased_ = true;
-}
-
-namespace {
-
-// Runs the guard on a cpp-httplib request and writes its answer; a database failure is 503.
-template <typename Run>
-void answer_request(const httplib::Request& req, httplib::Response& res, Run&& run) {
-  std::optional<std::string_view> key;
-  if (const auto it = req.headers.find("Idempotency-Key"); it != req.headers.end()) {
-    key = it->second;
-  }
-  Response answer;
-  try {
-    answer = run(key);
-  } catch (const std::exception& e) {
-    log_event(spdlog::level::err, {{"event", "idempotency_store_failed"}, {"error", e.what()}});
-    answer = storage_unavailable();
-  }
-  write(std::move(answer), res);
-}
-
-}  // namespace
-
-void Guard::handle(const httplib::Request& req, httplib::Response& res, std::string_view scope,
-                   const Operation& operation) {
-  answer_request(req, res, [&](std::optional<std::string_view> key) {
-    return run(scope, key, req.method, req.path, req.body, operation);
-  });
-}
-
-void Guard::handle_in_transaction(const httplib::Request& req, httplib::Response& res,
-                                  std::string_view scope, const TransactionalOperation& operation) {
-  answer_request(req, res, [&](std::optional<std::string_view> key) {
-    return run_in_transaction(scope, key, req.method, req.path, req.body, operation);
-  });
 }
 
 }  // namespace webhooks::idempotency

@@ -1,5 +1,3 @@
-#include "webhooks/idempotency/outcome_counts.h"
-
 #include "webhooks/idempotency/store.h"
 
 namespace webhooks::idempotency {

@@ -12,19 +12,109 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "webhooks/clock.h"
 #include "webhooks/db.h"
-#include "webhooks/idempotency/outcome_counts.h"
-#include "webhooks/idempotency/record_view.h"
 
 namespace webhooks::idempotency {
+
+// What a merchant (or an operator) may see of one idempotency record: Store::lookup and
+// Store::list return it (docs/idempotency.md, "Looking a key up"). No lease token and no stored
+// response headers: a view answers "did my request with key K go through, and with what?".
+enum class State;
+
+struct RecordView {
+  std::string key;
+  State state{};  // as stored; an in_progress record whose lease lapsed is swept to failed
+  // "METHOD /path" of the request that began the record, e.g. "POST /orders"; empty for a record
+  // begun before migration 0003 or by a caller that passed no route.
+  std::string route;
+  std::string fingerprint;    // the request's SHA-256, 64 lowercase hex digits
+  int attempts = 0;           // times the operation was started, the first included
+  std::optional<int> status;  // the stored HTTP status: completed, and failed when one was stored
+  // Unix milliseconds. updated_at: the last change of state (begin, reacquire, complete, fail,
+  // sweep), created_at for a record last changed before migration 0003.
+  UnixMillis created_at = 0, updated_at = 0, expires_at = 0;
+  // The "id" member of the stored response body when it is a JSON object with a string or
+  // integer "id" (the order or payout the request made); otherwise none.
+  std::optional<std::string> resource_id;
+  // Duplicates answered from the record without running the operation: with the stored response
+  // (replays), 409 while in progress (conflicts), 422 for another body or route (mismatches).
+  // Counted in memory and written by Store::flush_counts, so they lag by up to the flush interval
+  // (Maintenance: 1 s) and lose the last interval's counts when the process crashes.
+  std::int64_t replays = 0, conflicts = 0, mismatches = 0;
+};
+
+// Store::list's filter and page. Times are Unix milliseconds.
+struct ListQuery {
+  std::optional<State> state;   // only records in this state; none: every state
+  UnixMillis created_from = 0;  // created_at >= created_from
+  UnixMillis created_until = std::numeric_limits<UnixMillis>::max();  // created_at < this
+  // ListPage::next_cursor of the previous page; empty: the newest records. Opaque.
+  std::string cursor;
+  int limit = 50;  // records per page, 1 to kMaxListLimit
+};
+
+constexpr int kMaxListLimit = 200;
+
+struct ListPage {
+  std::vector<RecordView> records;  // newest first: created_at descending, then key descending
+  std::string next_cursor;          // empty when this is the last page
+};
+
+// Counts, in memory, the duplicates answered from an idempotency record without running its
+// operation: replays, 409s (in progress) and 422s (mismatch), per (scope, key). The Guard counts
+// each answer here (a map update under a mutex, no database write: a replay is answered from the
+// ReplayCache without one), and Store::flush_counts adds them to the record's replays, conflicts
+// and mismatches columns in the background (Maintenance, every second by default). So the
+// stored counts lag by up to one flush interval, and a crash loses the counts not flushed yet
+// (docs/idempotency.md, "Looking a key up"). Thread-safe.
+enum class BeginOutcome;
+
+class OutcomeCounts {
+ public:
+  // At most `max_keys` keys wait for a flush; an answer for another key beyond that is not
+  // counted (see dropped()), so a database that refuses writes for long costs bounded memory.
+  // About 100 bytes per key plus its scope and key.
+  explicit OutcomeCounts(std::size_t max_keys = 65'536) : max_keys_(max_keys) {}
+
+  // One answer for (scope, key): replay, in_progress (409) or mismatch (422); any other outcome
+  // is ignored.
+  void add(std::string_view scope, std::string_view key, BeginOutcome outcome);
+
+  struct Increment {
+    std::string scope, key;
+    std::int64_t replays = 0, conflicts = 0, mismatches = 0;
+  };
+  // Removes and returns up to `limit` keys' pending increments (in no particular order).
+  std::vector<Increment> take(std::size_t limit);
+  // Returns increments that could not be written (their counts are added to any new ones).
+  void put_back(std::vector<Increment> increments);
+
+  std::size_t pending_keys() const;
+  // Answers not counted because max_keys keys were pending.
+  std::int64_t dropped() const;
+
+ private:
+  void merge_locked(Increment&& increment);
+
+  const std::size_t max_keys_;
+  mutable std::mutex mutex_;
+  // Keyed by scope + '\n' + key (a key is printable ASCII, so '\n' never occurs in it).
+  std::unordered_map<std::string, Increment> pending_;
+  std::int64_t dropped_ = 0;
+};
 
 // The scope of `id` (a merchant id) within `component` ("orders-api", "publisher"):
 // "<component>:<id>". Components that share one database (orders-api and the publisher's ingest,

@@ -1,0 +1,242 @@
+#include "webhooks/canonical_json.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "json/json_number.h"
+#include "json/json_text.h"
+#include "webhooks/error.h"
+#include "webhooks/json_parse.h"
+
+namespace webhooks {
+namespace {
+
+// UTF-8 (already validated by the parser) to UTF-16 code units, for RFC 8785 member order.
+std::u16string to_utf16(std::string_view s) {
+  std::u16string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const int len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    char32_t cp = len == 1 ? c : len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
+    for (int k = 1; k < len && i + k < s.size(); ++k) cp = (cp << 6) | (s[i + k] & 0x3F);
+    i += static_cast<std::size_t>(len);
+    if (cp >= 0x10000) {
+      cp -= 0x10000;
+      out.push_back(static_cast<char16_t>(0xD800 + (cp >> 10)));
+      out.push_back(static_cast<char16_t>(0xDC00 + (cp & 0x3FF)));
+    } else {
+      out.push_back(static_cast<char16_t>(cp));
+    }
+  }
+  return out;
+}
+
+// RFC 8785 section 3.2.2.2: JSON.stringify's string form.
+void append_string(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out.push_back(kHex[c >> 4]);
+          out.push_back(kHex[c & 0xF]);
+        } else {
+          out.push_back(ch);
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+// ECMAScript Number::toString (ECMA-262, 7.1.12.1) from the shortest round-trip digits.
+std::string format_double(double value) {
+  if (value == 0) return "0";  // also -0
+  char buf[64];
+  const auto res = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::scientific);
+  std::string_view sci(buf, static_cast<std::size_t>(res.ptr - buf));
+  std::string out;
+  if (sci.front() == '-') {
+    out.push_back('-');
+    sci.remove_prefix(1);
+  }
+  const std::size_t e_pos = sci.find('e');
+  std::string digits;
+  for (char c : sci.substr(0, e_pos)) {
+    if (c != '.') digits.push_back(c);
+  }
+  int exponent = 0;
+  std::from_chars(sci.data() + e_pos + 1 + (sci[e_pos + 1] == '+'), sci.data() + sci.size(),
+                  exponent);
+  return detail::ecmascript_layout(!out.empty(), digits, exponent + 1);
+}
+
+// The canonical form of a number token that nlohmann read as a double (it has a fraction or an
+// exponent, or is an integer beyond 64 bits). docs/idempotency.md, "Numbers and Unicode in the
+// fingerprint":
+// - an integer value within the 64-bit range (1000.0, 1e3, 9007199254740993.0) is written exactly,
+//   as the integer tokens are, so equal values in any spelling agree;
+// - a value with at most 17 significant digits is the double RFC 8785 writes (4.50 -> 4.5,
+//   333333333.33333329 -> 333333333.3333333): 17 digits are what a double carries;
+// - any other value (more significant digits than a double carries: 36893488147419103233,
+//   1000.00000000000001) is written exactly, in the same ECMAScript layout, so tokens that one
+//   double would merge stay distinct. Such output has 18 or more significant digits and so can
+//   never equal the form of a double.
+std::string format_number(double value, std::string_view token) {
+  const detail::Decimal d = detail::parse_decimal(token);
+  if (d.is_zero()) return "0";
+  std::uint64_t magnitude = 0;
+  if (detail::integer_magnitude(d, magnitude)) {
+    if (!d.negative) return std::to_string(magnitude);
+    if (magnitude <= static_cast<std::uint64_t>(INT64_MAX) + 1)
+      return "-" + std::to_string(magnitude);
+  }
+  if (d.digits.size() <= 17) return format_double(value);
+  if (d.exponent_saturated) {
+    throw Error(ErrorCode::invalid_json, "invalid JSON: a number's exponent has over 15 digits");
+  }
+  return detail::ecmascript_layout(d.negative, d.digits,
+                                   d.exponent + static_cast<std::int64_t>(d.digits.size()));
+}
+
+class CanonicalWriter : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  std::string result;
+
+  bool null() override { return emit("null"); }
+  bool boolean(bool v) override { return emit(v ? "true" : "false"); }
+  bool number_integer(number_integer_t v) override { return emit(std::to_string(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return emit(std::to_string(v)); }
+  bool number_float(number_float_t v, const string_t& raw) override {
+    return emit(format_number(v, raw));
+  }
+  bool string(string_t& v) override {
+    std::string s;
+    append_string(s, v);
+    return emit(std::move(s));
+  }
+  bool binary(binary_t&) override { return false; }
+  bool start_object(std::size_t) override {
+    if (!enter()) return false;
+    stack_.push_back(Frame{true, {}, {}, {}, {}});
+    return true;
+  }
+  bool key(string_t& k) override {
+    stack_.back().key16 = to_utf16(k);
+    stack_.back().key_text.clear();
+    append_string(stack_.back().key_text, k);
+    return true;
+  }
+  bool end_object() override {
+    Frame frame = std::move(stack_.back());
+    stack_.pop_back();
+    std::sort(frame.members.begin(), frame.members.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::string out = "{";
+    for (std::size_t i = 0; i < frame.members.size(); ++i) {
+      if (i > 0 && frame.members[i].first == frame.members[i - 1].first) {
+        duplicate_ = true;
+        return false;
+      }
+      if (i > 0) out.push_back(',');
+      out += frame.members[i].second;
+    }
+    out.push_back('}');
+    return emit(std::move(out));
+  }
+  bool start_array(std::size_t) override {
+    if (!enter()) return false;
+    stack_.push_back(Frame{false, "[", {}, {}, {}});
+    return true;
+  }
+  bool end_array() override {
+    std::string out = std::move(stack_.back().text);
+    stack_.pop_back();
+    out.push_back(']');
+    return emit(std::move(out));
+  }
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& ex) override {
+    error_ = json_parse_error_message(position, ex);
+    return false;
+  }
+
+  std::string error() const {
+    return duplicate_ ? std::string("invalid JSON: duplicate object member name") : error_;
+  }
+
+ private:
+  struct Frame {
+    bool is_object;
+    std::string text;                                             // arrays: "[a,b"
+    std::vector<std::pair<std::u16string, std::string>> members;  // objects: key16, "\"k\":v"
+    std::u16string key16;
+    std::string key_text;
+  };
+
+  // The depth limit (json_parse.h): with it each byte is copied into at most kMaxJsonDepth
+  // enclosing texts, so the work stays linear in the input.
+  bool enter() {
+    if (stack_.size() < kMaxJsonDepth) return true;
+    error_ = json_depth_message(kMaxJsonDepth);
+    return false;
+  }
+
+  bool emit(std::string value) {
+    if (stack_.empty()) {
+      result = std::move(value);
+      return true;
+    }
+    Frame& top = stack_.back();
+    if (top.is_object) {
+      top.members.emplace_back(std::move(top.key16), std::move(top.key_text) + ":" + value);
+    } else {
+      if (top.text.size() > 1) top.text.push_back(',');
+      top.text += value;
+    }
+    return true;
+  }
+
+  std::vector<Frame> stack_;
+  std::string error_;
+  bool duplicate_ = false;
+};
+
+}  // namespace
+
+std::string canonicalize_json(std::string_view json) {
+  detail::refuse_nul_byte(json);
+  CanonicalWriter writer;
+  const bool ok = nlohmann::json::sax_parse(json.begin(), json.end(), &writer);
+  if (!ok) throw Error(ErrorCode::invalid_json, writer.error());
+  return std::move(writer.result);
+}
+
+}  // namespace webhooks
