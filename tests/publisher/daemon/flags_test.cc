@@ -11,6 +11,7 @@
 #include "daemon_client.h"
 #include "process.h"
 #include "support/duration_flags.h"
+#include "support/listen_flags.h"
 #include "support/test_env.h"
 
 namespace webhooks::test {
@@ -74,16 +75,9 @@ void refuses_bad_values(const std::string& dir) {
           "--listen: the port of 127.0.0.1:99999 must be a number from 0 to 65535 (expected "
           "HOST:PORT)\n");
   refused({"--listen", "nonsense"}, "--listen: nonsense has no port (expected HOST:PORT)\n");
-  refused({"--listen", "127.0.0.1:0:0"},  // bound 127.0.0.1:0 and exited 1 before
-          "--listen: 127.0.0.1:0:0 has more than one ':'; write an IPv6 host in brackets, e.g. "
-          "[::1]:8080 (expected HOST:PORT)\n");
-  refused({"--listen", "[::1]:80:80"},
-          "--listen: the port of [::1]:80:80 must be a number from 0 to 65535 (expected "
-          "HOST:PORT)\n");
-  refused({"--listen", ":80"}, "--listen: :80 has no host (expected HOST:PORT)\n");
-  refused({"--listen", "127.0.0.1:"},
-          "--listen: the port of 127.0.0.1: must be a number from 0 to 65535 (expected "
-          "HOST:PORT)\n");
+  for (const auto& [value, message] : kBadListenAddresses) {
+    refused({"--listen", value}, std::string("--listen: ") + message + " (expected HOST:PORT)\n");
+  }
 }
 
 // --delivery-lease, --timeout, --max-age, --permanent-status, --body-limit, an unknown flag, and
