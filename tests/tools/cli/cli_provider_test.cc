@@ -20,11 +20,10 @@ TEST_CASE("verify --provider github and slack: the documented examples") {
             "invalid: bad_signature: no signature in X-Hub-Signature-256 matches any configured "
             "secret\n");
 
-  const std::string slack =
-      " --headers-file " +
-      write(dir, "slack.headers",
-            "x-slack-signature: " + kSlackSignature + "\nx-slack-request-timestamp: 1531420618\n") +
-      " --body-file " + write(dir, "slack.body", kSlackBody);
+  const std::string slack = message_files(
+      dir, "slack",
+      "x-slack-signature: " + kSlackSignature + "\nx-slack-request-timestamp: 1531420618\n",
+      kSlackBody);
   const Run run =
       cli("verify --provider slack --secret " + kSlackSecret + " --now 1531420918" + slack);
   CHECK(run.out ==
@@ -38,16 +37,12 @@ TEST_CASE("verify --provider github and slack: the documented examples") {
 TEST_CASE("verify --provider stripe and shopify; usage errors") {
   const std::string dir = temp_dir("cli-provider-2");
   const std::string stripe =
-      " --headers-file " +
-      write(dir, "stripe.headers", "Stripe-Signature: t=12345,v1=" + kStripeV1 + "\n") +
-      " --body-file " + write(dir, "stripe.body", kStripeBody);
+      message_files(dir, "stripe", "Stripe-Signature: t=12345,v1=" + kStripeV1 + "\n", kStripeBody);
   Run run = cli("verify --provider stripe --secret whsec_test_secret --no-tolerance" + stripe);
   CHECK(run.out == "valid\nevent-id: evt_test_webhook\n");
-  const std::string shopify =
-      " --headers-file " +
-      write(dir, "shopify.headers",
-            "X-Shopify-Hmac-Sha256: " + kShopifyHmac + "\nX-Shopify-Webhook-Id: w-1\n") +
-      " --body-file " + write(dir, "shopify.body", kShopifyBody);
+  const std::string shopify = message_files(
+      dir, "shopify", "X-Shopify-Hmac-Sha256: " + kShopifyHmac + "\nX-Shopify-Webhook-Id: w-1\n",
+      kShopifyBody);
   run = cli("verify --provider shopify --secret test-webhook-secret" + shopify);
   CHECK(run.out == "valid\nevent-id: w-1\n");
   run = cli("verify --provider paypal --secret x" + shopify);
@@ -63,11 +58,10 @@ TEST_CASE("verify --provider stripe and shopify; usage errors") {
 TEST_CASE("verify --provider: shopify's events family, a github form body, repeated lines") {
   const std::string dir = temp_dir("cli-provider-3");
   const std::string shopify =
-      " --headers-file " +
-      write(dir, "shopify.headers",
-            "shopify-hmac-sha256: " + kShopifyHmac +
-                "\nshopify-webhook-id: w-2\nshopify-topic: orders/create\n") +
-      " --body-file " + write(dir, "shopify.body", kShopifyBody);
+      message_files(dir, "shopify",
+                    "shopify-hmac-sha256: " + kShopifyHmac +
+                        "\nshopify-webhook-id: w-2\nshopify-topic: orders/create\n",
+                    kShopifyBody);
   check_cli("verify --provider shopify --secret test-webhook-secret" + shopify, 0,
             "valid\nevent-id: w-2\n");
   // A GitHub form delivery is signed over the raw form body, as the receiver checks it.

@@ -64,6 +64,14 @@ inline std::string write(const std::string& dir, const std::string& name,
   return path;
 }
 
+// " --headers-file PATH --body-file PATH" for `headers` and `body` written to dir/NAME.headers and
+// dir/NAME.body.
+inline std::string message_files(const std::string& dir, const std::string& name,
+                                 const std::string& headers, const std::string& body) {
+  return " --headers-file " + write(dir, name + ".headers", headers) + " --body-file " +
+         write(dir, name + ".body", body);
+}
+
 const std::string kSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 // Signed with kSecret (the Standard Webhooks example).
 const std::string kHeaders =
@@ -81,5 +89,20 @@ inline std::vector<std::string> listen_args(const std::vector<std::string>& more
 inline std::string webhooks_url(launcher::ChildProcess& listen) {
   return "http://127.0.0.1:" + std::to_string(listen.wait_listening()) + "/webhooks";
 }
+
+// `webhooks listen` with kSecret on dir/listen.db, capturing what it verifies to
+// dir/capture.jsonl; listening.
+struct CapturingListener {
+  explicit CapturingListener(const std::string& dir)
+      : process("webhooks",
+                listen_args({"--db", dir + "/listen.db", "--capture", dir + "/capture.jsonl"}),
+                dir),
+        port(process.wait_listening()),
+        url("http://127.0.0.1:" + std::to_string(port) + "/webhooks") {}
+
+  launcher::ChildProcess process;
+  int port;
+  std::string url;  // its /webhooks
+};
 
 }  // namespace webhooks::test

@@ -162,27 +162,21 @@ TEST_CASE("verify: a signature list joined with ', ' or a tab is valid in either
                 "webhook-id: msg_p5jXN8AQM9LWM0D4loKWxJek\nwebhook-timestamp: 1614265330\n"
                 "webhook-signature: " +
                     list + "\n");
-      const Run run = cli("verify --secret " + kSecret + " --headers-file " + headers +
-                          " --body-file " + body + " --now 1614265330");
-      if (list.find(good) != std::string::npos) {
-        CHECK(run.code == 0);
-        CHECK(run.out == "valid\n");
-      } else {
-        CHECK(run.code == 1);
-        CHECK(
-            run.out ==
-            "invalid: no_matching_signature: no signature matches any configured secret or key\n");
-      }
+      const bool valid = list.find(good) != std::string::npos;
+      check_cli("verify --secret " + kSecret + " --headers-file " + headers + " --body-file " +
+                    body + " --now 1614265330",
+                valid ? 0 : 1,
+                valid ? "valid\n"
+                      : "invalid: no_matching_signature: no signature matches any configured "
+                        "secret or key\n");
     }
   }
 }
 
 TEST_CASE("send to listen, then replay the capture: one new event, one duplicate") {
   const std::string dir = test::temp_dir("cli-listen");
-  launcher::ChildProcess listen(
-      "webhooks", listen_args({"--db", dir + "/listen.db", "--capture", dir + "/capture.jsonl"}),
-      dir);
-  const std::string url = webhooks_url(listen);
+  CapturingListener listen(dir);
+  const std::string& url = listen.url;
   Run run = cli("send --url " + url + " --secret " + kSecret +
                 " --type order.created --data '{\"amount\":1000}'");
   CHECK(run.code == 0);
@@ -210,10 +204,8 @@ TEST_CASE("send to listen, then replay the capture: one new event, one duplicate
 
 TEST_CASE("listen: a Svix delivery is printed, captured under webhook-* names and replayed") {
   const std::string dir = test::temp_dir("cli-listen-svix");
-  launcher::ChildProcess listen(
-      "webhooks", listen_args({"--db", dir + "/listen.db", "--capture", dir + "/capture.jsonl"}),
-      dir);
-  const int port = listen.wait_listening();
+  CapturingListener listen(dir);
+  const int port = listen.port;
   // Signed now with the CLI, sent under the Svix service's names.
   const std::string body = write(dir, "body", "{\"type\":\"order.created\"}");
   const std::string now = std::to_string(std::time(nullptr));
@@ -237,9 +229,9 @@ TEST_CASE("listen: a Svix delivery is printed, captured under webhook-* names an
             std::to_string(port) + "/webhooks --secret " + kSecret);
   CHECK(run.code == 0);
   CHECK(run.out.find("1 of 1 deliveries accepted\n") != std::string::npos);
-  CHECK(listen.kill_and_wait(SIGTERM) == 0);
+  CHECK(listen.process.kill_and_wait(SIGTERM) == 0);
   // The id column shows the svix-id (it showed "-"); the replay has a delivery id of its own.
-  const std::string out = listen.out();
+  const std::string out = listen.process.out();
   INFO(out);
   CHECK(out.find("\nmsg_svix_1  -  -  new\nmsg_svix_1  -  ") != std::string::npos);
   CHECK(out.ends_with("  duplicate\n"));
@@ -427,10 +419,8 @@ TEST_CASE(
 
 TEST_CASE("send --id twice is the receiver's duplicate; an old --timestamp is refused") {
   const std::string dir = test::temp_dir("cli-send-id");
-  launcher::ChildProcess listen(
-      "webhooks", listen_args({"--db", dir + "/listen.db", "--capture", dir + "/capture.jsonl"}),
-      dir);
-  const std::string url = webhooks_url(listen);
+  CapturingListener listen(dir);
+  const std::string& url = listen.url;
   const std::string send = "send --url " + url + " --secret " + kSecret + " --type order.created ";
   Run first = cli(send + "--data '{\"amount\":1000}'");
   REQUIRE(first.code == 0);
@@ -466,8 +456,8 @@ TEST_CASE("send --id twice is the receiver's duplicate; an old --timestamp is re
         "webhooks: --header Content-Length: send sets it for the request's framing\n");
   CHECK(cli(send + "--data '{}' --header 'no colon'").out ==
         "webhooks: --header must be \"Name: value\", not \"no colon\"\n");
-  CHECK(listen.kill_and_wait(SIGTERM) == 0);
-  const std::string out = listen.out();
+  CHECK(listen.process.kill_and_wait(SIGTERM) == 0);
+  const std::string out = listen.process.out();
   INFO(out);
   const auto lines_ending = [&](const std::string& tail) {
     std::size_t n = 0;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli_run.h"
+#include "support/listen_flags.h"
 #include "support/test_env.h"
 #include "webhooks/launcher/child_process.h"
 
@@ -72,16 +73,13 @@ TEST_CASE("usage errors exit 2 with a clear message") {
                          "(expected HOST:PORT)");
   // Split at the first ':' (a host with one goes in brackets), not the last: these bound
   // "127.0.0.1:0" and "[::1]:80" before, and exited 1.
-  for (const auto& [value, message] : std::vector<std::pair<std::string, std::string>>{
-           {"127.0.0.1:0:0",
-            "127.0.0.1:0:0 has more than one ':'; write an IPv6 host in brackets, e.g. [::1]:8080"},
-           {"[::1]:80:80", "the port of [::1]:80:80 must be a number from 0 to 65535"},
-           {":80", ":80 has no host"},
-           {"127.0.0.1:", "the port of 127.0.0.1: must be a number from 0 to 65535"},
-           {"[::1]", "[::1] has no port"},
-           {"[::1:80", "[::1:80 has no ']' after its IPv6 address"}}) {
+  std::vector<BadListenAddress> listens(std::begin(kBadListenAddresses),
+                                        std::end(kBadListenAddresses));
+  listens.insert(listens.end(), {{"[::1]", "[::1] has no port"},
+                                 {"[::1:80", "[::1:80 has no ']' after its IPv6 address"}});
+  for (const auto& [value, message] : listens) {
     check_usage_error_with("listen --secret " + kSecret + " --listen '" + value + "'",
-                           "--listen: " + message + " (expected HOST:PORT)\n");
+                           std::string("--listen: ") + message + " (expected HOST:PORT)\n");
   }
 }
 
