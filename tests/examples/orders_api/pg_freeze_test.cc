@@ -18,16 +18,11 @@
 #include "support/own_postgres.h"
 
 using namespace std::chrono;
-using webhooks::test::Answer;
-using webhooks::test::ms_since;
-using webhooks::test::OwnPostgres;
-using webhooks::test::Stack;
-using webhooks::test::timed_get;
-using webhooks::test::TimedAnswer;
+using namespace webhooks::test;  // Stack, Answer (harness.h), OwnPostgres, the frozen checks
 
 namespace {
 
-const std::string kOrder = R"({"amount":2500,"currency":"USD","reference":"inv-7"})";
+const std::string kFreezeOrder = R"({"amount":2500,"currency":"USD","reference":"inv-7"})";
 
 }  // namespace
 
@@ -42,9 +37,9 @@ TEST_CASE(
       {"--db-statement-timeout", "300ms", "--db-pool-wait", "300ms", "--fiber-threads", "2"});
   // Before the freeze. A new database's first statements may take longer than 300 ms on a loaded
   // machine (then 503): tried again, with the same key, until they succeed.
-  Answer created = s.post("/orders", "before", kOrder);
+  Answer created = s.post("/orders", "before", kFreezeOrder);
   for (int attempt = 1; created.status == 503 && attempt < 20; ++attempt) {
-    created = s.post("/orders", "before", kOrder);
+    created = s.post("/orders", "before", kFreezeOrder);
   }
   REQUIRE(created.status == 201);
   const std::string order_id = created.json()["id"];
@@ -56,11 +51,11 @@ TEST_CASE(
   // Six requests that need the database at once (three times the fiber threads): new orders and
   // reads. Meanwhile, until they are all answered, the sign-in page and /healthz are asked for
   // over and over.
-  webhooks::test::check_served_while_frozen(s.api_port, 6, [&](int i) {
+  check_served_while_frozen(s.api_port, 6, [&](int i) {
     if (i % 2 != 0) return timed_get(s.api_port, "/orders/" + order_id, "key-m1");
     const auto start = steady_clock::now();
     const std::optional<Answer> posted =
-        s.try_post("/orders", "frozen-" + std::to_string(i), kOrder);
+        s.try_post("/orders", "frozen-" + std::to_string(i), kFreezeOrder);
     if (!posted) return TimedAnswer{false, 0, "", "", ms_since(start)};
     return TimedAnswer{true, posted->status, posted->body, posted->header("Retry-After"),
                        ms_since(start)};
@@ -71,7 +66,7 @@ TEST_CASE(
   const auto thawed = steady_clock::now();
   std::optional<Answer> after;
   for (int attempt = 0; ms_since(thawed) < 30'000; ++attempt) {
-    after = s.try_post("/orders", "after", kOrder);
+    after = s.try_post("/orders", "after", kFreezeOrder);
     if (after && after->status == 201) break;
   }
   const long long recovered_ms = ms_since(thawed);
