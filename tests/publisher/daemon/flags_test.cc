@@ -99,14 +99,17 @@ void refuses_bad_limits(const std::string& dir) {
                 " cannot be permanent: 408, 425 and 429 mean \"try later\" and are always "
                 "retried\n");
   }
-  refused({"--permanent-status", "410"},
-          "--permanent-status: 410 cannot be permanent: a 410 always disables the endpoint (its "
-          "tasks wait until it is enabled again)\n");
-  refused({"--permanent-status", "499,500"},
-          "--permanent-status: must be a whole number from 400 to 499, not 500\n");
-  refused({"--body-limit", "-1"},
-          "--body-limit: must be a whole number from 1 to 2147483647, not -1\n");
-  refused({"--no-such-flag"}, "--no-such-flag");
+  const std::pair<std::vector<std::string>, std::string> limits[] = {
+      {{"--permanent-status", "410"},
+       "--permanent-status: 410 cannot be permanent: a 410 always disables the endpoint (its "
+       "tasks wait until it is enabled again)\n"},
+      {{"--permanent-status", "499,500"},
+       "--permanent-status: must be a whole number from 400 to 499, not 500\n"},
+      {{"--body-limit", "-1"},
+       "--body-limit: must be a whole number from 1 to 2147483647, not -1\n"},
+      {{"--no-such-flag"}, "--no-such-flag"},
+  };
+  for (const auto& [args, message] : limits) refused(args, message);
   const std::string config = dir + "/publisherd.toml";
   std::ofstream(config) << "listen = \"127.0.0.1:0\"\nadmin-tokn = \"x\"\n";
   refused({"--config", config}, "admin-tokn");
