@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "api/ingest.h"
+#include "bench_endpoint.h"
 #include "bench_util.h"
 #include "sample_order.h"
 #include "webhooks/http_server.h"
@@ -105,12 +106,7 @@ std::unique_ptr<publisher::Publisher> make_publisher(const std::string& name) {
 
 void add_endpoint(publisher::Publisher& p, const std::string& merchant, const std::string& url,
                   std::optional<int> rate_limit = std::nullopt) {
-  publisher::Endpoint e;
-  e.id = UuidV7Generator(system_clock()).next();
-  e.merchant_id = merchant;
-  e.url = url;
-  e.created_at = e.updated_at = system_clock().now_ms();
-  e.secrets.push_back({Secret::generate().to_string(), e.created_at, std::nullopt});
+  publisher::Endpoint e = bench::new_endpoint(merchant, url);
   e.control.rate_limit = rate_limit;
   p.store().create_endpoint(e);
 }

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bench_endpoint.h"
 #include "http_load.h"
 #include "webhooks/clock.h"
 #include "webhooks/http_server.h"
@@ -115,13 +116,7 @@ struct Served {
   }
 
   void add_endpoint(const std::string& url) {
-    publisher::Endpoint e;
-    e.id = UuidV7Generator(system_clock()).next();
-    e.merchant_id = kMerchant;
-    e.url = url;
-    e.created_at = e.updated_at = system_clock().now_ms();
-    e.secrets.push_back({Secret::generate().to_string(), e.created_at, std::nullopt});
-    publisher.store().create_endpoint(e);
+    publisher.store().create_endpoint(bench::new_endpoint(kMerchant, url));
   }
   std::int64_t count(const char* sql) { return publisher.database().exec(sql).integer(0, 0); }
 };

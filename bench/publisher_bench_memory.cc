@@ -55,28 +55,62 @@ double cpu_seconds(pid_t pid) {
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+// The daemon forked with `args` and the environment `envp`, its stdout on a pipe and its stderr on
+// /dev/null, once it has written its first line: listening (and its port) when that line is
+// `listening on HOST:PORT`. Stopped with SIGTERM (and waited for) at the end.
+struct ForkedDaemon {
+  ForkedDaemon(const std::string& daemon, const std::vector<std::string>& args, char** envp) {
+    int out[2];
+    if (pipe(out) != 0) return;
+    std::vector<char*> argv{const_cast<char*>(daemon.c_str())};
+    for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    pid = fork();
+    if (pid == 0) {
+      dup2(out[1], STDOUT_FILENO);
+      const int null = open("/dev/null", O_WRONLY);
+      dup2(null, STDERR_FILENO);
+      close(out[0]);
+      close(out[1]);
+      execve(daemon.c_str(), argv.data(), envp);
+      _exit(127);
+    }
+    close(out[1]);
+    out_ = out[0];
+    std::string line;
+    char c;
+    while (read(out_, &c, 1) == 1 && c != '\n') line += c;
+    listening = line.rfind("listening on ", 0) == 0;
+    if (listening) port = std::atoi(line.c_str() + line.rfind(':') + 1);
+  }
+  ForkedDaemon(const ForkedDaemon&) = delete;
+  ForkedDaemon& operator=(const ForkedDaemon&) = delete;
+  ~ForkedDaemon() {
+    if (out_ < 0) return;
+    kill(pid, SIGTERM);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    close(out_);
+  }
+
+  pid_t pid = -1;
+  bool listening = false;
+  int port = 0;
+
+ private:
+  int out_ = -1;
+};
+
 // Starts the daemon on `db`, waits for its `listening on` line, samples its memory for `watch`
 // while it polls, then stops it with SIGTERM.
 Memory daemon_memory(const std::string& daemon, const std::string& db, milliseconds watch) {
-  int out[2];
-  if (pipe(out) != 0) return {};
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    const int null = open("/dev/null", O_WRONLY);
-    dup2(null, STDERR_FILENO);
-    close(out[0]);
-    close(out[1]);
-    execl(daemon.c_str(), daemon.c_str(), "--db", db.c_str(), "--listen", "127.0.0.1:0",
-          "--admin-token", kToken, "--log-level", "warn", static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(out[1]);
+  const ForkedDaemon forked(
+      daemon,
+      {"--db", db, "--listen", "127.0.0.1:0", "--admin-token", kToken, "--log-level", "warn"},
+      environ);
+  const pid_t pid = forked.pid;
   Memory m;
-  std::string line;
-  char c;
-  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
-  if (line.rfind("listening on ", 0) == 0) {
+  if (forked.listening) {
     const double cpu0 = cpu_seconds(pid);
     const auto t0 = Steady::now();
     while (Steady::now() - t0 < watch) {
@@ -87,10 +121,6 @@ Memory daemon_memory(const std::string& daemon, const std::string& db, milliseco
     m.cpu_percent = 100 * (cpu_seconds(pid) - cpu0) / (since_ms(t0, Steady::now()) / 1000);
     m.ok = m.rss_kb > 0;
   }
-  kill(pid, SIGTERM);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  close(out[0]);
   return m;
 }
 
@@ -161,27 +191,14 @@ UnderLoad memory_under_load(const std::string& daemon, const std::string& db,
   std::vector<char*> envp;
   for (std::string& e : env_text) envp.push_back(e.data());
   envp.push_back(nullptr);
-  int out[2];
-  if (pipe(out) != 0) return {};
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    const int null = open("/dev/null", O_WRONLY);
-    dup2(null, STDERR_FILENO);
-    close(out[0]);
-    close(out[1]);
-    execle(daemon.c_str(), daemon.c_str(), "--db", db.c_str(), "--listen", "127.0.0.1:0",
-           "--admin-token", kToken, "--allow-private-networks", "--log-level", "warn",
-           static_cast<char*>(nullptr), envp.data());
-    _exit(127);
-  }
-  close(out[1]);
+  const ForkedDaemon forked(daemon,
+                            {"--db", db, "--listen", "127.0.0.1:0", "--admin-token", kToken,
+                             "--allow-private-networks", "--log-level", "warn"},
+                            envp.data());
+  const pid_t pid = forked.pid;
   UnderLoad u;
-  std::string line;
-  char c;
-  while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
-  if (line.rfind("listening on ", 0) == 0) {
-    const int port = std::atoi(line.c_str() + line.rfind(':') + 1);
+  if (forked.listening) {
+    const int port = forked.port;
     httplib::Client admin("127.0.0.1", port);
     const auto created = admin.Post(
         "/v1/endpoints", {{"Authorization", std::string("Bearer ") + kToken}},
@@ -202,10 +219,6 @@ UnderLoad memory_under_load(const std::string& daemon, const std::string& db,
       u.ok = u.failed == 0;
     }
   }
-  kill(pid, SIGTERM);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  close(out[0]);
   return u;
 }
 

@@ -43,6 +43,13 @@ Parsed parse(std::vector<std::string> args) {
 
 const std::string kProgram = std::string(program_invocation_short_name) + ": ";
 
+// `args` (an old spelling) parsed: it printed one line, `line` after the program's name.
+Parsed deprecated(const std::vector<std::string>& args, const std::string& line) {
+  Parsed p = parse(args);
+  CHECK(p.err == kProgram + line);
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("the new spellings take a unit and print nothing") {
@@ -56,22 +63,20 @@ TEST_CASE("the new spellings take a unit and print nothing") {
 }
 
 TEST_CASE("an old spelling works and prints one line naming the new one") {
-  Parsed p = parse({"--request-timeout-ms", "30000"});
+  const Parsed p = deprecated({"--request-timeout-ms", "30000"},
+                              "--request-timeout-ms is deprecated; use --request-timeout 30s\n");
   CHECK(p.exit_code == -1);
   CHECK(p.timeout_ms == 30'000);
-  CHECK(p.err == kProgram + "--request-timeout-ms is deprecated; use --request-timeout 30s\n");
-  p = parse({"--request-timeout-ms", "1500"});
-  CHECK(p.timeout_ms == 1500);
-  CHECK(p.err == kProgram + "--request-timeout-ms is deprecated; use --request-timeout 1500ms\n");
-  p = parse({"--http-threads", "8"});
-  CHECK(p.threads == 8);
-  CHECK(p.err == kProgram + "--http-threads is deprecated; use --threads\n");
-  p = parse({"--lease", "30"});
-  CHECK(p.lease_s == 30);
-  CHECK(p.err == kProgram + "--lease 30 without a unit is deprecated; use --lease 30s\n");
-  p = parse({"--lease", "0.5"});
-  CHECK(p.lease_s == 0.5);
-  CHECK(p.err == kProgram + "--lease 0.5 without a unit is deprecated; use --lease 500ms\n");
+  CHECK(deprecated({"--request-timeout-ms", "1500"},
+                   "--request-timeout-ms is deprecated; use --request-timeout 1500ms\n")
+            .timeout_ms == 1500);
+  CHECK(deprecated({"--http-threads", "8"}, "--http-threads is deprecated; use --threads\n")
+            .threads == 8);
+  CHECK(deprecated({"--lease", "30"}, "--lease 30 without a unit is deprecated; use --lease 30s\n")
+            .lease_s == 30);
+  CHECK(deprecated({"--lease", "0.5"},
+                   "--lease 0.5 without a unit is deprecated; use --lease 500ms\n")
+            .lease_s == 0.5);
 }
 
 TEST_CASE("bad values are usage errors, the old spelling checked as it was") {

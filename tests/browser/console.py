@@ -124,6 +124,11 @@ class Browser:
                   "the answer to the login form")
         return self.path()
 
+    def sign_out(self):
+        """Presses #sign-out and waits for the login form."""
+        self.find("#sign-out").click()
+        self.wait(lambda d: self.path() == "/console/login", "the login form")
+
     def act(self, action):
         """Presses button[data-action=ACTION] and waits for the answer in #action-result, which
         the page's script writes after the API call (and keeps across its reload); its text."""
@@ -177,3 +182,18 @@ class ConsoleCase(unittest.TestCase):
         base = cls.set_up_servers(cls.work)
         cls.browser = Browser(cls.work, base)
         cls.addClassCleanup(cls.browser.quit)
+
+
+class AdminConsoleCase(ConsoleCase):
+    """A ConsoleCase (with cls.publisher) whose browser signs in with the admin token first."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.browser.sign_in(cls.publisher.token)
+
+    def attempt_cells(self):
+        """(number, trigger, status, response) of every row of the event page's attempts."""
+        return [tuple(row.find_element("css selector", f"td.{name}").text
+                      for name in ["number", "trigger", "status", "response"])
+                for row in self.browser.find_all("table#attempts tr[data-delivery-id]")]

@@ -5,13 +5,13 @@ event accepted while it was disabled; rotating a secret shows it once; a test ev
 import base64
 import unittest
 
-from console import ConsoleCase
+from console import AdminConsoleCase
 from stacks import Publisher, eventually, free_port, new_secret
 
 HEALTHY, DOWN = "m_healthy", "m_down"
 
 
-class EndpointsConsole(ConsoleCase):
+class EndpointsConsole(AdminConsoleCase):
     @classmethod
     def set_up_servers(cls, work):
         cls.publisher = p = Publisher(work)
@@ -21,11 +21,6 @@ class EndpointsConsole(ConsoleCase):
         cls.down_port, cls.down_secret = free_port(), new_secret()  # nothing listens there yet
         cls.down = p.add_endpoint(DOWN, cls.down_port, cls.down_secret)
         return p.base
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.browser.sign_in(cls.publisher.token)
 
     def row(self, endpoint_id):
         return f"table#endpoints tr[data-endpoint-id='{endpoint_id}']"

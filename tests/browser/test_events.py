@@ -5,14 +5,14 @@ import json
 import unittest
 from urllib.parse import urlencode
 
-from console import ConsoleCase
+from console import AdminConsoleCase
 from stacks import Publisher, new_secret
 
 MERCHANT = "m_shop"
 ORDER = {"order_id": "ord_1", "amount": 1250, "currency": "EUR", "note": "first"}
 
 
-class EventsConsole(ConsoleCase):
+class EventsConsole(AdminConsoleCase):
     @classmethod
     def set_up_servers(cls, work):
         cls.publisher = Publisher(work)
@@ -21,11 +21,6 @@ class EventsConsole(ConsoleCase):
         receiver = cls.publisher.start_receiver(secret)
         cls.endpoint = cls.publisher.add_endpoint(MERCHANT, receiver.port, secret)
         return cls.publisher.base
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.browser.sign_in(cls.publisher.token)
 
     def deliver(self, event_type, data):
         """Ingests an event and waits until the daemon delivered it; (event id, task)."""

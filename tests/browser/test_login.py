@@ -21,11 +21,15 @@ class PublisherSignIn(ConsoleCase):
     def session_cookie(self):
         return self.browser.driver.get_cookie("webhooks_console")
 
+    def assert_login_required(self, page):
+        """Opening `page` lands on the login form."""
+        self.browser.open(page)
+        self.assertEqual(self.browser.path(), "/console/login", page)
+
     def test_1_every_page_without_a_session_goes_to_the_login_form(self):
         b = self.browser
         for page in CONSOLE_PAGES:
-            b.open(page)
-            self.assertEqual(b.path(), "/console/login", page)
+            self.assert_login_required(page)
             self.assertEqual(b.find("#login-form").get_attribute("action"),
                              b.base + "/console/login")
             self.assertEqual(b.find("#token").get_attribute("type"), "password")
@@ -37,8 +41,7 @@ class PublisherSignIn(ConsoleCase):
         self.assertEqual(b.sign_in(self.publisher.token + "x"), "/console/login")
         self.assertTrue(b.find("#login-error").is_displayed())
         self.assertIsNone(self.session_cookie())
-        b.open("/console")
-        self.assertEqual(b.path(), "/console/login")
+        self.assert_login_required("/console")
 
     def test_3_the_admin_token_lands_on_the_overview(self):
         b = self.browser
@@ -58,21 +61,17 @@ class PublisherSignIn(ConsoleCase):
     def test_4_sign_out_ends_the_session(self):
         b = self.browser
         b.open("/console")
-        b.find("#sign-out").click()
-        b.wait(lambda d: self.browser.path() == "/console/login", "the login form")
+        b.sign_out()
         self.assertIsNone(self.session_cookie())
-        b.open("/console/endpoints")
-        self.assertEqual(b.path(), "/console/login")
+        self.assert_login_required("/console/endpoints")
 
     def test_5_a_cookie_kept_from_before_sign_out_is_refused(self):
         b = self.browser
         self.assertEqual(b.sign_in(self.publisher.token), "/console")
         kept = self.session_cookie()["value"]
-        b.find("#sign-out").click()
-        b.wait(lambda d: self.browser.path() == "/console/login", "the login form")
+        b.sign_out()
         b.driver.add_cookie({"name": "webhooks_console", "value": kept, "path": "/"})
-        b.open("/console")
-        self.assertEqual(b.path(), "/console/login")
+        self.assert_login_required("/console")
 
 
 class PublisherViewer(ConsoleCase):

@@ -6,38 +6,20 @@ attempt answered 200 and the task succeeded."""
 
 import unittest
 
-from console import ConsoleCase
-from stacks import Publisher, ScriptedReceiver, new_secret
+from console import AdminConsoleCase
+from flaky_endpoint import FAILED, start_flaky_endpoint
 
 MERCHANT = "m_flaky"
-SCHEDULE = "100ms,100ms"  # 3 attempts
-# (number, trigger, status, response) of the attempts of a dead task, as its event page lists them
-FAILED = [(str(n), "scheduled", "500", "receiver down") for n in [1, 2, 3]]
 
 
-class RecoverConsole(ConsoleCase):
+class RecoverConsole(AdminConsoleCase):
     @classmethod
     def set_up_servers(cls, work):
-        cls.publisher = p = Publisher(work, retry_schedule=SCHEDULE, disable_after="10m")
-        cls.addClassCleanup(p.close)
-        cls.receiver = ScriptedReceiver(status=500)
-        cls.addClassCleanup(cls.receiver.close)
-        cls.endpoint = p.add_endpoint(MERCHANT, cls.receiver.port, new_secret())
+        p = start_flaky_endpoint(cls, work, MERCHANT, 500)
         return p.base
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.browser.sign_in(cls.publisher.token)
 
     def task_row(self, task_id):
         return f"table#tasks tr[data-task-id='{task_id}']"
-
-    def attempt_rows(self):
-        """(number, trigger, status, response) of every row of the event page's attempts."""
-        return [tuple(row.find_element("css selector", f"td.{name}").text
-                      for name in ["number", "trigger", "status", "response"])
-                for row in self.browser.find_all("table#attempts tr[data-delivery-id]")]
 
     def ingest_until_dead(self, order_id):
         p = self.publisher
@@ -61,7 +43,7 @@ class RecoverConsole(ConsoleCase):
         self.assertEqual(b.cell(row, "state"), "dead")
         self.assertEqual(b.cell(row, "attempts"), "3")
         self.assertEqual(b.cell(row, "last-status"), "500")
-        self.assertEqual(self.attempt_rows(), FAILED)
+        self.assertEqual(self.attempt_cells(), FAILED)
 
     def test_2_recover_since_the_event_delivers_it_with_a_manual_attempt(self):
         p, b = self.publisher, self.browser
@@ -76,7 +58,7 @@ class RecoverConsole(ConsoleCase):
                          "the recovered task to succeed")
         self.assertEqual(b.cell(row, "attempts"), "1")
         self.assertEqual(b.cell(row, "last-status"), "200")
-        self.assertEqual(self.attempt_rows(), FAILED + [("1", "manual", "200", "ok")])
+        self.assertEqual(self.attempt_cells(), FAILED + [("1", "manual", "200", "ok")])
         self.assertEqual(self.receiver.statuses(self.event), [500, 500, 500, 200])
         [task] = p.api.expect(200, "GET", f"/v1/events/{self.event}")["tasks"]
         self.assertEqual((task["id"], task["state"], task["attempts"]),

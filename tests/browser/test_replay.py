@@ -10,27 +10,20 @@ import json
 import unittest
 from urllib.parse import urlsplit
 
-from console import ConsoleCase
-from stacks import Publisher, ScriptedReceiver, new_secret
+from console import AdminConsoleCase
+from flaky_endpoint import FAILED, start_flaky_endpoint
 
 MERCHANT = "m_shop"
-SCHEDULE = "100ms,100ms"  # 3 attempts
 DELIVERED = {"order_id": "ord_1001", "amount": 1250, "currency": "EUR"}
 FAILED_ORDER = {"order_id": "ord_1002", "amount": 990, "currency": "EUR"}
-# (number, trigger, status, response) of the attempts of the dead task, oldest first
-FAILED = [(str(n), "scheduled", "500", "receiver down") for n in [1, 2, 3]]
 # Each screenshot is cut below what its step shows (px), to keep the pictures small.
 SHOT_HEIGHT = {"overview": 580, "events": 230, "event": 820}
 
 
-class ReplayWalkthrough(ConsoleCase):
+class ReplayWalkthrough(AdminConsoleCase):
     @classmethod
     def set_up_servers(cls, work):
-        cls.publisher = p = Publisher(work, retry_schedule=SCHEDULE, disable_after="10m")
-        cls.addClassCleanup(p.close)
-        cls.receiver = ScriptedReceiver(status=200)
-        cls.addClassCleanup(cls.receiver.close)
-        cls.endpoint = p.add_endpoint(MERCHANT, cls.receiver.port, new_secret())
+        p = start_flaky_endpoint(cls, work, MERCHANT, 200)
         # One event delivered, then the endpoint breaks and the next one's retries run out.
         cls.delivered = p.ingest(MERCHANT, "order.created", DELIVERED, tasks=1)
         p.wait_task_state(cls.delivered, cls.endpoint, "succeeded")
@@ -39,19 +32,8 @@ class ReplayWalkthrough(ConsoleCase):
         cls.task = p.wait_task_state(cls.failed, cls.endpoint, "dead")
         return p.base
 
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.browser.sign_in(cls.publisher.token)
-
     def task_row(self):
         return f"table#tasks tr[data-task-id='{self.task['id']}']"
-
-    def attempt_rows(self):
-        """(number, trigger, status, response) of every row of the event page's attempts."""
-        return [tuple(row.find_element("css selector", f"td.{name}").text
-                      for name in ["number", "trigger", "status", "response"])
-                for row in self.browser.find_all("table#attempts tr[data-delivery-id]")]
 
     def test_0_the_setup_left_one_dead_task_after_three_500s(self):
         self.assertEqual(self.task["attempts"], 3)
@@ -63,12 +45,17 @@ class ReplayWalkthrough(ConsoleCase):
         return {state: self.browser.cell(f"table#queue-depth tr[data-state={state}]", "count")
                 for state in ["pending", "delivering", "succeeded", "dead"]}
 
+    def open_overview_counting(self, succeeded, dead):
+        """Opens the overview and reloads it until the queue depth is 0 pending, 0 delivering,
+        `succeeded` and `dead` (the recount runs in the background); asserts it."""
+        self.browser.open("/console")
+        expected = {"pending": "0", "delivering": "0", "succeeded": succeeded, "dead": dead}
+        self.browser.wait_reloading(lambda page: self.queue_counts() == expected, "the recount")
+        self.assertEqual(self.queue_counts(), expected)
+
     def test_1_the_overview_counts_a_dead_task_and_lists_the_failing_endpoint(self):
         b = self.browser
-        b.open("/console")
-        expected = {"pending": "0", "delivering": "0", "succeeded": "1", "dead": "1"}
-        b.wait_reloading(lambda page: self.queue_counts() == expected, "the recount")
-        self.assertEqual(self.queue_counts(), expected)
+        self.open_overview_counting(succeeded="1", dead="1")
         [item] = b.find_all("ul#attention li[data-endpoint-id]")
         self.assertEqual(item.get_attribute("data-endpoint-id"), self.endpoint)
         self.assertRegex(item.text,
@@ -103,7 +90,7 @@ class ReplayWalkthrough(ConsoleCase):
         self.assertEqual(b.cell(row, "state"), "dead")
         self.assertEqual(b.cell(row, "attempts"), "3")
         self.assertEqual(b.cell(row, "last-status"), "500")
-        self.assertEqual(self.attempt_rows(), FAILED)
+        self.assertEqual(self.attempt_cells(), FAILED)
         b.screenshot("replay-3-failed-event", SHOT_HEIGHT["event"])
 
     def test_4_once_the_endpoint_is_fixed_replay_delivers_it(self):
@@ -115,7 +102,7 @@ class ReplayWalkthrough(ConsoleCase):
                          "the replayed task to succeed")
         self.assertEqual(b.cell(row, "attempts"), "1")
         self.assertEqual(b.cell(row, "last-status"), "200")
-        self.assertEqual(self.attempt_rows(), FAILED + [("1", "manual", "200", "ok")])
+        self.assertEqual(self.attempt_cells(), FAILED + [("1", "manual", "200", "ok")])
         b.screenshot("replay-4-replayed", SHOT_HEIGHT["event"])
         self.assertEqual(self.receiver.statuses(self.failed), [500, 500, 500, 200])
         [task] = self.publisher.api.expect(200, "GET", f"/v1/events/{self.failed}")["tasks"]
@@ -124,10 +111,7 @@ class ReplayWalkthrough(ConsoleCase):
 
     def test_5_the_overview_has_no_dead_task_left(self):
         b = self.browser
-        b.open("/console")
-        expected = {"pending": "0", "delivering": "0", "succeeded": "2", "dead": "0"}
-        b.wait_reloading(lambda page: self.queue_counts() == expected, "the recount")
-        self.assertEqual(self.queue_counts(), expected)
+        self.open_overview_counting(succeeded="2", dead="0")
         self.assertEqual(b.find_all("ul#attention li[data-endpoint-id]"), [])
 
 

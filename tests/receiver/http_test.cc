@@ -6,9 +6,13 @@
 
 #include <thread>
 
+#include "merchant_process.h"
 #include "receiver_support.h"
 #include "support/chunked_post.h"
 #include "support/duration_flags.h"
+#include "support/listen_flags.h"
+#include "support/listening.h"
+#include "support/serving_thread.h"
 #include "webhooks/idempotency/schema.h"
 #include "webhooks/launcher/child_process.h"
 #include "webhooks/providers/github.h"
@@ -35,22 +39,54 @@ std::string code_of(const std::string& body) {
   return json.is_object() && json.contains("error") ? json["error"]["code"].get<std::string>() : "";
 }
 
-}  // namespace
-
-TEST_CASE("the cpp-httplib adapter serves a mounted receiver") {
+// The configuration of the receivers mounted here: kSecret, consumer "shop", no maintenance.
+Config mounted_config() {
   Config config;
   config.secrets = {kSecret};
   config.consumer = "shop";
   config.maintenance_interval = std::chrono::milliseconds(0);
-  Receiver receiver(config, test::open_database("receiver_http", {idempotency::schema()}));
+  return config;
+}
+
+// `receiver` mounted at `path` on a webhooks::http::Server on 127.0.0.1, served from a thread of
+// its own until stop() (or the end).
+class MountedServer {
+ public:
+  template <typename Handler>
+  MountedServer(Receiver& receiver, const std::string& path, Handler handler) {
+    mount(server_, path, receiver, std::move(handler));
+    port = serving_.start(server_);
+  }
+  void stop() { serving_.stop(); }
+
+  int port = 0;
+
+ private:
+  webhooks::http::Server server_;
+  webhooks::test::ServingThread serving_;
+};
+
+// A receiver with mounted_config() on the database `name`, mounted at /webhooks; its handler
+// counts the events it gets.
+struct CountingMount {
+  explicit CountingMount(const std::string& name)
+      : receiver(config, test::open_database(name, {idempotency::schema()})),
+        server(receiver, "/webhooks", [this](const Event&) {
+          ++calls;
+          return Reply{};
+        }) {}
+
+  const Config config = mounted_config();
+  Receiver receiver;
   std::atomic<int> calls{0};
-  webhooks::http::Server server;
-  mount(server, "/webhooks", receiver, [&](const Event&) {
-    ++calls;
-    return Reply{};
-  });
-  const int port = bind_server(server, "127.0.0.1", 0);
-  std::thread serving([&] { server.listen_after_bind(); });
+  MountedServer server;
+};
+
+}  // namespace
+
+TEST_CASE("the cpp-httplib adapter serves a mounted receiver") {
+  CountingMount mounted("receiver_http");
+  const int port = mounted.server.port;
 
   httplib::Client client("127.0.0.1", port);
   client.set_keep_alive(true);
@@ -74,7 +110,7 @@ TEST_CASE("the cpp-httplib adapter serves a mounted receiver") {
   CHECK(bare->status == 400);
   CHECK(code_of(bare->body) == "headers_invalid");
   // Bodies over config.max_body_bytes are refused from their headers; chunked ones with 411.
-  const std::string big(config.max_body_bytes + 1, ' ');
+  const std::string big(mounted.config.max_body_bytes + 1, ' ');
   auto too_big = client.Post("/webhooks", http_headers("e3", big, "d4"), big, "application/json");
   REQUIRE(too_big);
   CHECK(too_big->status == 413);
@@ -92,27 +128,21 @@ TEST_CASE("the cpp-httplib adapter serves a mounted receiver") {
   CHECK(
       as_form->body ==
       R"({"error":{"code":"unsupported_media_type","message":"send the body as application/json, not application/x-www-form-urlencoded"}})");
-  CHECK(calls == 1);
-  server.stop();
-  serving.join();
+  CHECK(mounted.calls == 1);
+  mounted.server.stop();
 }
 
 TEST_CASE("a mounted GitHub receiver takes GitHub's form deliveries; its 415 names both types") {
-  Config config;
+  Config config = mounted_config();
   config.provider = webhooks::providers::Provider::github;
   config.secrets = {"gh secret"};
-  config.consumer = "shop";
-  config.maintenance_interval = std::chrono::milliseconds(0);
   Receiver receiver(config, test::open_database("receiver_http_github", {idempotency::schema()}));
   std::vector<std::string> payloads;
-  webhooks::http::Server server;
-  mount(server, "/github", receiver, [&](const Event& e) {
+  MountedServer server(receiver, "/github", [&](const Event& e) {
     payloads.push_back((*e.payload)["zen"].get<std::string>());
     return Reply{};
   });
-  const int port = bind_server(server, "127.0.0.1", 0);
-  std::thread serving([&] { server.listen_after_bind(); });
-  httplib::Client client("127.0.0.1", port);
+  httplib::Client client("127.0.0.1", server.port);
   const auto headers = [](const std::string& body, const std::string& delivery) {
     return httplib::Headers{
         {"X-Hub-Signature-256", webhooks::providers::github::sign("gh secret", body)},
@@ -135,25 +165,13 @@ TEST_CASE("a mounted GitHub receiver takes GitHub's form deliveries; its 415 nam
       as_text->body ==
       R"({"error":{"code":"unsupported_media_type","message":"send the body as application/json or application/x-www-form-urlencoded, not text/plain"}})");
   server.stop();
-  serving.join();
   CHECK(payloads == std::vector<std::string>{"Keep it logically awesome.", "Speak like a human."});
 }
 
 TEST_CASE("over HTTP, a signature list joined with ', ' or a tab is 200 in either order") {
   // Issue 12: "v1,GOOD, v1,AAAA" was 401 while "v1,AAAA, v1,GOOD" was 200.
-  Config config;
-  config.secrets = {kSecret};
-  config.consumer = "shop";
-  config.maintenance_interval = std::chrono::milliseconds(0);
-  Receiver receiver(config, test::open_database("receiver_http_lists", {idempotency::schema()}));
-  std::atomic<int> calls{0};
-  webhooks::http::Server server;
-  mount(server, "/webhooks", receiver, [&](const Event&) {
-    ++calls;
-    return Reply{};
-  });
-  const int port = bind_server(server, "127.0.0.1", 0);
-  std::thread serving([&] { server.listen_after_bind(); });
+  CountingMount mounted("receiver_http_lists");
+  const int port = mounted.server.port;
   httplib::Client client("127.0.0.1", port);
   const auto post = [&](const std::string& id, bool good_first, const std::string& separator,
                         bool with_good) {
@@ -180,19 +198,14 @@ TEST_CASE("over HTTP, a signature list joined with ', ' or a tab is 200 in eithe
       CHECK(code_of(res->body) == "signature_invalid");
     }
   }
-  CHECK(calls == 4);
-  server.stop();
-  serving.join();
+  CHECK(mounted.calls == 4);
+  mounted.server.stop();
 }
 
 TEST_CASE(
     "merchant-receiver: a form body over 8 KiB is 415, a JSON one without Content-Type is read") {
-  const std::string dir = test::temp_dir("merchant_form");
-  Process merchant("merchant-receiver",
-                   {"--listen", "127.0.0.1:0", "--db", test::database_target("merchant_form"),
-                    "--secret", kSecret},
-                   dir);
-  const int port = merchant.wait_listening();
+  MerchantProcess merchant("merchant_form", {"--secret", kSecret});
+  const int port = merchant.port;
   httplib::Client client("127.0.0.1", port);
   const std::string form = "a=" + std::string(9000, 'x');
   auto as_form = client.Post("/webhooks", http_headers("evt_form_1", form, "d1"), form,
@@ -218,10 +231,9 @@ TEST_CASE(
   const std::string dir = test::temp_dir("merchant_crash");
   const std::string body = event_body("evt_crash_1", "order.captured");
   {
-    Process crashing("merchant-receiver",
-                     {"--listen", "127.0.0.1:0", "--db", db, "--secret", kSecret, "--lease", "4s",
-                      "--crash-on-event", "1"},
-                     dir);
+    Process crashing(
+        "merchant-receiver",
+        merchant_args(db, {"--secret", kSecret, "--lease", "4s", "--crash-on-event", "1"}), dir);
     httplib::Client client("127.0.0.1", crashing.wait_listening());
     auto lost =
         client.Post("/webhooks", http_headers("evt_crash_1", body, "d1"), body, "application/json");
@@ -231,8 +243,7 @@ TEST_CASE(
     CHECK(WIFSIGNALED(*status));
     CHECK(WTERMSIG(*status) == SIGKILL);
   }
-  Process restarted("merchant-receiver",
-                    {"--listen", "127.0.0.1:0", "--db", db, "--secret", kSecret, "--lease", "4s"},
+  Process restarted("merchant-receiver", merchant_args(db, {"--secret", kSecret, "--lease", "4s"}),
                     dir);
   httplib::Client client("127.0.0.1", restarted.wait_listening());
   // The crashed call's transaction never committed: no dedup record, no effect, no call row. The
@@ -248,20 +259,12 @@ TEST_CASE(
   REQUIRE(again);
   CHECK(again->status == 200);
   CHECK(again->get_header_value("Idempotent-Replayed") == "true");
-  auto handled = client.Get("/handled");
-  REQUIRE(handled);
-  CHECK(nlohmann::json::parse(handled->body) ==
-        nlohmann::json::parse(R"({"events":[{"event_id":"evt_crash_1","type":"order.captured",
-                                  "calls":1,"effects":1}]})"));
+  CHECK(handled_events(client) == handled_one("evt_crash_1", "order.captured", 1, 1));
 }
 
 TEST_CASE("merchant-receiver: 100,000 levels of nesting are 400 invalid_json; it stays up") {
-  const std::string dir = test::temp_dir("merchant_deep");
-  Process server("merchant-receiver",
-                 {"--listen", "127.0.0.1:0", "--db", test::database_target("merchant_deep"),
-                  "--secret", kSecret},
-                 dir);
-  httplib::Client client("127.0.0.1", server.wait_listening());
+  MerchantProcess server("merchant_deep", {"--secret", kSecret});
+  httplib::Client client("127.0.0.1", server.port);
   std::string deep = R"({"type":"order.created","data":)";
   for (int i = 0; i < 100'000; ++i) deep += "[";
   deep += std::string(100'000, ']') + "}";
@@ -277,7 +280,7 @@ TEST_CASE("merchant-receiver: 100,000 levels of nesting are 400 invalid_json; it
                         "application/json");
   REQUIRE(ok);
   CHECK(ok->status == 200);
-  CHECK_FALSE(server.wait_exit(std::chrono::milliseconds(0)));
+  CHECK_FALSE(server.process.wait_exit(std::chrono::milliseconds(0)));
 }
 
 TEST_CASE("merchant-receiver --fail-first-attempts 100: the first call fails, the retry commits") {
@@ -301,9 +304,7 @@ TEST_CASE("merchant-receiver --fail-first-attempts 100: the first call fails, th
   CHECK(post("evt_2", payout, "d5") == 200);
   CHECK(post("evt_3", other, "d6") == 500);
   CHECK(post("evt_3", other, "d7") == 200);
-  auto handled = client.Get("/handled");
-  REQUIRE(handled);
-  CHECK(nlohmann::json::parse(handled->body) == nlohmann::json::parse(R"({"events":[
+  CHECK(handled_events(client) == nlohmann::json::parse(R"({"events":[
       {"event_id":"evt_1","type":"order.created","calls":2,"effects":1},
       {"event_id":"evt_2","type":"payout.created","calls":2,"effects":1},
       {"event_id":"evt_3","type":"customer.updated","calls":2,"effects":0}]})"));
@@ -312,11 +313,9 @@ TEST_CASE("merchant-receiver --fail-first-attempts 100: the first call fails, th
 TEST_CASE(
     "merchant-receiver --ttl 200ms: after the dedup record expired, a redelivery runs again, still "
     "one effect") {
-  Process server("merchant-receiver",
-                 {"--listen", "127.0.0.1:0", "--db", test::database_target("merchant_ttl"),
-                  "--secret", kSecret, "--consumer", "shop", "--ttl", "200ms"},
-                 test::temp_dir("merchant_ttl"));
-  httplib::Client client("127.0.0.1", server.wait_listening());
+  MerchantProcess server("merchant_ttl",
+                         {"--secret", kSecret, "--consumer", "shop", "--ttl", "200ms"});
+  httplib::Client client("127.0.0.1", server.port);
   const std::string order = event_body("evt_ttl", "order.created");
   auto first =
       client.Post("/webhooks", http_headers("evt_ttl", order, "d1"), order, "application/json");
@@ -337,10 +336,7 @@ TEST_CASE(
   CHECK(status == 200);
   CHECK_FALSE(replayed);
   CHECK(body == R"({"received":true})");
-  auto handled = client.Get("/handled");
-  REQUIRE(handled);
-  CHECK(nlohmann::json::parse(handled->body) == nlohmann::json::parse(R"({"events":[
-      {"event_id":"evt_ttl","type":"order.created","calls":1,"effects":1}]})"));
+  CHECK(handled_events(client) == handled_one("evt_ttl", "order.created", 1, 1));
 }
 
 TEST_CASE("merchant-receiver: bad flags exit 2 with CLI11's message on stderr") {
@@ -375,17 +371,10 @@ TEST_CASE("merchant-receiver: bad flags exit 2 with CLI11's message on stderr") 
           "HOST:PORT)\n");
   refused({"--secret", kSecret, "--listen", "nonsense"},
           "--listen: nonsense has no port (expected HOST:PORT)\n");
-  refused({"--secret", kSecret, "--listen", "127.0.0.1:0:0"},  // bound 127.0.0.1:0, exit 1 before
-          "--listen: 127.0.0.1:0:0 has more than one ':'; write an IPv6 host in brackets, e.g. "
-          "[::1]:8080 (expected HOST:PORT)\n");
-  refused({"--secret", kSecret, "--listen", "[::1]:80:80"},
-          "--listen: the port of [::1]:80:80 must be a number from 0 to 65535 (expected "
-          "HOST:PORT)\n");
-  refused({"--secret", kSecret, "--listen", ":80"},
-          "--listen: :80 has no host (expected HOST:PORT)\n");
-  refused({"--secret", kSecret, "--listen", "127.0.0.1:"},
-          "--listen: the port of 127.0.0.1: must be a number from 0 to 65535 (expected "
-          "HOST:PORT)\n");
+  for (const auto& [value, message] : test::kBadListenAddresses) {
+    refused({"--secret", kSecret, "--listen", value},
+            std::string("--listen: ") + message + " (expected HOST:PORT)\n");
+  }
   refused({"--secret", "notasecret"},
           "--secret: secret is not valid base64 (expected 'whsec_' followed by padded base64)\n");
   refused({"--secret", kSecret, "--no-such-flag"}, "--no-such-flag");
@@ -395,31 +384,17 @@ TEST_CASE("merchant-receiver: bad flags exit 2 with CLI11's message on stderr") 
 TEST_CASE(
     "merchant-receiver after SIGTERM: a request on a kept-alive connection gets 503 "
     "server_stopping") {
-  const std::string dir = test::temp_dir("merchant_sigterm");
-  Process merchant("merchant-receiver",
-                   {"--listen", "127.0.0.1:0", "--db", test::database_target("merchant_sigterm"),
-                    "--secret", kSecret},
-                   dir);
-  const int port = merchant.wait_listening();
+  MerchantProcess merchant("merchant_sigterm", {"--secret", kSecret});
+  const int port = merchant.port;
   const std::string get = "GET /handled HTTP/1.1\r\nHost: a\r\n\r\n";
   const int kept = test::raw_send(port, get);
   std::string first;
   test::read_answer(kept, first);
   REQUIRE(first.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
-  REQUIRE(::kill(merchant.pid(), SIGTERM) == 0);
+  REQUIRE(::kill(merchant.process.pid(), SIGTERM) == 0);
   // Once the listening socket is closed the server is stopping; the connection stays open for the
   // 1-second drain.
-  bool listening = true;
-  for (int attempt = 0; listening && attempt < 1000000; ++attempt) {
-    const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    listening = ::connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-    ::close(probe);
-  }
-  REQUIRE_FALSE(listening);
+  REQUIRE_FALSE(test::listening_until_closed(port));
   const std::string body = event_body("evt_sigterm_1", "order.captured");
   std::string request =
       "POST /webhooks HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
@@ -438,7 +413,7 @@ TEST_CASE(
   CHECK(refused.find("\r\nRetry-After: 1\r\n") != std::string::npos);
   CHECK(test::body_of(refused) ==
         R"({"error":{"code":"server_stopping","message":"the server is stopping; retry"}})");
-  const auto status = merchant.wait_exit(std::chrono::seconds(20));
+  const auto status = merchant.process.wait_exit(std::chrono::seconds(20));
   REQUIRE(status);
   CHECK(WIFEXITED(*status));
   CHECK(WEXITSTATUS(*status) == 0);

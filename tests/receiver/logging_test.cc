@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "receiver_support.h"
+#include "support/log_lines.h"
 #include "webhooks/log.h"
 
 using namespace receiver_test;
@@ -68,12 +69,7 @@ nlohmann::json message_of(const std::string& line, const std::string& prefix) {
   return message;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
+using webhooks::test::lines_of;
 
 // Forks; the child points stdout and stderr at `dir`/stdout and `dir`/stderr, runs `body` and
 // leaves with _exit(0). Requires that the child exited 0.
@@ -106,10 +102,7 @@ void in_child(const std::string& dir, Body body) {
 
 TEST_CASE("an embedder's logger (set_logger) gets the receiver's lines with its own pattern") {
   std::ostringstream out;
-  auto mine = std::make_shared<spdlog::logger>(
-      "embedder", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
-  mine->set_pattern("[%n] [%l] %v");
-  mine->set_level(spdlog::level::debug);
+  auto mine = test::stream_logger("embedder", out, "[%n] [%l] %v", spdlog::level::debug);
   {
     InstalledLogger installed(mine);
     CHECK(webhooks::logger() == mine);

@@ -3,6 +3,7 @@
 // and build/bin/merchant-receiver --provider as a real process on 127.0.0.1.
 #include <httplib.h>
 
+#include "merchant_process.h"
 #include "receiver_support.h"
 #include "webhooks/error.h"
 #include "webhooks/idempotency/schema.h"
@@ -43,6 +44,14 @@ struct Fixture {
   }
 };
 
+// `headers` and `body` delivered twice to `f`: 200 both times, the handler run once, as `seen`.
+void check_delivered_twice(Fixture& f, const Headers& headers, const std::string& body,
+                           const std::string& seen) {
+  CHECK(f.post(headers, body).status == 200);
+  CHECK(f.post(headers, body).status == 200);
+  CHECK(f.seen == std::vector<std::string>{seen});
+}
+
 }  // namespace
 
 TEST_CASE("stripe: one handler run per event id, the duplicate replayed; refusals answered") {
@@ -78,18 +87,14 @@ TEST_CASE("github and shopify: the delivery header is the dedup key, the type fr
   const Headers headers{{"X-Hub-Signature-256", providers::github::sign("gh secret", body)},
                         {"X-GitHub-Delivery", "72d3162e-cc78-11e3-81ab-4c9367dc0958"},
                         {"X-GitHub-Event", "ping"}};
-  CHECK(g.post(headers, body).status == 200);
-  CHECK(g.post(headers, body).status == 200);
-  CHECK(g.seen == std::vector<std::string>{"72d3162e-cc78-11e3-81ab-4c9367dc0958 ping 0"});
+  check_delivered_twice(g, headers, body, "72d3162e-cc78-11e3-81ab-4c9367dc0958 ping 0");
 
   Fixture s(Provider::shopify, "shpss_secret");
   const std::string order = R"({"id":820982911946154508,"email":"jon@example.com"})";
   const Headers shop{{"X-Shopify-Hmac-Sha256", providers::shopify::sign("shpss_secret", order)},
                      {"X-Shopify-Webhook-Id", "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043"},
                      {"X-Shopify-Topic", "orders/create"}};
-  CHECK(s.post(shop, order).status == 200);
-  CHECK(s.post(shop, order).status == 200);
-  CHECK(s.seen == std::vector<std::string>{"b54557e4-bdd9-4b37-8a5f-bf7d70bcd043 orders/create 0"});
+  check_delivered_twice(s, shop, order, "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043 orders/create 0");
   CHECK(error_code(s.post(shop, order + " ")) == "signature_invalid");
 }
 
@@ -234,11 +239,9 @@ TEST_CASE("Config::provider: public keys are refused beside another provider") {
 }
 
 TEST_CASE("merchant-receiver --provider stripe: a signed event twice, the handler runs once") {
-  Process server("merchant-receiver",
-                 {"--listen", "127.0.0.1:0", "--db", test::database_target("merchant_stripe"),
-                  "--provider", "stripe", "--secret", "whsec_stripe endpoint secret"},
-                 test::temp_dir("merchant_stripe"));
-  httplib::Client client("127.0.0.1", server.wait_listening());
+  MerchantProcess server("merchant_stripe",
+                         {"--provider", "stripe", "--secret", "whsec_stripe endpoint secret"});
+  httplib::Client client("127.0.0.1", server.port);
   const auto post = [&] {
     const std::string signature = providers::stripe::sign(
         "whsec_stripe endpoint secret", system_clock().now_seconds(), kStripeEvent);
@@ -252,19 +255,13 @@ TEST_CASE("merchant-receiver --provider stripe: a signed event twice, the handle
                                "application/json");
   REQUIRE(bad);
   CHECK(bad->status == 401);
-  const auto handled = client.Get("/handled");
-  REQUIRE(handled);
-  CHECK(nlohmann::json::parse(handled->body) == nlohmann::json::parse(R"({"events":[
-      {"event_id":"evt_1NG8Du2eZvKYlo2CUI79vXWy","type":"payment_intent.succeeded","calls":1,
-       "effects":0}]})"));
+  CHECK(handled_events(client) ==
+        handled_one("evt_1NG8Du2eZvKYlo2CUI79vXWy", "payment_intent.succeeded", 1, 0));
 }
 
 TEST_CASE("merchant-receiver --provider github: a form delivery twice, the handler once") {
-  Process server("merchant-receiver",
-                 {"--listen", "127.0.0.1:0", "--db", test::database_target("merchant_github_form"),
-                  "--provider", "github", "--secret", "gh secret"},
-                 test::temp_dir("merchant_github_form"));
-  httplib::Client client("127.0.0.1", server.wait_listening());
+  MerchantProcess server("merchant_github_form", {"--provider", "github", "--secret", "gh secret"});
+  httplib::Client client("127.0.0.1", server.port);
   const std::string form = "payload=%7B%22action%22%3A%22opened%22%2C%22number%22%3A2%7D";
   const httplib::Headers headers{
       {"X-Hub-Signature-256", providers::github::sign("gh secret", form)},
@@ -275,20 +272,14 @@ TEST_CASE("merchant-receiver --provider github: a form delivery twice, the handl
     REQUIRE(res);
     CHECK(res->status == 200);
   }
-  const auto handled = client.Get("/handled");
-  REQUIRE(handled);
-  CHECK(nlohmann::json::parse(handled->body) == nlohmann::json::parse(R"({"events":[
-      {"event_id":"2f1c9a70-0b8f-11ef-8d2a-6d1c3f0e5f39","type":"pull_request","calls":1,
-       "effects":0}]})"));
+  CHECK(handled_events(client) ==
+        handled_one("2f1c9a70-0b8f-11ef-8d2a-6d1c3f0e5f39", "pull_request", 1, 0));
 }
 
 TEST_CASE("merchant-receiver: the Svix service's headers; a form to a JSON-only receiver is 415") {
   const std::string secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
-  Process server("merchant-receiver",
-                 {"--listen", "127.0.0.1:0", "--db", test::database_target("merchant_svix"),
-                  "--secret", secret},
-                 test::temp_dir("merchant_svix"));
-  httplib::Client client("127.0.0.1", server.wait_listening());
+  MerchantProcess server("merchant_svix", {"--secret", secret});
+  httplib::Client client("127.0.0.1", server.port);
   const std::string body = event_body("msg_2Lh9KpA", "order.created");
   const std::int64_t now = system_clock().now_seconds();
   const httplib::Headers svix{{"svix-id", "msg_2Lh9KpA"},
@@ -309,10 +300,7 @@ TEST_CASE("merchant-receiver: the Svix service's headers; a form to a JSON-only 
       client.Post("/webhooks", svix, "payload=%7B%7D", "application/x-www-form-urlencoded");
   REQUIRE(form);
   CHECK(form->status == 415);
-  const auto handled = client.Get("/handled");
-  REQUIRE(handled);
-  CHECK(nlohmann::json::parse(handled->body) == nlohmann::json::parse(R"({"events":[
-      {"event_id":"msg_2Lh9KpA","type":"order.created","calls":1,"effects":1}]})"));
+  CHECK(handled_events(client) == handled_one("msg_2Lh9KpA", "order.created", 1, 1));
 }
 
 TEST_CASE(

@@ -71,21 +71,19 @@ TEST_CASE("merchant-receiver WEBHOOKS_SECRET: comma-separated secrets, not in ps
 TEST_CASE("merchant-receiver: --secret wins over WEBHOOKS_SECRET, --secret-file too") {
   const std::string dir = test::temp_dir("merchant_secret_precedence");
   const std::vector<std::string> env = {"WEBHOOKS_SECRET=" + kOtherSecret};
-  {
-    Process merchant("merchant-receiver",
-                     with(merchant_args("merchant_secret_flag_env"), {"--secret", kSecret}), dir,
+  // merchant-receiver on the database `name` with `flags` beside the environment's secret:
+  // kSecret's delivery `first` is 200, kOtherSecret's `second` 401.
+  const auto check_flags_win = [&](const std::string& name, const std::vector<std::string>& flags,
+                                   const std::string& first, const std::string& second) {
+    Process merchant("merchant-receiver", with(merchant_args(name), flags), dir,
                      test::with_env(env));
     const int port = merchant.wait_listening();
-    CHECK(deliver(port, "evt_prec_1", kSecret) == 200);
-    CHECK(deliver(port, "evt_prec_2", kOtherSecret) == 401);
-  }
+    CHECK(deliver(port, first, kSecret) == 200);
+    CHECK(deliver(port, second, kOtherSecret) == 401);
+  };
+  check_flags_win("merchant_secret_flag_env", {"--secret", kSecret}, "evt_prec_1", "evt_prec_2");
   const std::string file = write_secret_file(dir + "/secret", kSecret + "\n");
-  Process merchant("merchant-receiver",
-                   with(merchant_args("merchant_secret_file_env"), {"--secret-file", file}), dir,
-                   test::with_env(env));
-  const int port = merchant.wait_listening();
-  CHECK(deliver(port, "evt_prec_3", kSecret) == 200);
-  CHECK(deliver(port, "evt_prec_4", kOtherSecret) == 401);
+  check_flags_win("merchant_secret_file_env", {"--secret-file", file}, "evt_prec_3", "evt_prec_4");
 }
 
 TEST_CASE("merchant-receiver: a secret file open to others is read, with a warning") {

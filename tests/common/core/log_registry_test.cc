@@ -7,14 +7,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "support/log_lines.h"
 #include "webhooks/log.h"
 
 TEST_CASE("a logger registered as \"webhooks\" before the first line is the libraries' logger") {
   std::ostringstream out;
-  auto mine = std::make_shared<spdlog::logger>(
-      "webhooks", std::make_shared<spdlog::sinks::ostream_sink_mt>(out));
-  mine->set_pattern("%l|%v");
-  mine->set_level(spdlog::level::warn);
+  auto mine = webhooks::test::stream_logger("webhooks", out, "%l|%v", spdlog::level::warn);
   spdlog::register_logger(mine);
   webhooks::log_event(spdlog::level::info, {{"event", "below warn"}});
   webhooks::log_event(spdlog::level::warn, {{"event", "adopted"}, {"n", 1}});

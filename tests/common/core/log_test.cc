@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/log_lines.h"
 #include "support/test_env.h"
 
 namespace {
@@ -38,12 +39,7 @@ int in_child(const std::string& path, Body body) {
   return status;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
+using webhooks::test::lines_of;
 
 }  // namespace
 

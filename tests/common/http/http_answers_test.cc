@@ -10,6 +10,7 @@
 
 #include "raw_clients.h"
 #include "support/chunked_post.h"
+#include "support/listening.h"
 #include "webhooks/http_server.h"
 
 using namespace webhooks::test;
@@ -50,18 +51,7 @@ TEST_CASE("after stop_server a request on a kept-alive connection is answered 50
   const auto started = Clock::now();
   std::thread stopping([&] { webhooks::http::stop_server(served.server, served.port); });
   // Once the listening socket is closed the server is stopping.
-  bool listening = true;
-  for (int attempt = 0; listening && attempt < 1000000; ++attempt) {
-    const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(served.port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    listening = ::connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-    ::close(probe);
-    std::this_thread::yield();
-  }
-  REQUIRE_FALSE(listening);
+  REQUIRE_FALSE(webhooks::test::listening_until_closed(served.port));
   send_all(kept,
            "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
            "Content-Length: 2\r\n\r\n{}");

@@ -12,6 +12,7 @@
 
 #include "detail/event_loop.h"
 #include "raw_clients.h"
+#include "support/serving_thread.h"
 #include "webhooks/http_server.h"
 
 using webhooks::test::body_of;
@@ -37,17 +38,12 @@ struct EdgeServer {
       }
       res.set_content(values, "text/plain");
     });
-    port = webhooks::http::bind_server(server, "127.0.0.1", 0, tuning);
-    serving = std::thread([this] { server.listen_after_bind(); });
-  }
-  ~EdgeServer() {
-    server.stop();
-    serving.join();
+    port = serving.start(server, tuning);
   }
   webhooks::http::Server server;
   std::atomic<int> calls{0};
   int port = 0;
-  std::thread serving;
+  webhooks::test::ServingThread serving;
 };
 
 webhooks::http::ServerTuning workers(bool fibers) {

@@ -13,6 +13,7 @@
 
 #include "detail/fiber.h"
 #include "support/chunked_post.h"
+#include "support/serving_thread.h"
 #include "webhooks/http_server.h"
 
 using webhooks::test::body_of;
@@ -31,20 +32,27 @@ struct FiberServed {
     routes(server);
     webhooks::http::ServerTuning tuning;
     tuning.fiber_threads = 1;
-    port = webhooks::http::bind_server(server, "127.0.0.1", 0, tuning);
-    serving = std::thread([this] { server.listen_after_bind(); });
-  }
-  ~FiberServed() {
-    server.stop();
-    serving.join();
+    port = serving.start(server, tuning);
   }
   webhooks::http::Server server;
   int port = 0;
-  std::thread serving;
+  webhooks::test::ServingThread serving;
 };
 
 std::string get(int port, const std::string& path) {
   return webhooks::test::raw_exchange(port, "GET " + path + " HTTP/1.1\r\nHost: a\r\n\r\n");
+}
+
+// GET `held` on a connection of its own, then GET `meanwhile` on another: both answers, the first
+// read only once the second has come.
+std::pair<std::string, std::string> get_while_held(int port, const std::string& held,
+                                                   const std::string& meanwhile) {
+  const int fd = webhooks::test::raw_send(port, "GET " + held + " HTTP/1.1\r\nHost: a\r\n\r\n");
+  const std::string second = get(port, meanwhile);
+  std::string first;
+  read_answer(fd, first);
+  ::close(fd);
+  return {first, second};
 }
 
 }  // namespace
@@ -61,12 +69,7 @@ TEST_CASE("fiber workers: a handler waiting for another request does not hold th
       res.set_content("notified", "text/plain");
     });
   });
-  const int waiting =
-      webhooks::test::raw_send(served.port, "GET /wait HTTP/1.1\r\nHost: a\r\n\r\n");
-  const std::string notified = get(served.port, "/notify");
-  std::string waited;
-  read_answer(waiting, waited);
-  ::close(waiting);
+  const auto [waited, notified] = get_while_held(served.port, "/wait", "/notify");
   CHECK(notified.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
   CHECK(body_of(notified) == "notified");
   CHECK(waited.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
@@ -128,12 +131,7 @@ TEST_CASE(
       res.set_content("released", "text/plain");
     });
   });
-  const int blocking =
-      webhooks::test::raw_send(served.port, "GET /blocking HTTP/1.1\r\nHost: a\r\n\r\n");
-  const std::string release = get(served.port, "/release");
-  std::string answer;
-  read_answer(blocking, answer);
-  ::close(blocking);
+  const auto [answer, release] = get_while_held(served.port, "/blocking", "/release");
   CHECK(body_of(release) == "released");
   CHECK(answer.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
   CHECK(body_of(answer) == "unblocked");

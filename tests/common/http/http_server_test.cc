@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "support/chunked_post.h"
+#include "support/serving_thread.h"
 
 using webhooks::test::body_of;
 using webhooks::test::post_chunked_head;
@@ -30,17 +31,12 @@ struct EchoServer {
       ++calls;
       res.set_content(std::to_string(req.body.size()), "text/plain");
     });
-    port = webhooks::http::bind_server(server, "127.0.0.1", 0);
-    serving = std::thread([this] { server.listen_after_bind(); });
-  }
-  ~EchoServer() {
-    server.stop();
-    serving.join();
+    port = serving.start(server);
   }
   webhooks::http::Server server;
   std::atomic<int> calls{0};
   int port = 0;
-  std::thread serving;
+  webhooks::test::ServingThread serving;
 };
 
 std::string code_of(const std::string& body) {
@@ -105,6 +101,15 @@ std::size_t answers_in(const std::string& transcript) {
 // A request of 53 (0x35) bytes, sent where a body is refused.
 const std::string kSmuggled = "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\n{}";
 
+// Sends `request`, then `then` on the same connection: the server's one answer before it closed
+// the connection (both CHECKed).
+std::string only_answer(int port, const std::string& request, const std::string& then = {}) {
+  const auto transcript = raw_exchange_until_close(port, request, then);
+  CHECK(transcript.closed);
+  CHECK(answers_in(transcript.answers) == 1);
+  return transcript.answers;
+}
+
 // After the refusals: no request reached the handler, and the server serves new connections.
 void check_still_serving(const EchoServer& echo) {
   CHECK(echo.calls == 0);
@@ -120,35 +125,27 @@ TEST_CASE("after a refused body the connection is closed: the unread body is nev
   const std::string& smuggled = kSmuggled;
   REQUIRE(smuggled.size() == 0x35);
   SECTION("chunked, with a request hidden in the chunk") {
-    const auto transcript = raw_exchange_until_close(
+    const std::string answers = only_answer(
         echo.port, "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n",
         "35\r\n" + smuggled + "\r\n0\r\n\r\n");
-    CHECK(transcript.closed);
-    CHECK(transcript.answers.rfind("HTTP/1.1 411 Length Required\r\n", 0) == 0);
-    CHECK(answers_in(transcript.answers) == 1);
-    CHECK(code_of(body_of(transcript.answers)) == "length_required");
+    CHECK(answers.rfind("HTTP/1.1 411 Length Required\r\n", 0) == 0);
+    CHECK(code_of(body_of(answers)) == "length_required");
   }
   SECTION("a Content-Length that is not a number, followed by a request") {
-    const auto transcript = raw_exchange_until_close(
+    const std::string answers = only_answer(
         echo.port, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: two\r\n\r\n", smuggled);
-    CHECK(transcript.closed);
-    CHECK(transcript.answers.rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0);
-    CHECK(answers_in(transcript.answers) == 1);
+    CHECK(answers.rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0);
   }
   SECTION("a chunked body of 4 MiB still being sent gets the whole answer") {
     std::string request = "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
     for (int i = 0; i < 64; ++i) request += "10000\r\n" + std::string(0x10000, 'x') + "\r\n";
-    const auto transcript = raw_exchange_until_close(echo.port, request + "0\r\n\r\n");
-    CHECK(transcript.closed);
-    CHECK(answers_in(transcript.answers) == 1);
-    CHECK(code_of(body_of(transcript.answers)) == "length_required");
+    const std::string answers = only_answer(echo.port, request + "0\r\n\r\n");
+    CHECK(code_of(body_of(answers)) == "length_required");
   }
   SECTION("a GET with a body, followed by a request") {
-    const auto transcript = raw_exchange_until_close(
+    const std::string answers = only_answer(
         echo.port, "GET /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 53\r\n\r\n", smuggled);
-    CHECK(transcript.closed);
-    CHECK(answers_in(transcript.answers) == 1);
-    CHECK(body_of(transcript.answers) ==
+    CHECK(body_of(answers) ==
           R"({"error":{"code":"bad_request","message":"GET requests take no body"}})");
   }
   check_still_serving(echo);
@@ -159,20 +156,16 @@ TEST_CASE(
   EchoServer echo;
   const std::string& smuggled = kSmuggled;
   SECTION("a HEAD with a body, and a request in the body: 400 without a body, then closed") {
-    const auto transcript = raw_exchange_until_close(
+    const std::string answers = only_answer(
         echo.port, "HEAD /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 53\r\n\r\n", smuggled);
-    CHECK(transcript.closed);
-    CHECK(transcript.answers.rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0);
-    CHECK(answers_in(transcript.answers) == 1);
-    CHECK(transcript.answers.ends_with("\r\n\r\n"));  // a HEAD's answer: no body
+    CHECK(answers.rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0);
+    CHECK(answers.ends_with("\r\n\r\n"));  // a HEAD's answer: no body
   }
   SECTION("whitespace between a header name and its colon (RFC 9112, section 5.1)") {
-    const auto transcript = raw_exchange_until_close(
+    const std::string answers = only_answer(
         echo.port, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length : 53\r\n\r\n", smuggled);
-    CHECK(transcript.closed);
-    CHECK(answers_in(transcript.answers) == 1);
     CHECK(
-        body_of(transcript.answers) ==
+        body_of(answers) ==
         R"({"error":{"code":"bad_request","message":"a header name has whitespace before its ':'"}})");
   }
   SECTION("requests the parser refuses end their connection after one answer") {
@@ -192,20 +185,16 @@ TEST_CASE(
              {"POST /" + long_line + " HTTP/1.1\r\nHost: a\r\nContent-Length: 53\r\n\r\n",
               "414 URI Too Long"}}) {
       INFO(head.substr(0, 40));
-      const auto transcript = raw_exchange_until_close(echo.port, head, smuggled);
-      CHECK(transcript.closed);
-      CHECK(transcript.answers.rfind("HTTP/1.1 " + status + "\r\n", 0) == 0);
-      CHECK(answers_in(transcript.answers) == 1);
+      const std::string answers = only_answer(echo.port, head, smuggled);
+      CHECK(answers.rfind("HTTP/1.1 " + status + "\r\n", 0) == 0);
     }
   }
   SECTION("two Content-Length headers") {
-    const auto transcript = raw_exchange_until_close(
+    const std::string answers = only_answer(
         echo.port,
         "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nContent-Length: 53\r\n\r\n",
         smuggled);
-    CHECK(transcript.closed);
-    CHECK(answers_in(transcript.answers) == 1);
-    CHECK(body_of(transcript.answers) ==
+    CHECK(body_of(answers) ==
           R"({"error":{"code":"bad_request","message":"send one Content-Length header"}})");
   }
   check_still_serving(echo);
@@ -223,13 +212,11 @@ TEST_CASE("a body left unread by the caller's own refusal is never a request") {
       "POST /echo HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer ok\r\nContent-Length: 2\r\n\r\n{}";
   // Head and body sent together: webhooks::http::Server receives a declared body before any
   // handler runs (a client that waited for an answer first would wait for the request deadline).
-  const auto transcript = raw_exchange_until_close(
-      echo.port, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: " +
-                     std::to_string(smuggled.size()) + "\r\n\r\n" + smuggled);
-  CHECK(transcript.closed);
-  CHECK(answers_in(transcript.answers) == 1);
-  CHECK(transcript.answers.rfind("HTTP/1.1 401 Unauthorized\r\n", 0) == 0);
-  CHECK(body_of(transcript.answers) ==
+  const std::string answers =
+      only_answer(echo.port, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: " +
+                                 std::to_string(smuggled.size()) + "\r\n\r\n" + smuggled);
+  CHECK(answers.rfind("HTTP/1.1 401 Unauthorized\r\n", 0) == 0);
+  CHECK(body_of(answers) ==
         R"({"error":{"code":"unauthorized","message":"the request could not be served"}})");
   CHECK(echo.calls == 0);
   // Without a body the connection is kept.

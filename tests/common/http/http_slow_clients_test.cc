@@ -69,22 +69,18 @@ TEST_CASE("a request not received whole within the request deadline is answered 
   const std::string expected_body =
       R"({"error":{"code":"request_timeout","message":"the request was not received within 300 ms"}})";
   SECTION("a head that stops") {
-    const int fd = connect_to(served.port);
-    send_all(fd, "GET /fast HTTP/1.1\r\nHost: a\r\n");
     bool closed = false;
-    const std::string answer = read_until_close(fd, closed);
-    ::close(fd);
+    const std::string answer =
+        send_until_close(served.port, "GET /fast HTTP/1.1\r\nHost: a\r\n", closed);
     CHECK(closed);
     CHECK(answer.rfind("HTTP/1.1 408 Request Timeout\r\n", 0) == 0);
     CHECK(answer.find("\r\nConnection: close\r\n") != std::string::npos);
     CHECK(body_of(answer) == expected_body);
   }
   SECTION("a body that stops") {
-    const int fd = connect_to(served.port);
-    send_all(fd, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabc");
     bool closed = false;
-    const std::string answer = read_until_close(fd, closed);
-    ::close(fd);
+    const std::string answer = send_until_close(
+        served.port, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabc", closed);
     CHECK(closed);
     CHECK(answer.rfind("HTTP/1.1 408 Request Timeout\r\n", 0) == 0);
     CHECK(body_of(answer) == expected_body);
@@ -116,18 +112,19 @@ TEST_CASE("a request not received whole within the request deadline is answered 
 
 TEST_CASE("a request head with too many or too large header fields is answered 431, then closed") {
   Served served;  // 100 header fields, 65536 bytes
+  // `head` is answered 431 with `body`, then the connection is closed.
+  const auto refused = [&](const std::string& head, const std::string& body) {
+    bool closed = false;
+    const std::string answer = send_until_close(served.port, head + "\r\n", closed);
+    CHECK(closed);
+    CHECK(answer.rfind("HTTP/1.1 431 Request Header Fields Too Large\r\n", 0) == 0);
+    CHECK(body_of(answer) == body);
+  };
   SECTION("101 header fields") {
     std::string head = "GET /fast HTTP/1.1\r\nHost: a\r\n";
     for (int i = 0; i < 100; ++i) head += "X-H" + std::to_string(i) + ": v\r\n";
-    const int fd = connect_to(served.port);
-    send_all(fd, head + "\r\n");
-    bool closed = false;
-    const std::string answer = read_until_close(fd, closed);
-    ::close(fd);
-    CHECK(closed);
-    CHECK(answer.rfind("HTTP/1.1 431 Request Header Fields Too Large\r\n", 0) == 0);
-    CHECK(
-        body_of(answer) ==
+    refused(
+        head,
         R"({"error":{"code":"headers_too_large","message":"the request has more than 100 header fields"}})");
   }
   SECTION("100 header fields are served") {
@@ -139,15 +136,8 @@ TEST_CASE("a request head with too many or too large header fields is answered 4
     std::string head = "GET /fast HTTP/1.1\r\nHost: a\r\n";
     for (int i = 0; i < 10; ++i)
       head += "X-Big" + std::to_string(i) + ": " + std::string(7000, 'b') + "\r\n";
-    const int fd = connect_to(served.port);
-    send_all(fd, head + "\r\n");
-    bool closed = false;
-    const std::string answer = read_until_close(fd, closed);
-    ::close(fd);
-    CHECK(closed);
-    CHECK(answer.rfind("HTTP/1.1 431 Request Header Fields Too Large\r\n", 0) == 0);
-    CHECK(
-        body_of(answer) ==
+    refused(
+        head,
         R"({"error":{"code":"headers_too_large","message":"the request head is larger than 65536 bytes"}})");
   }
   SECTION("500,000 header lines: refused after the 101st, the rest discarded, not stored") {
@@ -170,9 +160,7 @@ TEST_CASE("a request head with too many or too large header fields is answered 4
 }
 
 TEST_CASE("over max_connections, the connection idle the longest is closed first") {
-  webhooks::http::ServerTuning tuning;
-  tuning.max_connections = 3;
-  Served served(tuning);
+  Served served(max_connections(3));
   // Three keep-alive connections, idle in this order after one request each.
   std::vector<int> fds;
   for (int i = 0; i < 3; ++i) {
@@ -183,10 +171,7 @@ TEST_CASE("over max_connections, the connection idle the longest is closed first
     REQUIRE(body_of(answer) == "ok");
     served.expect_open(static_cast<std::size_t>(i) + 1);
     // Idle in the loop (a worker keeps a connection briefly for its next request).
-    for (int n = 0; n < 200000 && served.server.idle_connections() != fds.size(); ++n) {
-      std::this_thread::yield();
-    }
-    REQUIRE(served.server.idle_connections() == fds.size());
+    REQUIRE(served.wait_idle(fds.size()));
   }
   // A fourth: the first is closed to make room, the others are kept.
   const int fourth = connect_to(served.port);
@@ -211,29 +196,20 @@ TEST_CASE("at the cap, trickling connections are closed before a new client, not
   // Found by the red team: with max_connections trickling requests open, 5 clients that connected
   // and then sent GET /fast got 4 closed connections (each new one, not yet read, was closed for
   // the next) while 9 of the 10 tricklers stayed.
-  webhooks::http::ServerTuning tuning;
-  tuning.max_connections = 3;
-  Served served(tuning);
+  Served served(max_connections(3));
   std::vector<int> tricklers;
   for (int i = 0; i < 3; ++i) {
     tricklers.push_back(connect_to(served.port));
     send_all(tricklers.back(), "GET /fast HTTP/1.1\r\nHost: a\r\n");
     // Read by the loop: reading, no longer idle.
-    for (int n = 0; n < 200000 && served.server.idle_connections() != 0; ++n) {
-      std::this_thread::yield();
-    }
-    REQUIRE(served.server.idle_connections() == 0);
+    REQUIRE(served.wait_idle(0));
   }
   served.expect_open(3);
   // Two clients connect before either sends: each takes the place of the oldest trickler.
   const int first = connect_to(served.port);
-  for (int n = 0; n < 200000 && served.server.idle_connections() != 1; ++n)
-    std::this_thread::yield();
-  REQUIRE(served.server.idle_connections() == 1);
+  REQUIRE(served.wait_idle(1));
   const int second = connect_to(served.port);
-  for (int n = 0; n < 200000 && served.server.idle_connections() != 2; ++n)
-    std::this_thread::yield();
-  CHECK(served.server.idle_connections() == 2);
+  CHECK(served.wait_idle(2));
   for (const int fd : {first, second}) {
     send_all(fd, kGetFast);
     std::string answer;

@@ -11,30 +11,15 @@
 #include <thread>
 
 #include "support/chunked_post.h"
+#include "support/listening.h"
 #include "webhooks/http_server.h"
 
 using webhooks::test::body_of;
+using webhooks::test::listening_until_closed;
 
 namespace {
 
 constexpr std::size_t kStopBodyLimit = 1024;
-
-// Connects to `port` until a connection is refused (at most 1,000,000 tries); whether it was
-// still listening at the last try.
-bool listening_until_closed(int port) {
-  bool listening = true;
-  for (int attempt = 0; listening && attempt < 1000000; ++attempt) {
-    const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    listening = ::connect(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-    ::close(probe);
-    std::this_thread::yield();
-  }
-  return listening;
-}
 
 // A POST with a body on the kept-alive connection `idle` is refused before any handler: 503
 // server_stopping with Retry-After: 1.

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "support/chunked_post.h"
+#include "support/serving_thread.h"
 #include "webhooks/http_server.h"
 
 namespace webhooks::test {
@@ -92,22 +93,29 @@ struct Served {
                           "|" + std::to_string(req.params.size()),
                       "text/plain");
     });
-    port = webhooks::http::bind_server(server, "127.0.0.1", 0, tuning);
-    serving = std::thread([this] { server.listen_after_bind(); });
-  }
-  ~Served() {
-    server.stop();
-    serving.join();
+    port = serving.start(server, tuning);
   }
   // Waits (bounded) until the server counts `n` open connections.
   void expect_open(std::size_t n) {
     for (int i = 0; i < 200000 && server.open_connections() != n; ++i) std::this_thread::yield();
     REQUIRE(server.open_connections() == n);
   }
+  // Waits (bounded) until the server counts `n` idle connections; whether it does.
+  bool wait_idle(std::size_t n) {
+    for (int i = 0; i < 200000 && server.idle_connections() != n; ++i) std::this_thread::yield();
+    return server.idle_connections() == n;
+  }
   webhooks::http::Server server;
   int port = 0;
-  std::thread serving;
+  webhooks::test::ServingThread serving;
 };
+
+// A tuning of at most `n` connections.
+inline webhooks::http::ServerTuning max_connections(std::size_t n) {
+  webhooks::http::ServerTuning tuning;
+  tuning.max_connections = n;
+  return tuning;
+}
 
 const std::string kGetFast = "GET /fast HTTP/1.1\r\nHost: a\r\n\r\n";
 

@@ -2,8 +2,10 @@
 // time): a store on the engine named by WEBHOOKS_TEST_ENGINE, a fixed time and fingerprints.
 #pragma once
 
+#include <catch2/catch.hpp>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "support/test_env.h"
 #include "webhooks/fingerprint.h"
@@ -26,5 +28,16 @@ struct Fixture {
 };
 
 const idempotency::Response kCreated{201, {{"Location", "/orders/1"}}, "{\"id\":\"1\"}"};
+
+// `begun` is a replay of kCreated (201, Location: /orders/1, {"id":"1"}) first begun at kT0.
+inline void check_replays_created(const idempotency::BeginResult& begun) {
+  CHECK(begun.outcome == idempotency::BeginOutcome::replay);
+  REQUIRE(begun.response);
+  CHECK(begun.response->status == 201);
+  CHECK(begun.response->body == "{\"id\":\"1\"}");
+  REQUIRE(begun.response->headers.size() == 1);
+  CHECK(begun.response->headers[0] == std::pair<std::string, std::string>{"Location", "/orders/1"});
+  CHECK(begun.created_at == kT0);
+}
 
 }  // namespace webhooks::test

@@ -5,6 +5,7 @@
 
 #include "harness.h"
 #include "support/duration_flags.h"
+#include "support/listen_flags.h"
 #include "support/test_env.h"
 
 TEST_CASE("orders-api --outbox-retention: a duration from 0s (kept forever) to 365d, else exit 2") {
@@ -97,16 +98,10 @@ TEST_CASE("orders-api and payout-partner: bad flags exit 2 with CLI11's message 
 
 TEST_CASE("orders-api and payout-partner: --listen takes HOST:PORT, else exit 2") {
   for (const char* executable : {"orders-api", "payout-partner"}) {
-    refused(executable, {"--listen", "127.0.0.1:0:0"},  // bound 127.0.0.1:0 and exited 1 before
-            "--listen: 127.0.0.1:0:0 has more than one ':'; write an IPv6 host in brackets, e.g. "
-            "[::1]:8080 (expected HOST:PORT)\n");
-    refused(executable, {"--listen", "[::1]:80:80"},
-            "--listen: the port of [::1]:80:80 must be a number from 0 to 65535 (expected "
-            "HOST:PORT)\n");
-    refused(executable, {"--listen", ":80"}, "--listen: :80 has no host (expected HOST:PORT)\n");
-    refused(executable, {"--listen", "127.0.0.1:"},
-            "--listen: the port of 127.0.0.1: must be a number from 0 to 65535 (expected "
-            "HOST:PORT)\n");
+    for (const auto& [value, message] : webhooks::test::kBadListenAddresses) {
+      refused(executable, {"--listen", value},
+              std::string("--listen: ") + message + " (expected HOST:PORT)\n");
+    }
   }
 }
 
@@ -127,27 +122,26 @@ TEST_CASE("orders-api: --partner-url and --publisher-url are checked while parsi
     CHECK(run.err == message + "Run with --help for more information.\n");
     CHECK_FALSE(std::filesystem::exists(db));
   };
-  refused({"--publisher-url", "127.0.0.1:8780"},
-          "--publisher-url: 127.0.0.1:8780 does not start with http:// or https://" + either);
-  refused({"--publisher-url", "ftp://127.0.0.1:8780"},
-          "--publisher-url: ftp://127.0.0.1:8780 does not start with http:// or https://" + either);
-  refused({"--publisher-url", "http://127.0.0.1:8780/"},
-          "--publisher-url: http://127.0.0.1:8780/ has a path; give the scheme, host and port "
-          "only" +
-              either);
-  refused({"--publisher-url", "http://"}, "--publisher-url: http:// has no host" + either);
-  refused({"--publisher-url", "http://127.0.0.1:0"},
-          "--publisher-url: http://127.0.0.1:0 has a port that is not a number from 1 to 65535" +
-              either);
-  refused({"--publisher-url", "http://127.0.0.1:"},
-          "--publisher-url: http://127.0.0.1: has a port that is not a number from 1 to 65535" +
-              either);
-  refused({"--publisher-url", "http://[::1:8780"},
-          "--publisher-url: http://[::1:8780 has no ']' after its IPv6 address" + either);
-  refused({"--publisher-url", "http://user@127.0.0.1:8780"},
-          "--publisher-url: http://user@127.0.0.1:8780 has a user name; give the scheme, host and "
-          "port only" +
-              either);
+  const std::pair<const char*, std::string> publisher_urls[] = {
+      {"127.0.0.1:8780", "--publisher-url: 127.0.0.1:8780 does not start with http:// or https://"},
+      {"ftp://127.0.0.1:8780",
+       "--publisher-url: ftp://127.0.0.1:8780 does not start with http:// or https://"},
+      {"http://127.0.0.1:8780/",
+       "--publisher-url: http://127.0.0.1:8780/ has a path; give the scheme, host and port "
+       "only"},
+      {"http://", "--publisher-url: http:// has no host"},
+      {"http://127.0.0.1:0",
+       "--publisher-url: http://127.0.0.1:0 has a port that is not a number from 1 to 65535"},
+      {"http://127.0.0.1:",
+       "--publisher-url: http://127.0.0.1: has a port that is not a number from 1 to 65535"},
+      {"http://[::1:8780", "--publisher-url: http://[::1:8780 has no ']' after its IPv6 address"},
+      {"http://user@127.0.0.1:8780",
+       "--publisher-url: http://user@127.0.0.1:8780 has a user name; give the scheme, host and "
+       "port only"},
+  };
+  for (const auto& [url, message] : publisher_urls) {
+    refused({"--publisher-url", url}, message + either);
+  }
   refused({"--partner-url", "https://127.0.0.1:8782"},
           "--partner-url: https://127.0.0.1:8782 does not start with http://" + http);
   refused({"--partner-url", "http://partner host:8782"},

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "harness.h"
+#include "orders_checks.h"
 #include "webhooks/fingerprint.h"
 
 using namespace std::chrono;
@@ -32,8 +33,7 @@ Answer key_until(Stack& s, const std::string& key, F done) {
 TEST_CASE("a completed order's key: route, status, resource, counted replays and 422s") {
   Stack s;
   s.start_api();
-  const Answer created = s.post("/orders", "order-1", kOrder);
-  REQUIRE(created.status == 201);
+  const Answer created = create_order(s, "order-1");
   for (int i = 0; i < 3; ++i) CHECK(s.post("/orders", "order-1", kOrder).status == 201);
   for (int i = 0; i < 2; ++i) {
     CHECK(s.post("/orders", "order-1", R"({"amount":2,"currency":"EUR","reference":"x"})").status ==
@@ -63,8 +63,7 @@ TEST_CASE("a completed order's key: route, status, resource, counted replays and
 
   // Another merchant's key, an unknown key: 404; no API key: 401.
   const Answer other = s.get("/v1/idempotency-keys/order-1", "key-m2");
-  CHECK(other.status == 404);
-  CHECK(other.error_code() == "not_found");
+  check_error(other, 404, "not_found");
   CHECK(s.get("/v1/idempotency-keys/nope").status == 404);
   httplib::Client anonymous("127.0.0.1", s.api_port);
   const auto unauthorized = anonymous.Get("/v1/idempotency-keys/order-1");

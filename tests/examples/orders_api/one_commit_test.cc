@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "harness.h"
+#include "orders_checks.h"
 
 using namespace std::chrono;
 using webhooks::test::Answer;
@@ -35,8 +36,7 @@ Tally tally(const std::vector<std::optional<Answer>>& answers) {
       t.ids.insert(a->json()["id"].get<std::string>());
       t.bodies.insert(a->body);
     } else {
-      CHECK(a->status == 409);
-      CHECK(a->error_code() == "idempotency_key_in_use");
+      check_error(*a, 409, "idempotency_key_in_use");
       CHECK(a->header("Retry-After") == "1");
       ++t.busy;
     }
@@ -89,88 +89,55 @@ TEST_CASE(
   CHECK(s.count("SELECT COUNT(*) FROM idempotency_records") == 1);
   CHECK(looks >= 2);  // at least one look while the requests ran
   CHECK(seen_in_progress == 0);
-  const auto r = s.record("same-30");
-  REQUIRE(r);
-  CHECK(r->state == webhooks::idempotency::State::completed);
-  CHECK(r->attempts == 1);
-  REQUIRE(r->response);
-  CHECK(r->response->status == 201);
-  CHECK(r->response->body == *bodies.begin());
+  check_completed_with(s, "same-30", 201, *bodies.begin());
   // Afterwards the key is replayed, byte for byte.
   const Answer replay = s.post("/orders", "same-30", kOneCommitOrder);
-  CHECK(replay.status == 201);
-  CHECK(replay.header("Idempotent-Replayed") == "true");
-  CHECK(replay.body == *bodies.begin());
+  check_replayed(replay, 201, *bodies.begin());
 }
 
 TEST_CASE(
     "a failed order transaction leaves no record, no order and no outbox row; the retry with the "
     "same key creates the order once") {
   Stack s;
-  s.start_api({"--break-transaction-once"});
-  const Answer broken = s.post("/orders", "fail-1", kOneCommitOrder);
-  CHECK(broken.status == 503);
-  CHECK(broken.error_code() == "storage_unavailable");
-  CHECK(broken.header("Retry-After") == "1");
+  check_first_transaction_breaks(s, "fail-1", kOneCommitOrder);
   CHECK(s.count("SELECT COUNT(*) FROM idempotency_records") == 0);
-  CHECK(s.count("SELECT COUNT(*) FROM orders") == 0);
-  CHECK(s.count("SELECT COUNT(*) FROM outbox") == 0);
 
   const Answer retry = s.post("/orders", "fail-1", kOneCommitOrder);
-  CHECK(retry.status == 201);
-  CHECK(retry.header("Idempotent-Replayed") == "");
+  check_fresh(retry, 201);
   const Answer again = s.post("/orders", "fail-1", kOneCommitOrder);
-  CHECK(again.status == 201);
-  CHECK(again.header("Idempotent-Replayed") == "true");
-  CHECK(again.body == retry.body);
+  check_replayed(again, 201, retry.body);
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 1);
   CHECK(s.count("SELECT COUNT(*) FROM outbox WHERE event_type = 'order.created'") == 1);
-  const auto r = s.record("fail-1");
-  REQUIRE(r);
-  CHECK(r->state == webhooks::idempotency::State::completed);
-  CHECK(r->attempts == 1);
+  completed_record(s, "fail-1");
 }
 
 TEST_CASE(
     "PUT /orders/{id} with an Idempotency-Key: recorded with the change, replayed, 422 reused") {
   Stack s;
   s.start_api();
-  const Answer created = s.post("/orders", "order-p1", kOneCommitOrder);
-  REQUIRE(created.status == 201);
+  const Answer created = create_order(s, "order-p1", kOneCommitOrder);
   const std::string path = "/orders/" + created.json()["id"].get<std::string>();
 
   const Answer captured = s.put(path, R"({"status":"captured"})", "key-m1", "capture-p1");
   CHECK(captured.status == 200);
   CHECK(captured.json()["status"] == "captured");
   CHECK(captured.header("Idempotent-Replayed") == "");
-  const auto r = s.record("capture-p1");
-  REQUIRE(r);
-  CHECK(r->state == webhooks::idempotency::State::completed);
-  CHECK(r->attempts == 1);
-  REQUIRE(r->response);
-  CHECK(r->response->status == 200);
-  CHECK(r->response->body == captured.body);
+  check_completed_with(s, "capture-p1", 200, captured.body);
 
   // The same request again: the stored answer, no second change.
   const Answer replay = s.put(path, R"({"status":"captured"})", "key-m1", "capture-p1");
-  CHECK(replay.status == 200);
-  CHECK(replay.header("Idempotent-Replayed") == "true");
-  CHECK(replay.body == captured.body);
+  check_replayed(replay, 200, captured.body);
   // The key with another body, or the POST's key on the PUT: 422.
   const Answer other = s.put(path, R"({"status":"cancelled"})", "key-m1", "capture-p1");
-  CHECK(other.status == 422);
-  CHECK(other.error_code() == "idempotency_key_reused");
+  check_error(other, 422, "idempotency_key_reused");
   const Answer crossed = s.put(path, R"({"status":"captured"})", "key-m1", "order-p1");
-  CHECK(crossed.status == 422);
-  CHECK(crossed.error_code() == "idempotency_key_reused");
+  check_error(crossed, 422, "idempotency_key_reused");
   // A key that is not one: 400, nothing changed.
   const Answer invalid = s.put(path, R"({"status":"cancelled"})", "key-m1", "\"\"");
-  CHECK(invalid.status == 400);
-  CHECK(invalid.error_code() == "idempotency_key_invalid");
+  check_error(invalid, 400, "idempotency_key_invalid");
   // A refused move with a key is not final (409): no record, the order stays captured.
   const Answer refused = s.put(path, R"({"status":"cancelled"})", "key-m1", "cancel-p1");
-  CHECK(refused.status == 409);
-  CHECK(refused.error_code() == "invalid_transition");
+  check_error(refused, 409, "invalid_transition");
   CHECK_FALSE(s.record("cancel-p1"));
   // Without a key, as before: the same status again is 200 without change.
   const Answer unkeyed = s.put(path, R"({"status":"captured"})");

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "harness.h"
+#include "orders_checks.h"
 
 using namespace std::chrono;
 using webhooks::test::Answer;
@@ -31,8 +32,7 @@ TEST_CASE("an operation three leases long: every retry meanwhile gets 409, it ru
   for (int i = 1; i <= 3; ++i) {
     std::this_thread::sleep_until(started + seconds(i));  // a retry every second
     const Answer retry = s.post("/orders", "slow-1", kConcurrentOrder);
-    CHECK(retry.status == 409);
-    CHECK(retry.error_code() == "idempotency_key_in_use");
+    check_error(retry, 409, "idempotency_key_in_use");
     CHECK(retry.header("Retry-After") == "1");
     if (retry.status == 409) ++busy;
   }
@@ -41,14 +41,9 @@ TEST_CASE("an operation three leases long: every retry meanwhile gets 409, it ru
   CHECK(first->status == 201);
   CHECK(busy == 3);
   const Answer after = s.post("/orders", "slow-1", kConcurrentOrder);
-  CHECK(after.status == 201);
-  CHECK(after.header("Idempotent-Replayed") == "true");
-  CHECK(after.body == first->body);
+  check_replayed(after, 201, first->body);
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 1);
-  const auto r = s.record("slow-1");
-  REQUIRE(r);
-  CHECK(r->attempts == 1);
-  CHECK(r->state == webhooks::idempotency::State::completed);
+  completed_record(s, "slow-1");
 }
 
 TEST_CASE(
@@ -78,14 +73,10 @@ TEST_CASE(
   // No record and no lease survived the process: the first retry runs the operation.
   s.start_api({"--lease", "2s"});
   const Answer retry = s.post("/orders", "crash-1", kConcurrentOrder);
-  CHECK(retry.status == 201);
-  CHECK(retry.header("Idempotent-Replayed") == "");
+  check_fresh(retry, 201);
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 1);
   CHECK(s.count("SELECT COUNT(*) FROM outbox WHERE event_type = 'order.created'") == 1);
-  const auto r = s.record("crash-1");
-  REQUIRE(r);
-  CHECK(r->attempts == 1);
-  CHECK(r->state == webhooks::idempotency::State::completed);
+  completed_record(s, "crash-1");
   const Answer replay = s.post("/orders", "crash-1", kConcurrentOrder);
   CHECK(replay.header("Idempotent-Replayed") == "true");
   CHECK(replay.body == retry.body);
@@ -108,8 +99,7 @@ TEST_CASE("50 concurrent identical requests: one order; every answer 201 with on
       if (body.empty()) body = a->body;
       CHECK(a->body == body);
     } else {
-      CHECK(a->status == 409);
-      CHECK(a->error_code() == "idempotency_key_in_use");
+      check_error(*a, 409, "idempotency_key_in_use");
       CHECK(a->header("Retry-After") == "1");  // the in-process claim of the running request
       ++busy;
     }
@@ -124,29 +114,19 @@ TEST_CASE("the connection breaks inside the transaction: all or nothing, and the
   Stack s;
   // PostgreSQL: the transaction terminates its own backend after writing the order and outbox
   // rows; SQLite: it fails at the same point.
-  s.start_api({"--break-transaction-once"});
-  const Answer broken = s.post("/orders", "broken-1", kConcurrentOrder);
-  CHECK(broken.status == 503);
-  CHECK(broken.error_code() == "storage_unavailable");
-  CHECK(broken.header("Retry-After") == "1");
-  CHECK(s.count("SELECT COUNT(*) FROM orders") == 0);
-  CHECK(s.count("SELECT COUNT(*) FROM outbox") == 0);
+  check_first_transaction_breaks(s, "broken-1", kConcurrentOrder);
   // The record was begun in the broken transaction: it rolled back with the order.
   CHECK_FALSE(s.record("broken-1"));
 
   const Answer retry = s.post("/orders", "broken-1", kConcurrentOrder);
-  CHECK(retry.status == 201);
-  CHECK(retry.header("Idempotent-Replayed") == "");
+  check_fresh(retry, 201);
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 1);
   CHECK(s.count("SELECT COUNT(*) FROM outbox WHERE event_type = 'order.created'") == 1);
   const std::string id = retry.json()["id"].get<std::string>();
   CHECK(s.count("SELECT COUNT(*) FROM orders WHERE id = '" + id + "'") == 1);
-  const auto r = s.record("broken-1");
-  REQUIRE(r);
-  CHECK(r->state == webhooks::idempotency::State::completed);
-  CHECK(r->attempts == 1);
-  REQUIRE(r->response);
-  CHECK(r->response->body == retry.body);
+  const webhooks::idempotency::Record r = completed_record(s, "broken-1");
+  REQUIRE(r.response);
+  CHECK(r.response->body == retry.body);
   // The pool replaced the broken connection: the next request works too.
   CHECK(s.post("/orders", "broken-2", kConcurrentOrder).status == 201);
 }

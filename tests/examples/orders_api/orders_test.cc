@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "harness.h"
+#include "orders_checks.h"
 #include "support/test_env.h"
 #include "webhooks/uuid.h"
 
@@ -31,8 +32,7 @@ TEST_CASE(
 TEST_CASE("same key and body twice: the second gets the first's status and body, replayed") {
   Stack s;
   s.start_api();
-  const Answer first = s.post("/orders", "order-1", kOrder);
-  REQUIRE(first.status == 201);
+  const Answer first = create_order(s, "order-1");
   CHECK(first.header("Idempotent-Replayed") == "");
   const nlohmann::json order = first.json();
   CHECK(webhooks::is_uuid_v7(order["id"].get<std::string>()));
@@ -45,9 +45,7 @@ TEST_CASE("same key and body twice: the second gets the first's status and body,
   CHECK(first.header("Location") == "/orders/" + order["id"].get<std::string>());
 
   const Answer second = s.post("/orders", "order-1", kOrder);
-  CHECK(second.status == 201);
-  CHECK(second.header("Idempotent-Replayed") == "true");
-  CHECK(second.body == first.body);
+  check_replayed(second, 201, first.body);
   CHECK(second.header("Location") == first.header("Location"));
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 1);
   CHECK(s.count("SELECT COUNT(*) FROM outbox WHERE event_type = 'order.created'") == 1);
@@ -56,37 +54,32 @@ TEST_CASE("same key and body twice: the second gets the first's status and body,
   CHECK(read.status == 200);
   CHECK(read.body == first.body);
   const Answer other = s.get("/orders/" + order["id"].get<std::string>(), "key-m2");
-  CHECK(other.status == 404);
-  CHECK(other.error_code() == "not_found");
+  check_error(other, 404, "not_found");
   CHECK(s.api->kill_and_wait(SIGTERM) == 0);  // SIGTERM: a clean exit 0 (and no sanitizer report)
 }
 
 TEST_CASE("same key with another body, path or merchant") {
   Stack s;
   s.start_api();
-  const Answer first = s.post("/orders", "order-2", kOrder);
-  REQUIRE(first.status == 201);
+  const Answer first = create_order(s, "order-2");
 
   SECTION("a different body: 422 idempotency_key_reused") {
     const Answer reused =
         s.post("/orders", "order-2", R"({"amount":1001,"currency":"EUR","reference":"inv-1"})");
-    CHECK(reused.status == 422);
-    CHECK(reused.error_code() == "idempotency_key_reused");
+    check_error(reused, 422, "idempotency_key_reused");
     CHECK(reused.header("Idempotent-Replayed") == "");
     CHECK(s.count("SELECT COUNT(*) FROM orders") == 1);
   }
   SECTION("POST /payouts after POST /orders: 422, never the order's answer") {
     const Answer reused = s.post("/payouts", "order-2",
                                  R"({"amount":1000,"currency":"EUR","destination":"NL91ABNA01"})");
-    CHECK(reused.status == 422);
-    CHECK(reused.error_code() == "idempotency_key_reused");
+    check_error(reused, 422, "idempotency_key_reused");
     CHECK(reused.body != first.body);
     CHECK(s.count("SELECT COUNT(*) FROM payouts") == 0);
   }
   SECTION("another merchant: its own order") {
     const Answer theirs = s.post("/orders", "order-2", kOrder, "key-m2");
-    CHECK(theirs.status == 201);
-    CHECK(theirs.header("Idempotent-Replayed") == "");
+    check_fresh(theirs, 201);
     CHECK(theirs.json()["merchant_id"] == "m2");
     CHECK(theirs.json()["id"] != first.json()["id"]);
     CHECK(s.count("SELECT COUNT(*) FROM orders") == 2);
@@ -97,8 +90,7 @@ TEST_CASE("same key with another body, path or merchant") {
 TEST_CASE("bodies that differ only in key order, whitespace or number spelling are one request") {
   Stack s;
   s.start_api();
-  const Answer first = s.post("/orders", "order-3", kOrder);
-  REQUIRE(first.status == 201);
+  const Answer first = create_order(s, "order-3");
   for (const char* body : {
            R"({"reference":"inv-1","currency":"EUR","amount":1000})",
            "{ \"amount\" : 1000 ,\n\t\"currency\":\"EUR\", \"reference\":\"inv-1\" }",
@@ -107,9 +99,7 @@ TEST_CASE("bodies that differ only in key order, whitespace or number spelling a
        }) {
     INFO(body);
     const Answer again = s.post("/orders", "order-3", body);
-    CHECK(again.status == 201);
-    CHECK(again.header("Idempotent-Replayed") == "true");
-    CHECK(again.body == first.body);
+    check_replayed(again, 201, first.body);
   }
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 1);
 
@@ -120,8 +110,7 @@ TEST_CASE("bodies that differ only in key order, whitespace or number spelling a
   CHECK(big.json()["amount"] == 9007199254740993LL);
   const Answer near = s.post("/orders", "order-4",
                              R"({"amount":9007199254740992,"currency":"EUR","reference":"big"})");
-  CHECK(near.status == 422);
-  CHECK(near.error_code() == "idempotency_key_reused");
+  check_error(near, 422, "idempotency_key_reused");
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 2);
 }
 
@@ -130,14 +119,12 @@ TEST_CASE("a NUL byte after the JSON document is 400 invalid_json, not the same 
   // NUL as the end of input, so this body had kOrder's fingerprint and was replayed as kOrder.
   Stack s;
   s.start_api();
-  const Answer first = s.post("/orders", "order-nul", kOrder);
-  REQUIRE(first.status == 201);
+  const Answer first = create_order(s, "order-nul");
   const std::string with_nul = kOrder + std::string("\0{\"amount\":1}", 13);
   for (const char* key : {"order-nul", "order-nul-2"}) {
     INFO(key);
     const Answer answer = s.post("/orders", key, with_nul);
-    CHECK(answer.status == 400);
-    CHECK(answer.error_code() == "invalid_json");
+    check_error(answer, 400, "invalid_json");
     CHECK(answer.json()["error"]["message"] ==
           "invalid JSON: NUL byte at byte offset 52 (write it as \\u0000 inside a string)");
     CHECK(answer.header("Idempotent-Replayed") == "");
@@ -149,19 +136,16 @@ TEST_CASE("Idempotency-Key validation") {
   Stack s;
   s.start_api();
   const Answer missing = s.post("/orders", std::nullopt, kOrder);
-  CHECK(missing.status == 400);
-  CHECK(missing.error_code() == "idempotency_key_missing");
+  check_error(missing, 400, "idempotency_key_missing");
   // cpp-httplib 0.11 drops a header field whose value is empty, so a bare empty key arrives as no
   // key at all; the structured-field form "" is the empty key that reaches the guard.
   const Answer bare_empty = s.post("/orders", "", kOrder);
-  CHECK(bare_empty.status == 400);
-  CHECK(bare_empty.error_code() == "idempotency_key_missing");
+  check_error(bare_empty, 400, "idempotency_key_missing");
   for (const std::string& key :
        {std::string("\"\""), std::string(256, 'k'), std::string("k\xc3\xa9")}) {
     INFO("key of " << key.size() << " bytes");
     const Answer invalid = s.post("/orders", key, kOrder);
-    CHECK(invalid.status == 400);
-    CHECK(invalid.error_code() == "idempotency_key_invalid");
+    check_error(invalid, 400, "idempotency_key_invalid");
   }
   // A control character never reaches the guard: the HTTP edge refuses the request.
   for (const std::string& key : {std::string("ab\x01"
@@ -169,8 +153,7 @@ TEST_CASE("Idempotency-Key validation") {
                                  std::string("ab\x7f"
                                              "cd")}) {
     const Answer invalid = s.post("/orders", key, kOrder);
-    CHECK(invalid.status == 400);
-    CHECK(invalid.error_code() == "bad_request");
+    check_error(invalid, 400, "bad_request");
   }
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 0);
   CHECK(s.count("SELECT COUNT(*) FROM idempotency_records") == 0);
@@ -179,12 +162,9 @@ TEST_CASE("Idempotency-Key validation") {
   CHECK(longest.status == 201);
 
   const Answer quoted = s.post("/orders", "\"order-5\"", kOrder);
-  CHECK(quoted.status == 201);
-  CHECK(quoted.header("Idempotent-Replayed") == "");
+  check_fresh(quoted, 201);
   const Answer bare = s.post("/orders", "order-5", kOrder);
-  CHECK(bare.status == 201);
-  CHECK(bare.header("Idempotent-Replayed") == "true");
-  CHECK(bare.body == quoted.body);
+  check_replayed(bare, 201, quoted.body);
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 2);
 }
 
@@ -193,15 +173,12 @@ TEST_CASE("a validation error (422) is final: the retry gets it replayed") {
   s.start_api();
   const std::string body = R"({"amount":-5,"currency":"EUR","reference":"inv-1"})";
   const Answer first = s.post("/orders", "order-6", body);
-  CHECK(first.status == 422);
-  CHECK(first.error_code() == "validation_failed");
+  check_error(first, 422, "validation_failed");
   CHECK(first.json()["error"]["message"] ==
         "amount must be an exact integer number of minor units from 1 to 9223372036854775807 "
         "(written with a fraction or an exponent, at most 9007199254740992)");
   const Answer retry = s.post("/orders", "order-6", body);
-  CHECK(retry.status == 422);
-  CHECK(retry.header("Idempotent-Replayed") == "true");
-  CHECK(retry.body == first.body);
+  check_replayed(retry, 422, first.body);
 
   const Answer currency =
       s.post("/orders", "order-7", R"({"amount":5,"currency":"eur","reference":"inv-1"})");
@@ -209,19 +186,16 @@ TEST_CASE("a validation error (422) is final: the retry gets it replayed") {
   CHECK(currency.json()["error"]["message"] ==
         "currency must be three uppercase letters, e.g. \"EUR\"");
   const Answer not_object = s.post("/orders", "order-8", "[1,2]");
-  CHECK(not_object.status == 400);
-  CHECK(not_object.error_code() == "invalid_request");
+  check_error(not_object, 400, "invalid_request");
   const Answer not_json = s.post("/orders", "order-9", "{\"amount\":");
-  CHECK(not_json.status == 400);
-  CHECK(not_json.error_code() == "invalid_json");
+  check_error(not_json, 400, "invalid_json");
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 0);
 }
 
 TEST_CASE("the same key after the TTL is a new request") {
   Stack s;
   s.start_api({"--ttl", "2s"});
-  const Answer first = s.post("/orders", "order-10", kOrder);
-  REQUIRE(first.status == 201);
+  const Answer first = create_order(s, "order-10");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   Answer later;
   int replays = 0;
@@ -233,8 +207,7 @@ TEST_CASE("the same key after the TTL is a new request") {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   CHECK(replays >= 1);
-  CHECK(later.status == 201);
-  CHECK(later.header("Idempotent-Replayed") == "");
+  check_fresh(later, 201);
   CHECK(later.json()["id"] != first.json()["id"]);
   CHECK(s.count("SELECT COUNT(*) FROM orders") == 2);
 }
@@ -243,15 +216,13 @@ TEST_CASE("bearer API keys and order updates") {
   Stack s;
   s.start_api();
   const Answer anonymous = s.post("/orders", "order-11", kOrder, "");
-  CHECK(anonymous.status == 401);
-  CHECK(anonymous.error_code() == "unauthorized");
+  check_error(anonymous, 401, "unauthorized");
   const Answer unknown = s.post("/orders", "order-11", kOrder, "key-nobody");
   CHECK(unknown.status == 401);
   CHECK(s.get("/orders/x", "key-nobody").status == 401);
   CHECK(s.count("SELECT COUNT(*) FROM idempotency_records") == 0);
 
-  const Answer created = s.post("/orders", "order-11", kOrder);
-  REQUIRE(created.status == 201);
+  const Answer created = create_order(s, "order-11");
   const std::string path = "/orders/" + created.json()["id"].get<std::string>();
   const Answer captured = s.put(path, R"({"status":"captured"})");
   CHECK(captured.status == 200);
@@ -260,8 +231,7 @@ TEST_CASE("bearer API keys and order updates") {
   CHECK(again.status == 200);
   CHECK(again.body == captured.body);
   const Answer cancel = s.put(path, R"({"status":"cancelled"})");
-  CHECK(cancel.status == 409);
-  CHECK(cancel.error_code() == "invalid_transition");
+  check_error(cancel, 409, "invalid_transition");
   CHECK(s.put(path, R"({"status":"shipped"})").status == 422);
   CHECK(s.put(path, R"({"status":"captured"})", "key-m2").status == 404);
   CHECK(s.count("SELECT COUNT(*) FROM outbox WHERE event_type = 'order.captured'") == 1);

@@ -7,12 +7,9 @@
 #include "support/secret_files.h"
 #include "support/test_env.h"
 
+using namespace webhooks::test;  // Stack, Answer, kOrder (harness.h), write_secret_file
 using webhooks::launcher::Finished;
-using webhooks::test::Answer;
 using Process = webhooks::launcher::ChildProcess;
-using webhooks::test::kOrder;
-using webhooks::test::Stack;
-using webhooks::test::write_secret_file;
 
 namespace {
 

@@ -23,14 +23,11 @@ const std::string kEndpointSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 struct Platform {
   explicit Platform(const std::string& name)
       : dir(temp_dir(name)),
-        daemon({"--listen", "127.0.0.1:0", "--db", database_target(name), "--admin-token", kToken,
-                "--allow-private-networks", "--log-level", "warn", "--poll-interval", "20ms"},
-               dir),
+        daemon(publisherd_args(database_target(name)), dir),
         url("http://127.0.0.1:" + std::to_string(daemon.wait_listening())) {}
 
   launcher::Finished cli(std::vector<std::string> args) const {
-    args.insert(args.end(), {"--publisher-url", url, "--admin-token", kToken});
-    return launcher::run_to_end("webhooks", args, dir);
+    return PublisherCli{url, kToken, dir, {}}(std::move(args));
   }
 
   std::string dir;

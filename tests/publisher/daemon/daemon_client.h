@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace webhooks::test {
 
@@ -31,6 +32,17 @@ struct Client {
   }
   httplib::Client http;
 };
+
+// The flags the daemon tests start webhooks-publisherd with (loopback, `db`, the test token,
+// private networks allowed, warn logs, a 20 ms poll), then `extra`.
+inline std::vector<std::string> publisherd_args(const std::string& db,
+                                                std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{"--listen", "127.0.0.1:0", "--db", db, "--admin-token", kToken};
+  args.insert(args.end(), {"--allow-private-networks", "--log-level", "warn"});
+  args.insert(args.end(), {"--poll-interval", "20ms"});
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
 
 // The answer's body as JSON; REQUIREs an answer.
 inline nlohmann::json body_of(const httplib::Result& res) {

@@ -23,27 +23,9 @@ namespace {
 using nlohmann::json;
 
 std::vector<std::string> daemon_args(const std::string& db, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args{"--listen",
-                                "127.0.0.1:0",
-                                "--db",
-                                db,
-                                "--admin-token",
-                                kToken,
-                                "--allow-private-networks",
-                                "--retry-schedule",
-                                "200ms,200ms,1s",
-                                "--timeout",
-                                "2s",
-                                "--delivery-lease",
-                                "3s",
-                                "--batch-size",
-                                "8",
-                                "--poll-interval",
-                                "20ms",
-                                "--log-level",
-                                "warn"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  return args;
+  extra.insert(extra.begin(), {"--retry-schedule", "200ms,200ms,1s", "--timeout", "2s"});
+  extra.insert(extra.end(), {"--delivery-lease", "3s", "--batch-size", "8"});
+  return publisherd_args(db, std::move(extra));
 }
 
 // The admin API's endpoints: 401 with a wrong token, create (with its secret once), get, 404.

@@ -48,19 +48,7 @@ class HangingEndpoint {
 
 std::vector<std::string> control_daemon_args(const std::string& db,
                                              std::vector<std::string> extra = {}) {
-  std::vector<std::string> args{"--listen",
-                                "127.0.0.1:0",
-                                "--db",
-                                db,
-                                "--admin-token",
-                                kToken,
-                                "--allow-private-networks",
-                                "--log-level",
-                                "warn",
-                                "--poll-interval",
-                                "20ms"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  return args;
+  return publisherd_args(db, std::move(extra));
 }
 
 std::string create_endpoint(Client& client, json body) {
@@ -377,10 +365,7 @@ TEST_CASE("webhooks endpoint create and update set the delivery control",
   const std::string dir = temp_dir("control-cli");
   Daemon daemon(control_daemon_args(database_target("control-cli")), dir);
   const std::string url = "http://127.0.0.1:" + std::to_string(daemon.wait_listening());
-  const auto cli = [&](std::vector<std::string> a) {
-    a.insert(a.end(), {"--publisher-url", url, "--admin-token", kToken, "--json"});
-    return launcher::run_to_end("webhooks", a, dir);
-  };
+  const PublisherCli cli{url, kToken, dir, {"--json"}};
   write_secret_file(dir + "/token", "gw-cli-token\n");
   auto created =
       cli({"endpoint", "create", "--merchant", "m1", "--url", "http://127.0.0.1:9/h",

@@ -11,6 +11,7 @@
 #include "daemon_client.h"
 #include "process.h"
 #include "support/duration_flags.h"
+#include "support/listen_flags.h"
 #include "support/test_env.h"
 
 namespace webhooks::test {
@@ -74,16 +75,9 @@ void refuses_bad_values(const std::string& dir) {
           "--listen: the port of 127.0.0.1:99999 must be a number from 0 to 65535 (expected "
           "HOST:PORT)\n");
   refused({"--listen", "nonsense"}, "--listen: nonsense has no port (expected HOST:PORT)\n");
-  refused({"--listen", "127.0.0.1:0:0"},  // bound 127.0.0.1:0 and exited 1 before
-          "--listen: 127.0.0.1:0:0 has more than one ':'; write an IPv6 host in brackets, e.g. "
-          "[::1]:8080 (expected HOST:PORT)\n");
-  refused({"--listen", "[::1]:80:80"},
-          "--listen: the port of [::1]:80:80 must be a number from 0 to 65535 (expected "
-          "HOST:PORT)\n");
-  refused({"--listen", ":80"}, "--listen: :80 has no host (expected HOST:PORT)\n");
-  refused({"--listen", "127.0.0.1:"},
-          "--listen: the port of 127.0.0.1: must be a number from 0 to 65535 (expected "
-          "HOST:PORT)\n");
+  for (const auto& [value, message] : kBadListenAddresses) {
+    refused({"--listen", value}, std::string("--listen: ") + message + " (expected HOST:PORT)\n");
+  }
 }
 
 // --delivery-lease, --timeout, --max-age, --permanent-status, --body-limit, an unknown flag, and
@@ -105,14 +99,17 @@ void refuses_bad_limits(const std::string& dir) {
                 " cannot be permanent: 408, 425 and 429 mean \"try later\" and are always "
                 "retried\n");
   }
-  refused({"--permanent-status", "410"},
-          "--permanent-status: 410 cannot be permanent: a 410 always disables the endpoint (its "
-          "tasks wait until it is enabled again)\n");
-  refused({"--permanent-status", "499,500"},
-          "--permanent-status: must be a whole number from 400 to 499, not 500\n");
-  refused({"--body-limit", "-1"},
-          "--body-limit: must be a whole number from 1 to 2147483647, not -1\n");
-  refused({"--no-such-flag"}, "--no-such-flag");
+  const std::pair<std::vector<std::string>, std::string> limits[] = {
+      {{"--permanent-status", "410"},
+       "--permanent-status: 410 cannot be permanent: a 410 always disables the endpoint (its "
+       "tasks wait until it is enabled again)\n"},
+      {{"--permanent-status", "499,500"},
+       "--permanent-status: must be a whole number from 400 to 499, not 500\n"},
+      {{"--body-limit", "-1"},
+       "--body-limit: must be a whole number from 1 to 2147483647, not -1\n"},
+      {{"--no-such-flag"}, "--no-such-flag"},
+  };
+  for (const auto& [args, message] : limits) refused(args, message);
   const std::string config = dir + "/publisherd.toml";
   std::ofstream(config) << "listen = \"127.0.0.1:0\"\nadmin-tokn = \"x\"\n";
   refused({"--config", config}, "admin-tokn");

@@ -32,6 +32,13 @@ struct Publisher {
     if (!key.empty()) headers.emplace("Idempotency-Key", key);
     return http.Post(path.c_str(), headers, body, "application/json");
   }
+  // Merchant m1's endpoint to `url`; REQUIREs 201 Created.
+  void add_endpoint(const std::string& url) {
+    const auto created =
+        post("/v1/endpoints", nlohmann::json{{"merchant_id", "m1"}, {"url", url}}.dump());
+    REQUIRE(created);
+    REQUIRE(created->status == 201);
+  }
   Daemon daemon;
   httplib::Client http;
 };
@@ -143,9 +150,7 @@ TEST_CASE("a data object with 85,000 members is accepted and kept byte for byte"
 TEST_CASE("event data is delivered with its number tokens byte for byte", "[daemon]") {
   Receiver receiver;
   Publisher p("publisherd-numbers");
-  REQUIRE(
-      p.post("/v1/endpoints", nlohmann::json{{"merchant_id", "m1"}, {"url", receiver.url()}}.dump())
-          ->status == 201);
+  p.add_endpoint(receiver.url());
   const std::string data =
       R"({"big":36893488147419103233,"exp":1E3,"price":1.50,"neg":-0.0,"list":[1e-7, 2]})";
   const auto accepted = p.post("/v1/events", event(data), "big-1");
@@ -199,9 +204,7 @@ TEST_CASE("event data is delivered with its number tokens byte for byte", "[daem
 TEST_CASE("event data's string escapes are delivered re-encoded, as documented", "[daemon]") {
   Receiver receiver;
   Publisher p("publisherd-escapes");
-  REQUIRE(
-      p.post("/v1/endpoints", nlohmann::json{{"merchant_id", "m1"}, {"url", receiver.url()}}.dump())
-          ->status == 201);
+  p.add_endpoint(receiver.url());
   const std::string data =
       R"({"e":"\u00e9","path":"a\/b","A":"\u0041","emoji":"\ud83d\ude00","q":"\"\\",)"
       R"("nl":"\u000a","us":"\u001F","raw":"é", "n" : 1.50})";

@@ -47,29 +47,9 @@ std::vector<std::string> ops_args(const std::string& db, const std::string& ops_
   // A failing delivery is retried every 200 ms for 4 s: the streak outlasts --disable-after 2s.
   std::string schedule = "200ms";
   for (int i = 1; i < 20; ++i) schedule += ",200ms";
-  return {"--listen",
-          "127.0.0.1:0",
-          "--db",
-          db,
-          "--admin-token",
-          kToken,
-          "--allow-private-networks",
-          "--retry-schedule",
-          schedule,
-          "--timeout",
-          "2s",
-          "--delivery-lease",
-          "3s",
-          "--batch-size",
-          "8",
-          "--poll-interval",
-          "20ms",
-          "--disable-after",
-          "2s",
-          "--ops-url",
-          ops_url,
-          "--log-level",
-          "warn"};
+  return publisherd_args(db,
+                         {"--retry-schedule", schedule, "--timeout", "2s", "--delivery-lease", "3s",
+                          "--batch-size", "8", "--disable-after", "2s", "--ops-url", ops_url});
 }
 
 TEST_CASE("a failing endpoint: gauge, one endpoint_failing line, signed ops events, disabled",

@@ -15,4 +15,18 @@ class Daemon : public launcher::ChildProcess {
       : launcher::ChildProcess("webhooks-publisherd", args, dir, with_env(env)) {}
 };
 
+// The webhooks CLI run to its end in `dir` against the daemon at `url` as `token`: each call's
+// args, then --publisher-url, --admin-token and `tail`.
+struct PublisherCli {
+  launcher::Finished operator()(std::vector<std::string> args) const {
+    args.insert(args.end(), {"--publisher-url", url, "--admin-token", token});
+    args.insert(args.end(), tail.begin(), tail.end());
+    return launcher::run_to_end("webhooks", args, dir);
+  }
+  std::string url;
+  std::string token;
+  std::string dir;
+  std::vector<std::string> tail;
+};
+
 }  // namespace webhooks::test

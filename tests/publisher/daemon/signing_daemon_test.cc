@@ -14,21 +14,7 @@ namespace {
 using nlohmann::json;
 
 std::vector<std::string> args(const std::string& db) {
-  return {"--listen",
-          "127.0.0.1:0",
-          "--db",
-          db,
-          "--admin-token",
-          kToken,
-          "--allow-private-networks",
-          "--retry-schedule",
-          "200ms,200ms,1s",
-          "--timeout",
-          "2s",
-          "--poll-interval",
-          "20ms",
-          "--log-level",
-          "warn"};
+  return publisherd_args(db, {"--retry-schedule", "200ms,200ms,1s", "--timeout", "2s"});
 }
 
 // merchant-receiver with `keys` (flag, value pairs) on its own SQLite file; its /webhooks URL.
@@ -171,10 +157,7 @@ TEST_CASE("webhooks endpoint create --signing v1a and rotate --signing both", "[
   const std::string dir = temp_dir("publisherd-signing-cli");
   Daemon daemon(args(database_target("signing_cli")), dir);
   const std::string url = "http://127.0.0.1:" + std::to_string(daemon.wait_listening());
-  const auto cli = [&](std::vector<std::string> a) {
-    a.insert(a.end(), {"--publisher-url", url, "--admin-token", kToken, "--json"});
-    return launcher::run_to_end("webhooks", a, dir);
-  };
+  const PublisherCli cli{url, kToken, dir, {"--json"}};
   auto created = cli({"endpoint", "create", "--merchant", "m1", "--url", "http://127.0.0.1:9/h",
                       "--signing", "v1a"});
   REQUIRE(created.exit_code == 0);

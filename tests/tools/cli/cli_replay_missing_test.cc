@@ -37,9 +37,8 @@ TEST_CASE(
   Run run = cli("replay --missing --endpoint ep_1 --since 2026-01-01T00:00:00Z --json" + url);
   CHECK(run.code == 0);
   CHECK(nlohmann::json::parse(run.out) == nlohmann::json{{"endpoint_id", "ep_1"}, {"tasks", 3}});
-  run = cli("replay --missing --endpoint ep_unknown --since 2026-01-01T00:00:00Z" + url);
-  CHECK(run.code == 1);
-  CHECK(run.out == "webhooks: the publisher answered 404: {\"error\":{\"code\":\"not_found\"}}\n");
+  check_cli("replay --missing --endpoint ep_unknown --since 2026-01-01T00:00:00Z" + url, 1,
+            "webhooks: the publisher answered 404: {\"error\":{\"code\":\"not_found\"}}\n");
   publisher.stop();
   serving.join();
   CHECK(

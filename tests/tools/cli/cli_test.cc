@@ -27,13 +27,13 @@ TEST_CASE("sign reproduces the conformance vectors") {
       nlohmann::json::parse(test::read_file(test::vectors_dir() + "/standard-webhooks-v1.json"));
   for (const auto& v : vectors["sign"]) {
     const std::string body = write(dir, "body", v["body"].get<std::string>());
-    const Run run = cli("sign --secret '" + v["secret"].get<std::string>() + "' --id " +
-                        v["id"].get<std::string>() + " --timestamp " +
-                        std::to_string(v["timestamp"].get<long>()) + " --body-file " + body);
-    CHECK(run.code == 0);
-    CHECK(run.out == "webhook-id: " + v["id"].get<std::string>() +
-                         "\nwebhook-timestamp: " + std::to_string(v["timestamp"].get<long>()) +
-                         "\nwebhook-signature: " + v["signature"].get<std::string>() + "\n");
+    check_cli("sign --secret '" + v["secret"].get<std::string>() + "' --id " +
+                  v["id"].get<std::string>() + " --timestamp " +
+                  std::to_string(v["timestamp"].get<long>()) + " --body-file " + body,
+              0,
+              "webhook-id: " + v["id"].get<std::string>() +
+                  "\nwebhook-timestamp: " + std::to_string(v["timestamp"].get<long>()) +
+                  "\nwebhook-signature: " + v["signature"].get<std::string>() + "\n");
   }
 }
 
@@ -42,42 +42,32 @@ TEST_CASE("verify says valid, or exactly why not") {
   const std::string body = write(dir, "body", "{\"test\": 2432232314}");
   const std::string headers = write(dir, "headers", kHeaders);
   const std::string base = "verify --secret " + kSecret + " --headers-file " + headers;
-  Run run = cli(base + " --body-file " + body + " --now 1614265330");
-  CHECK(run.code == 0);
-  CHECK(run.out == "valid\n");
+  check_cli(base + " --body-file " + body + " --now 1614265330", 0, "valid\n");
 
-  run = cli(base + " --body-file " + write(dir, "tampered", "{\"test\": 2432232315}") +
-            " --now 1614265330");
-  CHECK(run.code == 1);
-  CHECK(run.out ==
-        "invalid: no_matching_signature: no signature matches any configured secret or key\n");
+  check_cli(base + " --body-file " + write(dir, "tampered", "{\"test\": 2432232315}") +
+                " --now 1614265330",
+            1,
+            "invalid: no_matching_signature: no signature matches any configured secret or key\n");
 
-  run = cli(base + " --body-file " + body + " --now 1614265631");
-  CHECK(run.code == 1);
-  CHECK(run.out ==
-        "invalid: timestamp_too_old: webhook-timestamp is 301 s old; the tolerance is 300 s\n");
-  run = cli(base + " --body-file " + body + " --now 1614265029");
+  check_cli(base + " --body-file " + body + " --now 1614265631", 1,
+            "invalid: timestamp_too_old: webhook-timestamp is 301 s old; the tolerance is 300 s\n");
+  Run run = cli(base + " --body-file " + body + " --now 1614265029");
   CHECK(run.out ==
         "invalid: timestamp_too_new: webhook-timestamp is 301 s in the future; the tolerance is "
         "300 s\n");
   CHECK(cli(base + " --body-file " + body + " --now 1914265330 --no-tolerance").out == "valid\n");
   // --now's bounds: 0 and 9999-12-31T23:59:59Z.
-  run = cli(base + " --body-file " + body + " --now 0");
-  CHECK(run.code == 1);
-  CHECK(run.out ==
-        "invalid: timestamp_too_new: webhook-timestamp is 1614265330 s in the future; "
-        "the tolerance is 300 s\n");
-  run = cli(base + " --body-file " + body + " --now 253402300799");
-  CHECK(run.code == 1);
-  CHECK(run.out ==
-        "invalid: timestamp_too_old: webhook-timestamp is 251788035469 s old; the "
-        "tolerance is 300 s\n");
+  check_cli(base + " --body-file " + body + " --now 0", 1,
+            "invalid: timestamp_too_new: webhook-timestamp is 1614265330 s in the future; "
+            "the tolerance is 300 s\n");
+  check_cli(base + " --body-file " + body + " --now 253402300799", 1,
+            "invalid: timestamp_too_old: webhook-timestamp is 251788035469 s old; the "
+            "tolerance is 300 s\n");
 
   const std::string no_sig =
       write(dir, "no-sig", kHeaders.substr(0, kHeaders.find("webhook-signature")));
-  run = cli("verify --secret " + kSecret + " --headers-file " + no_sig + " --body-file " + body);
-  CHECK(run.code == 1);
-  CHECK(run.out == "invalid: missing_header: webhook-signature header is missing\n");
+  check_cli("verify --secret " + kSecret + " --headers-file " + no_sig + " --body-file " + body, 1,
+            "invalid: missing_header: webhook-signature header is missing\n");
 
   const std::string ms = write(
       dir, "ms", "webhook-id: msg_1\nwebhook-timestamp: 1614265330000\nwebhook-signature: v1,x\n");
@@ -86,11 +76,10 @@ TEST_CASE("verify says valid, or exactly why not") {
         "invalid: malformed_header: webhook-timestamp must be Unix seconds: 1 to 10 decimal "
         "digits\n");
 
-  run = cli("verify --secret whsec_short --headers-file " + headers + " --body-file " + body);
-  CHECK(run.code == 2);
-  CHECK(run.out ==
-        "--secret: secret is not valid base64 (expected 'whsec_' followed by padded base64)\n"
-        "Run with --help for more information.\n");
+  check_usage_error(
+      "verify --secret whsec_short --headers-file " + headers + " --body-file " + body,
+      "--secret: secret is not valid base64 (expected 'whsec_' followed by padded base64)\n"
+      "Run with --help for more information.\n");
   CHECK(
       cli("verify --secret " + kSecret + " --headers-file /nonexistent --body-file " + body).out ==
       "webhooks: cannot read /nonexistent: No such file or directory\n");
@@ -129,12 +118,11 @@ TEST_CASE("verify: repeated lines are refused as the receiver refuses them; svix
   CHECK(run.out ==
         "invalid: bad_request: the value of header x-note holds a control character (line 3)\n");
   // Neither a secret nor a key: every way to give one is named.
-  run = cli("verify --headers-file " + write(dir, "nokey", id + ts + "webhook-signature: " + good) +
-            " --body-file " + body);
-  CHECK(run.code == 2);
-  CHECK(run.out ==
-        "webhooks: verify needs --secret or --public-key: give --secret, --secret-file or "
-        "WEBHOOKS_SECRET (v1), or --public-key (v1a)\n");
+  check_usage_error(
+      "verify --headers-file " + write(dir, "nokey", id + ts + "webhook-signature: " + good) +
+          " --body-file " + body,
+      "webhooks: verify needs --secret or --public-key: give --secret, --secret-file or "
+      "WEBHOOKS_SECRET (v1), or --public-key (v1a)\n");
   // A byte order mark (an editor's) before the first line is not part of its name.
   run = verify("bom", "\xEF\xBB\xBF" + id + ts + "webhook-signature: " + good);
   CHECK(run.out == "valid\n");
@@ -174,29 +162,21 @@ TEST_CASE("verify: a signature list joined with ', ' or a tab is valid in either
                 "webhook-id: msg_p5jXN8AQM9LWM0D4loKWxJek\nwebhook-timestamp: 1614265330\n"
                 "webhook-signature: " +
                     list + "\n");
-      const Run run = cli("verify --secret " + kSecret + " --headers-file " + headers +
-                          " --body-file " + body + " --now 1614265330");
-      if (list.find(good) != std::string::npos) {
-        CHECK(run.code == 0);
-        CHECK(run.out == "valid\n");
-      } else {
-        CHECK(run.code == 1);
-        CHECK(
-            run.out ==
-            "invalid: no_matching_signature: no signature matches any configured secret or key\n");
-      }
+      const bool valid = list.find(good) != std::string::npos;
+      check_cli("verify --secret " + kSecret + " --headers-file " + headers + " --body-file " +
+                    body + " --now 1614265330",
+                valid ? 0 : 1,
+                valid ? "valid\n"
+                      : "invalid: no_matching_signature: no signature matches any configured "
+                        "secret or key\n");
     }
   }
 }
 
 TEST_CASE("send to listen, then replay the capture: one new event, one duplicate") {
   const std::string dir = test::temp_dir("cli-listen");
-  launcher::ChildProcess listen("webhooks",
-                                {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db",
-                                 dir + "/listen.db", "--capture", dir + "/capture.jsonl"},
-                                dir);
-  const std::string url =
-      "http://127.0.0.1:" + std::to_string(listen.wait_listening()) + "/webhooks";
+  CapturingListener listen(dir);
+  const std::string& url = listen.url;
   Run run = cli("send --url " + url + " --secret " + kSecret +
                 " --type order.created --data '{\"amount\":1000}'");
   CHECK(run.code == 0);
@@ -224,11 +204,8 @@ TEST_CASE("send to listen, then replay the capture: one new event, one duplicate
 
 TEST_CASE("listen: a Svix delivery is printed, captured under webhook-* names and replayed") {
   const std::string dir = test::temp_dir("cli-listen-svix");
-  launcher::ChildProcess listen("webhooks",
-                                {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db",
-                                 dir + "/listen.db", "--capture", dir + "/capture.jsonl"},
-                                dir);
-  const int port = listen.wait_listening();
+  CapturingListener listen(dir);
+  const int port = listen.port;
   // Signed now with the CLI, sent under the Svix service's names.
   const std::string body = write(dir, "body", "{\"type\":\"order.created\"}");
   const std::string now = std::to_string(std::time(nullptr));
@@ -252,9 +229,9 @@ TEST_CASE("listen: a Svix delivery is printed, captured under webhook-* names an
             std::to_string(port) + "/webhooks --secret " + kSecret);
   CHECK(run.code == 0);
   CHECK(run.out.find("1 of 1 deliveries accepted\n") != std::string::npos);
-  CHECK(listen.kill_and_wait(SIGTERM) == 0);
+  CHECK(listen.process.kill_and_wait(SIGTERM) == 0);
   // The id column shows the svix-id (it showed "-"); the replay has a delivery id of its own.
-  const std::string out = listen.out();
+  const std::string out = listen.process.out();
   INFO(out);
   CHECK(out.find("\nmsg_svix_1  -  -  new\nmsg_svix_1  -  ") != std::string::npos);
   CHECK(out.ends_with("  duplicate\n"));
@@ -267,20 +244,15 @@ TEST_CASE("listen (in-process claims) and merchant-receiver (transactional) on o
   const std::string dir = test::temp_dir("cli-mixed-modes");
   const std::string db = dir + "/shared.db";
   auto listen = std::make_unique<launcher::ChildProcess>(
-      "webhooks",
-      std::vector<std::string>{"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db", db,
-                               "--consumer", "merchant"},
-      dir);
-  const std::string listen_url =
-      "http://127.0.0.1:" + std::to_string(listen->wait_listening()) + "/webhooks";
+      "webhooks", listen_args({"--db", db, "--consumer", "merchant"}), dir);
+  const std::string listen_url = webhooks_url(*listen);
   const std::string send = " --secret " + kSecret + " --type order.created --data '{}'";
   Run run = cli("send --url " + listen_url + send);
   CHECK(run.out.find("status: 200\n") != std::string::npos);
 
   launcher::ChildProcess merchant(
       "merchant-receiver", {"--listen", "127.0.0.1:0", "--db", db, "--secret", kSecret}, dir);
-  const std::string merchant_url =
-      "http://127.0.0.1:" + std::to_string(merchant.wait_listening()) + "/webhooks";
+  const std::string merchant_url = webhooks_url(merchant);
   run = cli("send --url " + merchant_url + send);
   CHECK(run.code == 1);
   CHECK(run.out.find("status: 503\n") != std::string::npos);
@@ -292,12 +264,9 @@ TEST_CASE("listen (in-process claims) and merchant-receiver (transactional) on o
   CHECK(run.out.find("status: 200\n") != std::string::npos);
 
   // Now the merchant holds it shared: a new listener takes durable claims beside it.
-  launcher::ChildProcess second("webhooks",
-                                {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db",
-                                 db, "--consumer", "merchant"},
+  launcher::ChildProcess second("webhooks", listen_args({"--db", db, "--consumer", "merchant"}),
                                 dir);
-  run = cli("send --url http://127.0.0.1:" + std::to_string(second.wait_listening()) + "/webhooks" +
-            send);
+  run = cli("send --url " + webhooks_url(second) + send);
   CHECK(run.code == 0);
   CHECK(run.out.find("status: 200\n") != std::string::npos);
 }
@@ -305,12 +274,9 @@ TEST_CASE("listen (in-process claims) and merchant-receiver (transactional) on o
 TEST_CASE("listen --capture on a full disk: the delivery is 500 and retried, never a lost line") {
   // /dev/full refuses every write with ENOSPC, as a full disk does.
   const std::string dir = test::temp_dir("cli-capture-full");
-  launcher::ChildProcess listen("webhooks",
-                                {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db",
-                                 dir + "/listen.db", "--capture", "/dev/full"},
-                                dir);
-  const std::string url =
-      "http://127.0.0.1:" + std::to_string(listen.wait_listening()) + "/webhooks";
+  launcher::ChildProcess listen(
+      "webhooks", listen_args({"--db", dir + "/listen.db", "--capture", "/dev/full"}), dir);
+  const std::string url = webhooks_url(listen);
   const Run run = cli("send --url " + url + " --secret " + kSecret + " --type t --data '{}'");
   CHECK(run.code == 1);
   CHECK(run.out.find("status: 500\n") != std::string::npos);
@@ -322,19 +288,16 @@ TEST_CASE("two listeners on one SQLite file: the second waits (503) until the fi
   // `listen` runs the receiver's non-transactional mode with in-process claims, which are safe
   // only while one process uses the file: the first takes it alone (flock), the second is refused.
   const std::string dir = test::temp_dir("cli-two-listeners");
-  const std::vector<std::string> args = {"listen", "--listen", "127.0.0.1:0",     "--secret",
-                                         kSecret,  "--db",     dir + "/shared.db"};
+  const std::vector<std::string> args = listen_args({"--db", dir + "/shared.db"});
   auto first = std::make_unique<launcher::ChildProcess>("webhooks", args, dir);
-  const std::string first_url =
-      "http://127.0.0.1:" + std::to_string(first->wait_listening()) + "/webhooks";
+  const std::string first_url = webhooks_url(*first);
   const std::string send = " --secret " + kSecret + " --type order.created --data '{}'";
   Run run = cli("send --url " + first_url + send);
   CHECK(run.code == 0);
   CHECK(run.out.find("status: 200\n") != std::string::npos);
 
   launcher::ChildProcess second("webhooks", args, dir);
-  const std::string second_url =
-      "http://127.0.0.1:" + std::to_string(second.wait_listening()) + "/webhooks";
+  const std::string second_url = webhooks_url(second);
   run = cli("send --url " + second_url + send);
   CHECK(run.code == 1);
   CHECK(run.out.find("status: 503\n") != std::string::npos);
@@ -361,10 +324,8 @@ TEST_CASE("a malformed capture line is FILE:LINE: what is wrong, exit 2, nothing
   for (const auto& [line, problem] : cases) {
     const std::string file = write(dir, "capture.jsonl", good + "\n\n" + line + "\n");
     // Port 1: a delivery sent would fail (exit 1); a bad file must fail before sending.
-    const Run run =
-        cli("replay --capture " + file + " --url http://127.0.0.1:1/ --secret " + kSecret);
-    CHECK(run.code == 2);
-    CHECK(run.out == "webhooks: " + file + ":3: " + problem + "\n");
+    check_usage_error("replay --capture " + file + " --url http://127.0.0.1:1/ --secret " + kSecret,
+                      "webhooks: " + file + ":3: " + problem + "\n");
   }
 }
 
@@ -404,12 +365,11 @@ TEST_CASE(
   deep += "1" + std::string(100'000, '}');
   const std::string file = write(dir, "deep.json", deep);
   // Port 1: a delivery sent would fail (exit 1); the file must be refused first (exit 2).
-  Run run =
-      cli("send --url http://127.0.0.1:1/x --secret " + kSecret + " --type t --data @" + file);
-  CHECK(run.code == 2);
-  CHECK(run.out == "webhooks: --data @" + file +
-                       " is not JSON: invalid JSON: nested deeper than the limit of 127 arrays "
-                       "and objects\n");
+  check_usage_error(
+      "send --url http://127.0.0.1:1/x --secret " + kSecret + " --type t --data @" + file,
+      "webhooks: --data @" + file +
+          " is not JSON: invalid JSON: nested deeper than the limit of 127 arrays "
+          "and objects\n");
   // 127 levels are sent (the delivered body adds one); 128 are refused.
   const auto nested = [](std::size_t depth) {  // an object holding depth - 1 nested arrays
     return "{\"a\":" + std::string(depth - 1, '[') + std::string(depth - 1, ']') + "}";
@@ -432,8 +392,9 @@ TEST_CASE(
   });
   const int port = server.bind_to_any_port("127.0.0.1");
   std::thread serving([&] { server.listen_after_bind(); });
-  run = cli("send --url http://127.0.0.1:" + std::to_string(port) + "/hook --secret " + kSecret +
-            " --type t --data '{ \"big\": 36893488147419103233, \"p\": 1.50 }'");
+  const Run run =
+      cli("send --url http://127.0.0.1:" + std::to_string(port) + "/hook --secret " + kSecret +
+          " --type t --data '{ \"big\": 36893488147419103233, \"p\": 1.50 }'");
   server.stop();
   serving.join();
   CHECK(run.code == 0);
@@ -446,28 +407,20 @@ TEST_CASE(
   // Found by the red team: the listener answers 413 and closes after discarding 8 MiB; the CLI was
   // killed by SIGPIPE while still writing (exit 141, nothing printed).
   const std::string dir = test::temp_dir("cli-send-huge");
-  launcher::ChildProcess listen(
-      "webhooks",
-      {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db", dir + "/listen.db"}, dir);
-  const std::string url =
-      "http://127.0.0.1:" + std::to_string(listen.wait_listening()) + "/webhooks";
+  launcher::ChildProcess listen("webhooks", listen_args({"--db", dir + "/listen.db"}), dir);
+  const std::string url = webhooks_url(listen);
   const std::string file =
       write(dir, "huge.json", "{\"a\":\"" + std::string(32 * 1024 * 1024, 'x') + "\"}");
-  const Run run = cli("send --url " + url + " --secret " + kSecret + " --type t --data @" + file);
-  CHECK(run.code == 1);
-  CHECK(run.out == "webhooks send: no answer from " + url +
-                       ": the connection broke while the request was sent (a body over the "
-                       "server's limit?)\n");
+  check_cli("send --url " + url + " --secret " + kSecret + " --type t --data @" + file, 1,
+            "webhooks send: no answer from " + url +
+                ": the connection broke while the request was sent (a body over the "
+                "server's limit?)\n");
 }
 
 TEST_CASE("send --id twice is the receiver's duplicate; an old --timestamp is refused") {
   const std::string dir = test::temp_dir("cli-send-id");
-  launcher::ChildProcess listen("webhooks",
-                                {"listen", "--listen", "127.0.0.1:0", "--secret", kSecret, "--db",
-                                 dir + "/listen.db", "--capture", dir + "/capture.jsonl"},
-                                dir);
-  const std::string url =
-      "http://127.0.0.1:" + std::to_string(listen.wait_listening()) + "/webhooks";
+  CapturingListener listen(dir);
+  const std::string& url = listen.url;
   const std::string send = "send --url " + url + " --secret " + kSecret + " --type order.created ";
   Run first = cli(send + "--data '{\"amount\":1000}'");
   REQUIRE(first.code == 0);
@@ -503,8 +456,8 @@ TEST_CASE("send --id twice is the receiver's duplicate; an old --timestamp is re
         "webhooks: --header Content-Length: send sets it for the request's framing\n");
   CHECK(cli(send + "--data '{}' --header 'no colon'").out ==
         "webhooks: --header must be \"Name: value\", not \"no colon\"\n");
-  CHECK(listen.kill_and_wait(SIGTERM) == 0);
-  const std::string out = listen.out();
+  CHECK(listen.process.kill_and_wait(SIGTERM) == 0);
+  const std::string out = listen.process.out();
   INFO(out);
   const auto lines_ending = [&](const std::string& tail) {
     std::size_t n = 0;
