@@ -102,6 +102,19 @@ Call post_with_retries(const PartnerOptions& options, const std::string& path,
   return call;
 }
 
+// `call` as a TransferResult or a ReversalResult: held is `held`, its id in `id`.
+template <class Result>
+Result result_of(const Call& call, typename Result::Kind held, std::string Result::*id) {
+  Result result;
+  result.kind = call.end == Call::End::held      ? held
+                : call.end == Call::End::refused ? Result::Kind::rejected
+                                                 : Result::Kind::unavailable;
+  result.status = call.status;
+  result.*id = call.id;
+  result.error = call.error;
+  return result;
+}
+
 }  // namespace
 
 PartnerClient::PartnerClient(PartnerOptions options) : options_(std::move(options)) {
@@ -130,13 +143,8 @@ TransferResult PartnerClient::create_transfer(const std::string& key, std::int64
                                         {"try", attempt},
                                         {"error", error}});
       });
-  TransferResult result;
-  result.kind = call.end == Call::End::held      ? TransferResult::Kind::accepted
-                : call.end == Call::End::refused ? TransferResult::Kind::rejected
-                                                 : TransferResult::Kind::unavailable;
-  result.status = call.status;
-  result.transfer_id = call.id;
-  result.error = call.error;
+  TransferResult result =
+      result_of(call, TransferResult::Kind::accepted, &TransferResult::transfer_id);
   result.tries = call.tries;
   return result;
 }
@@ -153,14 +161,7 @@ ReversalResult PartnerClient::reverse_transfer(const std::string& transfer_id,
         return status == 200 || status == 201 ? &parsed : nullptr;
       },
       "an answer without a reversal id", [](int, const std::string&) {});
-  ReversalResult result;
-  result.kind = call.end == Call::End::held      ? ReversalResult::Kind::reversed
-                : call.end == Call::End::refused ? ReversalResult::Kind::rejected
-                                                 : ReversalResult::Kind::unavailable;
-  result.status = call.status;
-  result.reversal_id = call.id;
-  result.error = call.error;
-  return result;
+  return result_of(call, ReversalResult::Kind::reversed, &ReversalResult::reversal_id);
 }
 
 std::vector<PartnerTransfer> PartnerClient::list_transfers() {
