@@ -123,6 +123,16 @@ void take_body_id(ProviderResult& result, std::string_view body, std::string_vie
   take_id(result, it->get_ref<const std::string&>(), ProviderStatus::missing_id, where);
 }
 
+ProviderResult timestamped(std::string_view header, std::int64_t timestamp,
+                           std::int64_t now_seconds, const ProviderOptions& options,
+                           std::string_view body, std::string_view field) {
+  ProviderResult result;
+  check_window(result, header, timestamp, now_seconds, options);
+  if (!result) return result;
+  take_body_id(result, body, field);
+  return result;
+}
+
 std::vector<std::string> checked(std::vector<std::string> secrets) {
   if (secrets.empty()) {
     throw Error(ErrorCode::invalid_argument, "a provider verifier needs at least one secret");

@@ -43,6 +43,11 @@ void take_id(ProviderResult& result, std::string_view id, ProviderStatus status,
              std::string_view where);
 // Sets result.event_id to the body's top-level string `field`, or missing_id.
 void take_body_id(ProviderResult& result, std::string_view body, std::string_view field);
+// A delivery of a provider that signs a timestamp, its signature matched: the window checked on
+// `timestamp` (read from `header`), then the event id taken from the body's `field`.
+ProviderResult timestamped(std::string_view header, std::int64_t timestamp,
+                           std::int64_t now_seconds, const ProviderOptions& options,
+                           std::string_view body, std::string_view field);
 
 // `secrets` unchanged; throws as make_provider_verifier when empty or one is empty.
 std::vector<std::string> checked(std::vector<std::string> secrets);

@@ -26,11 +26,7 @@ ProviderResult verify(const std::vector<std::string>& secrets, const ProviderOpt
           {*signature})) {
     return detail::bad_signature(kHeaderSignature);
   }
-  ProviderResult result;
-  detail::check_window(result, kHeaderTimestamp, *timestamp, now_seconds, options);
-  if (!result) return result;
-  detail::take_body_id(result, body, "event_id");
-  return result;
+  return detail::timestamped(kHeaderTimestamp, *timestamp, now_seconds, options, body, "event_id");
 }
 
 }  // namespace

@@ -48,11 +48,7 @@ ProviderResult verify(const std::vector<std::string>& secrets, const ProviderOpt
           parsed.v1)) {
     return detail::bad_signature(kHeaderSignature);
   }
-  ProviderResult result;
-  detail::check_window(result, kHeaderSignature, *timestamp, now_seconds, options);
-  if (!result) return result;
-  detail::take_body_id(result, body, "id");
-  return result;
+  return detail::timestamped(kHeaderSignature, *timestamp, now_seconds, options, body, "id");
 }
 
 }  // namespace
