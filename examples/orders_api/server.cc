@@ -75,25 +75,27 @@ class Api {
         console_(keys_, store_, *db, clock, config.behind_tls_proxy) {}
 
   void routes(http::Server& server) {
-    using httplib::Request;
-    server.Post("/orders",
-                [this](const Request& req, httplib::Response& res) { create_order(req, res); });
-    server.Get(R"(/orders/([^/]+))",
-               [this](const Request& req, httplib::Response& res) { get_order(req, res); });
-    server.Put(R"(/orders/([^/]+))",
-               [this](const Request& req, httplib::Response& res) { update_order(req, res); });
-    server.Post("/payouts",
-                [this](const Request& req, httplib::Response& res) { create_payout(req, res); });
-    server.Get(R"(/payouts/([^/]+))",
-               [this](const Request& req, httplib::Response& res) { get_payout(req, res); });
-    server.Get(R"(/v1/idempotency-keys/(.+))",
-               [this](const Request& req, httplib::Response& res) { get_key(req, res); });
-    server.Get("/healthz", [this](const Request&, httplib::Response& res) { healthz(res); });
+    server.Post("/orders", calling(&Api::create_order));
+    server.Get(R"(/orders/([^/]+))", calling(&Api::get_order));
+    server.Put(R"(/orders/([^/]+))", calling(&Api::update_order));
+    server.Post("/payouts", calling(&Api::create_payout));
+    server.Get(R"(/payouts/([^/]+))", calling(&Api::get_payout));
+    server.Get(R"(/v1/idempotency-keys/(.+))", calling(&Api::get_key));
+    server.Get("/healthz",
+               [this](const httplib::Request&, httplib::Response& res) { healthz(res); });
     console_.mount(server);
     server.set_exception_handler(idempotency::answer_exception);
   }
 
  private:
+  // A route's handler: this object's `route`.
+  httplib::Server::Handler calling(void (Api::*route)(const httplib::Request&,
+                                                      httplib::Response&)) {
+    return [this, route](const httplib::Request& req, httplib::Response& res) {
+      (this->*route)(req, res);
+    };
+  }
+
   // POST /orders: record, order and outbox row in one transaction, grouped with concurrent
   // requests'.
   void create_order(const httplib::Request& req, httplib::Response& res) {

@@ -10,39 +10,67 @@
 namespace webhooks::receiver {
 namespace {
 
-Answer error_answer(int status, std::string_view code, std::string_view message) {
-  return idempotency::error_response(status, code, message);
+using providers::ProviderStatus;
+
+// The Standard Webhooks verifier's status as the provider status of the same meaning.
+ProviderStatus as_provider_status(VerifyStatus status) {
+  switch (status) {
+    case VerifyStatus::ok:
+      return ProviderStatus::ok;
+    case VerifyStatus::missing_header:
+      return ProviderStatus::missing_header;
+    case VerifyStatus::malformed_header:
+      break;
+    case VerifyStatus::no_matching_signature:
+      return ProviderStatus::bad_signature;
+    case VerifyStatus::timestamp_too_old:
+      return ProviderStatus::timestamp_too_old;
+    case VerifyStatus::timestamp_too_new:
+      return ProviderStatus::timestamp_too_new;
+  }
+  return ProviderStatus::malformed_header;
 }
 
 }  // namespace
 
+Answer Receiver::Impl::refuse(const Event& event, int status, std::string_view code,
+                              std::string_view message) {
+  log(event, code, status);
+  return idempotency::error_response(status, code, message);
+}
+
+std::optional<Answer> Receiver::Impl::unverified(const Event& event, ProviderStatus status,
+                                                 std::string_view message) {
+  switch (status) {
+    case ProviderStatus::ok:
+      return std::nullopt;
+    case ProviderStatus::missing_header:
+    case ProviderStatus::malformed_header:
+      return refuse(event, 400, "headers_invalid", message);
+    case ProviderStatus::bad_signature:
+      return refuse(event, 401, "signature_invalid", message);
+    case ProviderStatus::timestamp_too_old:
+    case ProviderStatus::timestamp_too_new:
+      return refuse(event, 401, "timestamp_out_of_tolerance", message);
+    case ProviderStatus::missing_id:
+      return refuse(event, 400, "event_id_missing", message);
+  }
+  return refuse(event, 400, "headers_invalid", message);
+}
+
 std::optional<Answer> Receiver::Impl::verify(const Headers& headers, std::string_view body,
                                              Event& event, Owned& owned) {
   if (body.size() > config.max_body_bytes) {
-    log(event, "payload_too_large", 413);
-    return error_answer(
-        413, "payload_too_large",
-        "the body is larger than " + std::to_string(config.max_body_bytes) + " bytes");
+    return refuse(event, 413, "payload_too_large",
+                  "the body is larger than " + std::to_string(config.max_body_bytes) + " bytes");
   }
   if (provider_verifier) return verify_provider(headers, body, event, owned);
   std::optional<std::string> signature;
   SignedHeaders signed_headers;
   VerifyResult verified = read_signed_headers(headers, signed_headers, signature);
   if (verified) verified = verifier->verify(signed_headers, body, clock.now_seconds());
-  switch (verified.status) {
-    case VerifyStatus::ok:
-      break;
-    case VerifyStatus::missing_header:
-    case VerifyStatus::malformed_header:
-      log(event, "headers_invalid", 400);
-      return error_answer(400, "headers_invalid", verified.message);
-    case VerifyStatus::no_matching_signature:
-      log(event, "signature_invalid", 401);
-      return error_answer(401, "signature_invalid", verified.message);
-    case VerifyStatus::timestamp_too_old:
-    case VerifyStatus::timestamp_too_new:
-      log(event, "timestamp_out_of_tolerance", 401);
-      return error_answer(401, "timestamp_out_of_tolerance", verified.message);
+  if (auto refused = unverified(event, as_provider_status(verified.status), verified.message)) {
+    return refused;
   }
   event.id = *signed_headers.id;
   event.timestamp = verified.timestamp;
@@ -52,27 +80,9 @@ std::optional<Answer> Receiver::Impl::verify(const Headers& headers, std::string
 
 std::optional<Answer> Receiver::Impl::verify_provider(const Headers& headers, std::string_view body,
                                                       Event& event, Owned& owned) {
-  using providers::ProviderStatus;
   const providers::ProviderResult verified = provider_verifier->verify(
       [&](std::string_view name) { return headers.get(name); }, body, clock.now_seconds());
-  switch (verified.status) {
-    case ProviderStatus::ok:
-      break;
-    case ProviderStatus::missing_header:
-    case ProviderStatus::malformed_header:
-      log(event, "headers_invalid", 400);
-      return error_answer(400, "headers_invalid", verified.message);
-    case ProviderStatus::bad_signature:
-      log(event, "signature_invalid", 401);
-      return error_answer(401, "signature_invalid", verified.message);
-    case ProviderStatus::timestamp_too_old:
-    case ProviderStatus::timestamp_too_new:
-      log(event, "timestamp_out_of_tolerance", 401);
-      return error_answer(401, "timestamp_out_of_tolerance", verified.message);
-    case ProviderStatus::missing_id:
-      log(event, "event_id_missing", 400);
-      return error_answer(400, "event_id_missing", verified.message);
-  }
+  if (auto refused = unverified(event, verified.status, verified.message)) return refused;
   owned.provider_id = verified.event_id;
   event.id = owned.provider_id;
   event.timestamp = verified.timestamp;
@@ -86,10 +96,7 @@ std::optional<Answer> Receiver::Impl::parse(const Headers& headers, std::string_
       http::is_form_media_type(headers.get("Content-Type").value_or(""))) {
     std::string why;
     std::optional<std::string> json = form_payload(body, why);
-    if (!json) {
-      log(event, "invalid_form", 400);
-      return error_answer(400, "invalid_form", why);
-    }
+    if (!json) return refuse(event, 400, "invalid_form", why);
     owned.form_json = std::move(*json);
     body = owned.form_json;
     event.body = body;
@@ -97,12 +104,10 @@ std::optional<Answer> Receiver::Impl::parse(const Headers& headers, std::string_
   try {
     payload = parse_json(body);
   } catch (const Error& e) {
-    log(event, "invalid_json", 400);
-    return error_answer(400, "invalid_json", e.what());
+    return refuse(event, 400, "invalid_json", e.what());
   }
   if (!payload.is_object()) {
-    log(event, "invalid_json", 400);
-    return error_answer(400, "invalid_json", "the body is not a JSON object");
+    return refuse(event, 400, "invalid_json", "the body is not a JSON object");
   }
   event.payload = &payload;
   if (const auto type = payload.find("type"); type != payload.end() && type->is_string()) {
@@ -139,6 +144,18 @@ std::optional<Answer> Receiver::Impl::admit(
       store.peek(config.consumer, event.id, fingerprint, clock.now_ms());
   event.attempt = seen.attempts;
   return settled(event, seen, fingerprint);
+}
+
+std::optional<Answer> Receiver::Impl::admit_or_answer(const Headers& headers, std::string_view body,
+                                                      Admission& admission, bool read_record,
+                                                      const std::function<void()>& prepare) {
+  Admission& a = admission;
+  try {
+    prepare();
+    return admit(headers, body, a.payload, a.event, a.claim, a.fingerprint, a.owned, read_record);
+  } catch (const std::exception& e) {
+    return store_failed(e);  // the store failed, or another process holds the file alone
+  }
 }
 
 }  // namespace webhooks::receiver

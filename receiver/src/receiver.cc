@@ -72,45 +72,28 @@ Receiver::~Receiver() = default;
 
 Answer Receiver::handle(const Headers& headers, std::string_view raw_body, const Handler& handler) {
   Impl& impl = *impl_;
-  nlohmann::json payload;
-  Event event;
-  std::optional<idempotency::InProcessClaims::Claim> claim;
-  std::string fingerprint;
-  Owned owned;
+  Admission a;
   bool durable = true;
-  try {
-    durable = impl.durable_claims();  // before admit: it picks the claim set admit uses
-    if (auto answer =
-            impl.admit(headers, raw_body, payload, event, claim, fingerprint, owned, true)) {
-      return std::move(*answer);
-    }
-  } catch (const std::exception& e) {
-    return store_failed(e);  // the store failed, or another process holds the file alone
+  if (auto answer = impl.admit_or_answer(headers, raw_body, a, true,
+                                         [&] { durable = impl.durable_claims(); })) {
+    return std::move(*answer);
   }
-  return durable ? impl.run_durable(event, fingerprint, handler)
-                 : impl.run_in_process(event, fingerprint, handler);
+  return durable ? impl.run_durable(a.event, a.fingerprint, handler)
+                 : impl.run_in_process(a.event, a.fingerprint, handler);
 }
 
 Answer Receiver::handle(const Headers& headers, std::string_view raw_body,
                         const TransactionalHandler& handler) {
   Impl& impl = *impl_;
-  nlohmann::json payload;
-  Event event;
-  std::optional<idempotency::InProcessClaims::Claim> claim;
-  std::string fingerprint;
-  Owned owned;
-  try {
-    impl.share_for_transactions();  // before admit: it picks the claim set admit uses
-    // No read of the record here: the group's begin settles duplicates, so a new event costs no
-    // read before its write.
-    if (auto answer =
-            impl.admit(headers, raw_body, payload, event, claim, fingerprint, owned, false)) {
-      return std::move(*answer);
-    }
-  } catch (const std::exception& e) {
-    return store_failed(e);  // the store failed, or another process holds the file alone
+  Admission a;
+  // No read of the record here: the group's begin settles duplicates, so a new event costs no
+  // read before its write.
+  if (auto answer = impl.admit_or_answer(headers, raw_body, a, false,
+                                         [&] { impl.share_for_transactions(); })) {
+    return std::move(*answer);
   }
-  return impl.run_transactional(event, fingerprint, handler);  // `claim` held until it returns
+  return impl.run_transactional(a.event, a.fingerprint,
+                                handler);  // the claim held until it returns
 }
 
 db::Database& Receiver::database() { return *impl_->db; }

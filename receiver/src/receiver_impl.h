@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -63,6 +64,16 @@ std::optional<std::string> form_payload(std::string_view body, std::string& why)
 struct Owned {
   std::string provider_id;
   std::string form_json;
+};
+
+// What Receiver::Impl::admit fills for one delivery. Lives as long as its handling: the event views
+// the payload and `owned`, and the claim is held until the handler's answer is recorded.
+struct Admission {
+  nlohmann::json payload;
+  Event event;
+  std::optional<idempotency::InProcessClaims::Claim> claim;
+  std::string fingerprint;
+  Owned owned;
 };
 
 // Logs a failure of the dedup store and answers 503 (idempotency::storage_unavailable).
@@ -134,6 +145,11 @@ struct Receiver::Impl {
                               nlohmann::json& payload, Event& event,
                               std::optional<idempotency::InProcessClaims::Claim>& claim,
                               std::string& fingerprint, Owned& owned, bool read_record);
+  // `prepare` (it picks the claim set admit uses), then admit into `admission`; a failure of the
+  // store or of `prepare` (another process holds the file alone) is answered by store_failed.
+  std::optional<Answer> admit_or_answer(const Headers& headers, std::string_view body,
+                                        Admission& admission, bool read_record,
+                                        const std::function<void()>& prepare);
   // admit's first step: the body's size and signature; sets event.id, .timestamp and .body.
   std::optional<Answer> verify(const Headers& headers, std::string_view body, Event& event,
                                Owned& owned);
@@ -159,6 +175,12 @@ struct Receiver::Impl {
                 const RecordTimes& record);
   void log(const Event& event, std::string_view outcome, int status,
            spdlog::level::level_enum level = spdlog::level::info);
+  // A refused delivery: logged as `code` with `status`, answered with the error body.
+  Answer refuse(const Event& event, int status, std::string_view code, std::string_view message);
+  // A failed verification's refusal (400 headers_invalid, 401 signature_invalid or
+  // timestamp_out_of_tolerance, 400 event_id_missing), logged; std::nullopt when `status` is ok.
+  std::optional<Answer> unverified(const Event& event, providers::ProviderStatus status,
+                                   std::string_view message);
   // Logs a handled or rejected event and remembers its answer; after its commit.
   // `record`: the record's created_at and expires_at (from begin).
   Answer handled(const Event& event, std::string_view fingerprint, Answer answer,

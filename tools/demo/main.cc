@@ -7,6 +7,8 @@
 #include <atomic>
 #include <filesystem>
 #include <iostream>
+#include <limits>
+#include <string>
 #include <thread>
 
 #include "demo.h"
@@ -22,40 +24,35 @@ std::filesystem::path own_directory() {
   return ec ? std::filesystem::current_path() : self.parent_path();
 }
 
+// A whole-number flag from `min` to `max`, its default shown in --help.
+void add_count(CLI::App& app, const std::string& name, int& value, const std::string& text, int min,
+               int max = std::numeric_limits<int>::max()) {
+  app.add_option(name, value, text)->check(webhooks::app::count(min, max))->capture_default_str();
+}
+
 // The flags that shape the load and the faults.
 void add_load_flags(CLI::App& app, webhooks::demo::Options& o) {
-  app.add_option("--orders", o.orders, "orders to create")
-      ->check(webhooks::app::count(1, 100000))
-      ->capture_default_str();
-  app.add_option("--payouts", o.payouts, "payouts to create")
-      ->check(webhooks::app::count(0, 100000))
-      ->capture_default_str();
-  app.add_option("--resend-percent", o.resend_percent,
-                 "share of requests sent a second time with the same key, half at the same moment "
-                 "as the original, half after its answer")
-      ->check(webhooks::app::count(0, 100))
-      ->capture_default_str();
-  app.add_option("--concurrency", o.concurrency, "client connections to the orders API")
-      ->check(webhooks::app::count(1, 256))
-      ->capture_default_str();
-  app.add_option("--merchant-fail-percent", o.merchant_fail_percent,
-                 "the merchant receiver's --fail-first-attempts: share of events whose first "
-                 "handler call fails")
-      ->check(webhooks::app::count(0, 100))
-      ->capture_default_str();
+  add_count(app, "--orders", o.orders, "orders to create", 1, 100000);
+  add_count(app, "--payouts", o.payouts, "payouts to create", 0, 100000);
+  add_count(app, "--resend-percent", o.resend_percent,
+            "share of requests sent a second time with the same key, half at the same moment as "
+            "the original, half after its answer",
+            0, 100);
+  add_count(app, "--concurrency", o.concurrency, "client connections to the orders API", 1, 256);
+  add_count(app, "--merchant-fail-percent", o.merchant_fail_percent,
+            "the merchant receiver's --fail-first-attempts: share of events whose first handler "
+            "call fails",
+            0, 100);
   app.add_option("--crash-on-event", o.crash_on_event,
                  "the merchant receiver SIGKILLs itself inside the handler of the Nth new event "
                  "and is restarted (default: a third of the events; 0: no crash)")
       ->check(webhooks::app::count(0));
-  app.add_option("--partner-drops", o.partner_drops,
-                 "the payout partner's --drop-after-commit: answers lost after commit")
-      ->check(webhooks::app::count(0))
-      ->capture_default_str();
-  app.add_option("--operator-replays", o.operator_replays,
-                 "events replayed through the publisher's admin API after delivery (duplicates "
-                 "the receiver must suppress)")
-      ->check(webhooks::app::count(0))
-      ->capture_default_str();
+  add_count(app, "--partner-drops", o.partner_drops,
+            "the payout partner's --drop-after-commit: answers lost after commit", 0);
+  add_count(app, "--operator-replays", o.operator_replays,
+            "events replayed through the publisher's admin API after delivery (duplicates the "
+            "receiver must suppress)",
+            0);
   app.add_option("--retry-schedule", o.retry_schedule, "the publisher's --retry-schedule")
       ->capture_default_str();
 }

@@ -1,5 +1,6 @@
 #include "webhooks/idempotency/guard.h"
 
+#include "scoped_key.h"
 #include "webhooks/error.h"
 #include "webhooks/fingerprint.h"
 #include "webhooks/log.h"
@@ -63,11 +64,7 @@ Response failed_operation(const std::exception& e, std::string_view scope, std::
 
 // The route a record is begun on: "METHOD /path".
 std::string route_of(std::string_view method, std::string_view path) {
-  std::string route;
-  route.reserve(method.size() + 1 + path.size());
-  route.append(method).push_back(' ');
-  route.append(path);
-  return route;
+  return detail::joined(method, ' ', path);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// The one string that names (scope, key) in this process's in-memory maps of records
-// (InProcessClaims, ReplayCache): scope, a NUL byte, key. Internal to common/src/idempotency.
+// Two-part names of common/idempotency (internal): `first`, `separator`, `second` joined; the
+// component scope ("component:id"), the route ("METHOD /path") and the scoped key below.
 #pragma once
 
 #include <string>
@@ -7,12 +7,18 @@
 
 namespace webhooks::idempotency::detail {
 
+inline std::string joined(std::string_view first, char separator, std::string_view second) {
+  std::string out;
+  out.reserve(first.size() + 1 + second.size());
+  out.append(first).push_back(separator);
+  out.append(second);
+  return out;
+}
+
+// The one string that names (scope, key) in this process's in-memory maps of records
+// (InProcessClaims, ReplayCache): scope, a NUL byte, key.
 inline std::string scoped_key(std::string_view scope, std::string_view key) {
-  std::string id;
-  id.reserve(scope.size() + 1 + key.size());
-  id.append(scope).push_back('\0');
-  id.append(key);
-  return id;
+  return joined(scope, '\0', key);
 }
 
 }  // namespace webhooks::idempotency::detail

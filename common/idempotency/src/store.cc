@@ -3,6 +3,7 @@
 #include <array>
 #include <nlohmann/json.hpp>
 
+#include "scoped_key.h"
 #include "statements.h"
 #include "webhooks/base64.h"
 #include "webhooks/error.h"
@@ -150,11 +151,7 @@ std::optional<BeginResult> without_write(const db::Rows& row, const StoredFinger
 }  // namespace
 
 std::string component_scope(std::string_view component, std::string_view id) {
-  std::string scope;
-  scope.reserve(component.size() + 1 + id.size());
-  scope.append(component).push_back(':');
-  scope.append(id);
-  return scope;
+  return detail::joined(component, ':', id);
 }
 
 std::string_view to_string(State state) noexcept {

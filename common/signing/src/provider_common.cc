@@ -6,10 +6,6 @@
 
 #include "webhooks/error.h"
 #include "webhooks/json_parse.h"
-#include "webhooks/providers/github.h"
-#include "webhooks/providers/shopify.h"
-#include "webhooks/providers/slack.h"
-#include "webhooks/providers/stripe.h"
 #include "webhooks/wire.h"
 
 namespace webhooks::providers {
@@ -44,6 +40,23 @@ std::string hex(const std::array<std::uint8_t, 32>& digest) {
 bool same(std::string_view expected, std::string_view received) noexcept {
   return expected.size() == received.size() &&
          CRYPTO_memcmp(expected.data(), received.data(), expected.size()) == 0;
+}
+
+bool any_match(const std::vector<std::string>& secrets,
+               const std::function<std::string(std::string_view secret)>& expected,
+               const std::vector<std::string_view>& received) {
+  bool matched = false;
+  for (const std::string& secret : secrets) {
+    const std::string wanted = expected(secret);
+    for (std::string_view candidate : received) matched |= same(wanted, candidate);
+  }
+  return matched;
+}
+
+bool any_match(const std::vector<std::string>& secrets,
+               const std::function<std::string(std::string_view secret)>& expected,
+               std::initializer_list<std::string_view> received) {
+  return any_match(secrets, expected, std::vector<std::string_view>(received));
 }
 
 ProviderResult failure(ProviderStatus status, std::string_view header, std::string message) {
@@ -110,6 +123,16 @@ void take_body_id(ProviderResult& result, std::string_view body, std::string_vie
   take_id(result, it->get_ref<const std::string&>(), ProviderStatus::missing_id, where);
 }
 
+ProviderResult timestamped(std::string_view header, std::int64_t timestamp,
+                           std::int64_t now_seconds, const ProviderOptions& options,
+                           std::string_view body, std::string_view field) {
+  ProviderResult result;
+  check_window(result, header, timestamp, now_seconds, options);
+  if (!result) return result;
+  take_body_id(result, body, field);
+  return result;
+}
+
 std::vector<std::string> checked(std::vector<std::string> secrets) {
   if (secrets.empty()) {
     throw Error(ErrorCode::invalid_argument, "a provider verifier needs at least one secret");
@@ -122,26 +145,37 @@ std::vector<std::string> checked(std::vector<std::string> secrets) {
 
 }  // namespace detail
 
-std::string_view to_string(Provider provider) noexcept {
-  switch (provider) {
-    case Provider::standard:
-      return "standard";
-    case Provider::stripe:
-      return "stripe";
-    case Provider::github:
-      return "github";
-    case Provider::shopify:
-      return "shopify";
-    case Provider::slack:
-      return "slack";
+namespace {
+
+// Each provider once: its name and its steps (none for standard: webhooks::Verifier).
+struct Known {
+  Provider provider;
+  std::string_view name;
+  const detail::Steps* steps;
+};
+const Known kKnown[] = {{Provider::standard, "standard", nullptr},
+                        {Provider::stripe, "stripe", &detail::kStripeSteps},
+                        {Provider::github, "github", &detail::kGithubSteps},
+                        {Provider::shopify, "shopify", &detail::kShopifySteps},
+                        {Provider::slack, "slack", &detail::kSlackSteps}};
+
+const Known* known(Provider provider) noexcept {
+  for (const Known& k : kKnown) {
+    if (k.provider == provider) return &k;
   }
-  return "unknown";
+  return nullptr;
+}
+
+}  // namespace
+
+std::string_view to_string(Provider provider) noexcept {
+  const Known* k = known(provider);
+  return k != nullptr ? k->name : "unknown";
 }
 
 std::optional<Provider> parse_provider(std::string_view name) noexcept {
-  for (Provider p : {Provider::standard, Provider::stripe, Provider::github, Provider::shopify,
-                     Provider::slack}) {
-    if (to_string(p) == name) return p;
+  for (const Known& k : kKnown) {
+    if (k.name == name) return k.provider;
   }
   return std::nullopt;
 }
@@ -166,23 +200,49 @@ std::string_view to_string(ProviderStatus status) noexcept {
   return "unknown";
 }
 
+namespace detail {
+namespace {
+
+// The one ProviderVerifier: a provider's steps with its checked secrets and options.
+class StepsVerifier final : public ProviderVerifier {
+ public:
+  StepsVerifier(Provider provider, const Steps& steps, std::vector<std::string> secrets,
+                ProviderOptions options)
+      : provider_(provider),
+        steps_(steps),
+        secrets_(checked(std::move(secrets))),
+        options_(options) {}
+  Provider provider() const noexcept override { return provider_; }
+  std::optional<std::string_view> event_type(const HeaderLookup& headers) const override {
+    if (steps_.event_type == nullptr) return std::nullopt;
+    return steps_.event_type(headers);
+  }
+  ProviderResult verify(const HeaderLookup& headers, std::string_view body,
+                        std::int64_t now_seconds) const override {
+    return steps_.verify(secrets_, options_, headers, body, now_seconds);
+  }
+
+ private:
+  Provider provider_;
+  const Steps& steps_;
+  std::vector<std::string> secrets_;
+  ProviderOptions options_;
+};
+
+}  // namespace
+}  // namespace detail
+
 std::unique_ptr<ProviderVerifier> make_provider_verifier(Provider provider,
                                                          std::vector<std::string> secrets,
                                                          ProviderOptions options) {
-  switch (provider) {
-    case Provider::stripe:
-      return std::make_unique<stripe::Verifier>(std::move(secrets), options);
-    case Provider::github:
-      return std::make_unique<github::Verifier>(std::move(secrets), options);
-    case Provider::shopify:
-      return std::make_unique<shopify::Verifier>(std::move(secrets), options);
-    case Provider::slack:
-      return std::make_unique<slack::Verifier>(std::move(secrets), options);
-    case Provider::standard:
-      break;
+  const Known* k = known(provider);
+  const detail::Steps* steps = k != nullptr ? k->steps : nullptr;
+  if (steps == nullptr) {
+    throw Error(ErrorCode::invalid_argument,
+                "the standard provider is verified by webhooks::Verifier, not a provider "
+                "verifier");
   }
-  throw Error(ErrorCode::invalid_argument,
-              "the standard provider is verified by webhooks::Verifier, not a provider verifier");
+  return std::make_unique<detail::StepsVerifier>(provider, *steps, std::move(secrets), options);
 }
 
 }  // namespace webhooks::providers

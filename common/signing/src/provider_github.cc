@@ -7,11 +7,10 @@ std::string sign(std::string_view secret, std::string_view body) {
   return "sha256=" + detail::hex(detail::hmac_sha256(secret, {body}));
 }
 
-Verifier::Verifier(std::vector<std::string> secrets, ProviderOptions)
-    : secrets_(detail::checked(std::move(secrets))) {}
+namespace {
 
-ProviderResult Verifier::verify(const HeaderLookup& headers, std::string_view body,
-                                std::int64_t) const {
+ProviderResult verify(const std::vector<std::string>& secrets, const ProviderOptions&,
+                      const HeaderLookup& headers, std::string_view body, std::int64_t) {
   const auto signature = headers(kHeaderSignature);
   if (!signature) return detail::missing(kHeaderSignature);
   const auto delivery = headers(kHeaderDelivery);
@@ -19,13 +18,22 @@ ProviderResult Verifier::verify(const HeaderLookup& headers, std::string_view bo
   if (signature->substr(0, 7) != "sha256=") {
     return detail::malformed(kHeaderSignature, "sha256=<hex signature>");
   }
-  bool matched = false;
-  for (const std::string& secret : secrets_)
-    matched |= detail::same(sign(secret, body), *signature);
-  if (!matched) return detail::bad_signature(kHeaderSignature);
+  if (!detail::any_match(secrets, [&](std::string_view secret) { return sign(secret, body); },
+                         {*signature})) {
+    return detail::bad_signature(kHeaderSignature);
+  }
   ProviderResult result;
   detail::take_id(result, *delivery, ProviderStatus::malformed_header, kHeaderDelivery);
   return result;
 }
 
+std::optional<std::string_view> event_type(const HeaderLookup& headers) {
+  return headers(kHeaderEvent);
+}
+
+}  // namespace
 }  // namespace webhooks::providers::github
+
+namespace webhooks::providers::detail {
+const Steps kGithubSteps{&github::verify, &github::event_type};
+}  // namespace webhooks::providers::detail

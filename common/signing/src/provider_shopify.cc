@@ -23,21 +23,12 @@ ProviderResult missing(std::string_view name, std::string_view events_name) {
                          std::string(name) + " (or " + std::string(events_name) + ") is missing");
 }
 
-}  // namespace
-
-std::string sign(std::string_view secret, std::string_view body) {
-  return base64_encode(detail::hmac_sha256(secret, {body}));
-}
-
-Verifier::Verifier(std::vector<std::string> secrets, ProviderOptions)
-    : secrets_(detail::checked(std::move(secrets))) {}
-
-std::optional<std::string_view> Verifier::event_type(const HeaderLookup& headers) const {
+std::optional<std::string_view> event_type(const HeaderLookup& headers) {
   return find(headers, kHeaderTopic, kEventsHeaderTopic).value;
 }
 
-ProviderResult Verifier::verify(const HeaderLookup& headers, std::string_view body,
-                                std::int64_t) const {
+ProviderResult verify(const std::vector<std::string>& secrets, const ProviderOptions&,
+                      const HeaderLookup& headers, std::string_view body, std::int64_t) {
   const Found hmac = find(headers, kHeaderHmac, kEventsHeaderHmac);
   if (!hmac.value) return missing(kHeaderHmac, kEventsHeaderHmac);
   const Found id = find(headers, kHeaderWebhookId, kEventsHeaderWebhookId);
@@ -47,14 +38,23 @@ ProviderResult Verifier::verify(const HeaderLookup& headers, std::string_view bo
       base64_decode_to(*hmac.value, decoded) != std::optional<std::size_t>(32)) {
     return detail::malformed(hmac.name, "the padded base64 of 32 bytes (44 characters)");
   }
-  bool matched = false;
-  for (const std::string& secret : secrets_) {
-    matched |= detail::same(sign(secret, body), *hmac.value);
+  if (!detail::any_match(secrets, [&](std::string_view secret) { return sign(secret, body); },
+                         {*hmac.value})) {
+    return detail::bad_signature(hmac.name);
   }
-  if (!matched) return detail::bad_signature(hmac.name);
   ProviderResult result;
   detail::take_id(result, *id.value, ProviderStatus::malformed_header, id.name);
   return result;
 }
 
+}  // namespace
+
+std::string sign(std::string_view secret, std::string_view body) {
+  return base64_encode(detail::hmac_sha256(secret, {body}));
+}
+
 }  // namespace webhooks::providers::shopify
+
+namespace webhooks::providers::detail {
+const Steps kShopifySteps{&shopify::verify, &shopify::event_type};
+}  // namespace webhooks::providers::detail

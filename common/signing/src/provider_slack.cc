@@ -9,17 +9,9 @@ std::string expected(std::string_view secret, std::string_view timestamp, std::s
   return "v0=" + detail::hex(detail::hmac_sha256(secret, {"v0:", timestamp, ":", body}));
 }
 
-}  // namespace
-
-std::string sign(std::string_view secret, std::int64_t timestamp, std::string_view body) {
-  return expected(secret, std::to_string(timestamp), body);
-}
-
-Verifier::Verifier(std::vector<std::string> secrets, ProviderOptions options)
-    : secrets_(detail::checked(std::move(secrets))), options_(options) {}
-
-ProviderResult Verifier::verify(const HeaderLookup& headers, std::string_view body,
-                                std::int64_t now_seconds) const {
+ProviderResult verify(const std::vector<std::string>& secrets, const ProviderOptions& options,
+                      const HeaderLookup& headers, std::string_view body,
+                      std::int64_t now_seconds) {
   const auto signature = headers(kHeaderSignature);
   if (!signature) return detail::missing(kHeaderSignature);
   const auto timestamp_text = headers(kHeaderTimestamp);
@@ -29,16 +21,22 @@ ProviderResult Verifier::verify(const HeaderLookup& headers, std::string_view bo
   if (signature->substr(0, 3) != "v0=") {
     return detail::malformed(kHeaderSignature, "v0=<hex signature>");
   }
-  bool matched = false;
-  for (const std::string& secret : secrets_) {
-    matched |= detail::same(expected(secret, *timestamp_text, body), *signature);
+  if (!detail::any_match(
+          secrets, [&](std::string_view secret) { return expected(secret, *timestamp_text, body); },
+          {*signature})) {
+    return detail::bad_signature(kHeaderSignature);
   }
-  if (!matched) return detail::bad_signature(kHeaderSignature);
-  ProviderResult result;
-  detail::check_window(result, kHeaderTimestamp, *timestamp, now_seconds, options_);
-  if (!result) return result;
-  detail::take_body_id(result, body, "event_id");
-  return result;
+  return detail::timestamped(kHeaderTimestamp, *timestamp, now_seconds, options, body, "event_id");
+}
+
+}  // namespace
+
+std::string sign(std::string_view secret, std::int64_t timestamp, std::string_view body) {
+  return expected(secret, std::to_string(timestamp), body);
 }
 
 }  // namespace webhooks::providers::slack
+
+namespace webhooks::providers::detail {
+const Steps kSlackSteps{&slack::verify, nullptr};
+}  // namespace webhooks::providers::detail

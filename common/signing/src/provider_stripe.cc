@@ -33,6 +33,24 @@ std::string expected_hex(std::string_view secret, std::string_view timestamp,
   return detail::hex(detail::hmac_sha256(secret, {timestamp, ".", body}));
 }
 
+ProviderResult verify(const std::vector<std::string>& secrets, const ProviderOptions& options,
+                      const HeaderLookup& headers, std::string_view body,
+                      std::int64_t now_seconds) {
+  const auto header = headers(kHeaderSignature);
+  if (!header) return detail::missing(kHeaderSignature);
+  const Parsed parsed = parse(*header);
+  const auto timestamp =
+      parsed.timestamp ? parse_webhook_timestamp(*parsed.timestamp) : std::nullopt;
+  if (!timestamp || parsed.v1.empty()) return detail::malformed(kHeaderSignature, kShape);
+  if (!detail::any_match(
+          secrets,
+          [&](std::string_view secret) { return expected_hex(secret, *parsed.timestamp, body); },
+          parsed.v1)) {
+    return detail::bad_signature(kHeaderSignature);
+  }
+  return detail::timestamped(kHeaderSignature, *timestamp, now_seconds, options, body, "id");
+}
+
 }  // namespace
 
 std::string sign(std::string_view secret, std::int64_t timestamp, std::string_view body) {
@@ -40,28 +58,8 @@ std::string sign(std::string_view secret, std::int64_t timestamp, std::string_vi
   return "t=" + t + ",v1=" + expected_hex(secret, t, body);
 }
 
-Verifier::Verifier(std::vector<std::string> secrets, ProviderOptions options)
-    : secrets_(detail::checked(std::move(secrets))), options_(options) {}
-
-ProviderResult Verifier::verify(const HeaderLookup& headers, std::string_view body,
-                                std::int64_t now_seconds) const {
-  const auto header = headers(kHeaderSignature);
-  if (!header) return detail::missing(kHeaderSignature);
-  const Parsed parsed = parse(*header);
-  const auto timestamp =
-      parsed.timestamp ? parse_webhook_timestamp(*parsed.timestamp) : std::nullopt;
-  if (!timestamp || parsed.v1.empty()) return detail::malformed(kHeaderSignature, kShape);
-  bool matched = false;
-  for (const std::string& secret : secrets_) {
-    const std::string expected = expected_hex(secret, *parsed.timestamp, body);
-    for (std::string_view candidate : parsed.v1) matched |= detail::same(expected, candidate);
-  }
-  if (!matched) return detail::bad_signature(kHeaderSignature);
-  ProviderResult result;
-  detail::check_window(result, kHeaderSignature, *timestamp, now_seconds, options_);
-  if (!result) return result;
-  detail::take_body_id(result, body, "id");
-  return result;
-}
-
 }  // namespace webhooks::providers::stripe
+
+namespace webhooks::providers::detail {
+const Steps kStripeSteps{&stripe::verify, nullptr};
+}  // namespace webhooks::providers::detail

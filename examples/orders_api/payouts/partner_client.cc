@@ -2,8 +2,12 @@
 
 #include <httplib.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string_view>
 #include <thread>
+#include <utility>
 
 #include "webhooks/backoff.h"
 #include "webhooks/error.h"
@@ -38,6 +42,79 @@ std::string error_message(const std::string& body) {
   return body.substr(0, 200);
 }
 
+// The answer's string "id" (a transfer's or a reversal's), or std::nullopt.
+std::optional<std::string> answer_id(const nlohmann::json& answer) {
+  if (answer.is_object() && answer.contains("id") && answer["id"].is_string()) {
+    return answer["id"].get<std::string>();
+  }
+  return std::nullopt;
+}
+
+// How a retried call to the partner ended.
+struct Call {
+  enum class End { held, refused, unavailable } end = End::unavailable;
+  int status = 0;     // the last HTTP status, 0 when the last try got none
+  std::string id;     // held: the id of what the partner holds
+  std::string error;  // refused, unavailable: what went wrong
+  int tries = 0;
+};
+
+// The JSON holding the id of what the partner holds when an answer (its status and parsed body)
+// is a success, else nullptr.
+using HeldIn = std::function<const nlohmann::json*(int status, const nlohmann::json& parsed)>;
+
+// POSTs `body` to `path` with X-Idempotency-Key `key`, up to options.attempts tries, each on a
+// fresh connection (a dropped one is not reused), retry_wait between. A success without an id is
+// retried with the error `missing_id`; a status neither a success nor retryable is refused with
+// the partner's message. `failed_try(try, error)` runs after each try that settles nothing.
+Call post_with_retries(const PartnerOptions& options, const std::string& path,
+                       const std::string& key, const std::string& body, const HeldIn& held_in,
+                       std::string_view missing_id,
+                       const std::function<void(int, const std::string&)>& failed_try) {
+  const httplib::Headers headers = {{"X-Idempotency-Key", key}};
+  Call call;
+  for (int attempt = 1; attempt <= options.attempts; ++attempt) {
+    if (attempt > 1) std::this_thread::sleep_for(retry_wait(options, attempt - 1));
+    call.tries = attempt;
+    const httplib::Result answer =
+        make_client(options)->Post(path, headers, body, "application/json");
+    call.status = answer ? answer->status : 0;
+    if (!answer) {
+      call.error = "partner: " + httplib::to_string(answer.error());
+    } else if (const nlohmann::json parsed = parse_json_or_discarded(answer->body);
+               const nlohmann::json* held = held_in(answer->status, parsed)) {
+      if (auto id = answer_id(*held)) {
+        call.end = Call::End::held;
+        call.id = std::move(*id);
+        call.error.clear();
+        return call;
+      }
+      call.error = "partner: " + std::string(missing_id);
+    } else if (!retryable(answer->status)) {
+      call.end = Call::End::refused;
+      call.error = error_message(answer->body);
+      return call;
+    } else {
+      call.error = "partner: HTTP " + std::to_string(answer->status);
+    }
+    failed_try(attempt, call.error);
+  }
+  return call;
+}
+
+// `call` as a TransferResult or a ReversalResult: held is `held`, its id in `id`.
+template <class Result>
+Result result_of(const Call& call, typename Result::Kind held, std::string Result::*id) {
+  Result result;
+  result.kind = call.end == Call::End::held      ? held
+                : call.end == Call::End::refused ? Result::Kind::rejected
+                                                 : Result::Kind::unavailable;
+  result.status = call.status;
+  result.*id = call.id;
+  result.error = call.error;
+  return result;
+}
+
 }  // namespace
 
 PartnerClient::PartnerClient(PartnerOptions options) : options_(std::move(options)) {
@@ -54,81 +131,37 @@ TransferResult PartnerClient::create_transfer(const std::string& key, std::int64
   const std::string body =
       nlohmann::json{{"amount", amount}, {"currency", currency}, {"destination", destination}}
           .dump();
-  const httplib::Headers headers = {{"X-Idempotency-Key", key}};
-  TransferResult result;
-  for (int attempt = 1; attempt <= options_.attempts; ++attempt) {
-    if (attempt > 1) std::this_thread::sleep_for(retry_wait(options_, attempt - 1));
-    result.tries = attempt;
-    auto client = make_client(options_);  // a fresh connection: a dropped one is not reused
-    const httplib::Result answer = client->Post("/transfers", headers, body, "application/json");
-    if (!answer) {
-      result.status = 0;
-      result.error = "partner: " + httplib::to_string(answer.error());
-    } else {
-      result.status = answer->status;
-      if (answer->status >= 200 && answer->status < 300) {
-        const nlohmann::json parsed = parse_json_or_discarded(answer->body);
-        if (parsed.is_object() && parsed.contains("id") && parsed["id"].is_string()) {
-          result.kind = TransferResult::Kind::accepted;
-          result.transfer_id = parsed["id"].get<std::string>();
-          result.error.clear();
-          return result;
-        }
-        result.error = "partner: a 2xx answer without a transfer id";
-      } else if (!retryable(answer->status)) {
-        result.kind = TransferResult::Kind::rejected;
-        result.error = error_message(answer->body);
-        return result;
-      } else {
-        result.error = "partner: HTTP " + std::to_string(answer->status);
-      }
-    }
-    log_event(spdlog::level::warn, {{"event", "partner_try_failed"},
-                                    {"downstream_key", key},
-                                    {"try", attempt},
-                                    {"error", result.error}});
-  }
-  result.kind = TransferResult::Kind::unavailable;
+  const Call call = post_with_retries(
+      options_, "/transfers", key, body,
+      [](int status, const nlohmann::json& parsed) {
+        return status >= 200 && status < 300 ? &parsed : nullptr;
+      },
+      "a 2xx answer without a transfer id",
+      [&](int attempt, const std::string& error) {
+        log_event(spdlog::level::warn, {{"event", "partner_try_failed"},
+                                        {"downstream_key", key},
+                                        {"try", attempt},
+                                        {"error", error}});
+      });
+  TransferResult result =
+      result_of(call, TransferResult::Kind::accepted, &TransferResult::transfer_id);
+  result.tries = call.tries;
   return result;
 }
 
 ReversalResult PartnerClient::reverse_transfer(const std::string& transfer_id,
                                                const std::string& key) {
-  const httplib::Headers headers = {{"X-Idempotency-Key", key}};
-  const std::string path = "/transfers/" + transfer_id + "/reversals";
-  ReversalResult result;
-  for (int attempt = 1; attempt <= options_.attempts; ++attempt) {
-    if (attempt > 1) std::this_thread::sleep_for(retry_wait(options_, attempt - 1));
-    const httplib::Result answer =
-        make_client(options_)->Post(path, headers, "{}", "application/json");
-    result.status = answer ? answer->status : 0;
-    if (!answer) {
-      result.error = "partner: " + httplib::to_string(answer.error());
-      continue;
-    }
-    const nlohmann::json parsed = parse_json_or_discarded(answer->body);
-    const nlohmann::json* reversal = &parsed;
-    if (answer->status == 409 && parsed.is_object() && parsed.contains("reversal")) {
-      reversal = &parsed["reversal"];
-    }
-    if (answer->status == 200 || answer->status == 201 || reversal != &parsed) {
-      if (reversal->is_object() && reversal->contains("id") && (*reversal)["id"].is_string()) {
-        result.kind = ReversalResult::Kind::reversed;
-        result.reversal_id = (*reversal)["id"].get<std::string>();
-        result.error.clear();
-        return result;
-      }
-      result.error = "partner: an answer without a reversal id";
-    } else if (!retryable(answer->status)) {
-      result.kind = ReversalResult::Kind::rejected;
-      result.error = error_message(answer->body);
-      return result;
-    } else {
-      result.error = "partner: HTTP " + std::to_string(answer->status);
-    }
-  }
-  result.kind = ReversalResult::Kind::unavailable;
-  return result;
+  const Call call = post_with_retries(
+      options_, "/transfers/" + transfer_id + "/reversals", key, "{}",
+      [](int status, const nlohmann::json& parsed) -> const nlohmann::json* {
+        // 409 already_reversed names the reversal that undid the transfer
+        if (status == 409 && parsed.is_object() && parsed.contains("reversal")) {
+          return &parsed["reversal"];
+        }
+        return status == 200 || status == 201 ? &parsed : nullptr;
+      },
+      "an answer without a reversal id", [](int, const std::string&) {});
+  return result_of(call, ReversalResult::Kind::reversed, &ReversalResult::reversal_id);
 }
 
 std::vector<PartnerTransfer> PartnerClient::list_transfers() {

@@ -219,6 +219,16 @@ struct EventsArgs {
   bool json = false;
 };
 
+// The options of a paged list, in this order: --cursor, --limit (1 to 1000), --json.
+void add_page_options(CLI::App* cmd, std::string& cursor, int& limit, bool& json) {
+  cmd->add_option("--cursor", cursor,
+                  "the page after the one that printed this cursor (same filters)");
+  cmd->add_option("--limit", limit, "at most this many (the API's limit: 1 to 1000)")
+      ->check(app::count(1, 1000))
+      ->capture_default_str();
+  cmd->add_flag("--json", json, "print the API's JSON instead of a table");
+}
+
 // GET `path`?limit=LIMIT&name=value… (the empty values left out); prints the answer's `list` with
 // `columns` (or its JSON), and the cursor of the next page.
 int list_page(const Publisher& publisher, std::string path, int limit,
@@ -270,12 +280,7 @@ void add_events(CLI::App& app, Action& action) {
   events->add_option("--q", a->q,
                      "only the event with this id, or ingested with this "
                      "Idempotency-Key (exact)");
-  events->add_option("--cursor", a->cursor,
-                     "the page after the one that printed this cursor (same filters)");
-  events->add_option("--limit", a->limit, "at most this many (the API's limit: 1 to 1000)")
-      ->check(app::count(1, 1000))
-      ->capture_default_str();
-  events->add_flag("--json", a->json, "print the API's JSON instead of a table");
+  add_page_options(events, a->cursor, a->limit, a->json);
   events->callback([a, &action] { action = [a] { return run_events(*a); }; });
 }
 
@@ -327,12 +332,7 @@ void add_audit(CLI::App& app, Action& action) {
       ->check(rfc3339_time());
   audit->add_option("--until", a->until, "only entries recorded before this RFC 3339 time")
       ->check(rfc3339_time());
-  audit->add_option("--cursor", a->cursor,
-                    "the page after the one that printed this cursor (same filters)");
-  audit->add_option("--limit", a->limit, "at most this many (the API's limit: 1 to 1000)")
-      ->check(app::count(1, 1000))
-      ->capture_default_str();
-  audit->add_flag("--json", a->json, "print the API's JSON instead of a table");
+  add_page_options(audit, a->cursor, a->limit, a->json);
   audit->callback([a, &action] {
     action = [a] {
       return list_page(a->publisher, "/v1/audit", a->limit,

@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "webhooks/providers/provider.h"
 
@@ -29,19 +28,6 @@ std::string sign(std::string_view secret, std::string_view body);
 // Statuses: missing_header (signature or delivery header absent); malformed_header (signature
 // without the "sha256=" prefix, delivery id not 1 to 255 printable ASCII characters);
 // bad_signature.
-class Verifier final : public ProviderVerifier {
- public:
-  // Throws as make_provider_verifier.
-  Verifier(std::vector<std::string> secrets, ProviderOptions options = {});
-  Provider provider() const noexcept override { return Provider::github; }
-  std::optional<std::string_view> event_type(const HeaderLookup& headers) const override {
-    return headers(kHeaderEvent);
-  }
-  ProviderResult verify(const HeaderLookup& headers, std::string_view body,
-                        std::int64_t now_seconds) const override;
-
- private:
-  std::vector<std::string> secrets_;
-};
+using Verifier = VerifierOf<Provider::github>;
 
 }  // namespace webhooks::providers::github

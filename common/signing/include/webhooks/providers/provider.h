@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace webhooks::providers {
@@ -90,5 +91,26 @@ class ProviderVerifier {
 std::unique_ptr<ProviderVerifier> make_provider_verifier(Provider provider,
                                                          std::vector<std::string> secrets,
                                                          ProviderOptions options = {});
+
+// make_provider_verifier(P, secrets, options) as a class of its own: stripe::Verifier,
+// github::Verifier, shopify::Verifier and slack::Verifier (each provider's header). Throws as
+// make_provider_verifier.
+template <Provider P>
+class VerifierOf final : public ProviderVerifier {
+ public:
+  VerifierOf(std::vector<std::string> secrets, ProviderOptions options = {})
+      : verifier_(make_provider_verifier(P, std::move(secrets), options)) {}
+  Provider provider() const noexcept override { return P; }
+  std::optional<std::string_view> event_type(const HeaderLookup& headers) const override {
+    return verifier_->event_type(headers);
+  }
+  ProviderResult verify(const HeaderLookup& headers, std::string_view body,
+                        std::int64_t now_seconds) const override {
+    return verifier_->verify(headers, body, now_seconds);
+  }
+
+ private:
+  std::unique_ptr<const ProviderVerifier> verifier_;
+};
 
 }  // namespace webhooks::providers

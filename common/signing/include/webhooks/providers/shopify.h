@@ -19,7 +19,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "webhooks/providers/provider.h"
 
@@ -39,17 +38,6 @@ std::string sign(std::string_view secret, std::string_view body);
 // Statuses: missing_header (HMAC or webhook id header absent under both names; `header` is the
 // X-Shopify- name); malformed_header (HMAC not padded base64 of 32 bytes, webhook id not 1 to 255
 // printable ASCII characters; `header` is the name read); bad_signature.
-class Verifier final : public ProviderVerifier {
- public:
-  // Throws as make_provider_verifier.
-  Verifier(std::vector<std::string> secrets, ProviderOptions options = {});
-  Provider provider() const noexcept override { return Provider::shopify; }
-  std::optional<std::string_view> event_type(const HeaderLookup& headers) const override;
-  ProviderResult verify(const HeaderLookup& headers, std::string_view body,
-                        std::int64_t now_seconds) const override;
-
- private:
-  std::vector<std::string> secrets_;
-};
+using Verifier = VerifierOf<Provider::shopify>;
 
 }  // namespace webhooks::providers::shopify

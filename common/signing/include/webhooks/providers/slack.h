@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "webhooks/providers/provider.h"
 
@@ -29,20 +28,6 @@ std::string sign(std::string_view secret, std::int64_t timestamp, std::string_vi
 // Statuses: missing_header (signature or timestamp header absent); malformed_header (signature
 // without "v0=", timestamp not 1 to 10 digits); bad_signature; timestamp_too_old / too_new;
 // missing_id (no string "event_id" in a JSON object body).
-class Verifier final : public ProviderVerifier {
- public:
-  // Throws as make_provider_verifier.
-  Verifier(std::vector<std::string> secrets, ProviderOptions options = {});
-  Provider provider() const noexcept override { return Provider::slack; }
-  std::optional<std::string_view> event_type(const HeaderLookup&) const override {
-    return std::nullopt;
-  }
-  ProviderResult verify(const HeaderLookup& headers, std::string_view body,
-                        std::int64_t now_seconds) const override;
-
- private:
-  std::vector<std::string> secrets_;
-  ProviderOptions options_;
-};
+using Verifier = VerifierOf<Provider::slack>;
 
 }  // namespace webhooks::providers::slack

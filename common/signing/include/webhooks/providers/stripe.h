@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "webhooks/providers/provider.h"
 
@@ -28,20 +27,6 @@ std::string sign(std::string_view secret, std::int64_t timestamp, std::string_vi
 // Statuses: missing_header (no Stripe-Signature); malformed_header (no "t=" of 1 to 10 digits, or
 // no v1 item); bad_signature; timestamp_too_old / too_new; missing_id (no string "id" in a JSON
 // object body).
-class Verifier final : public ProviderVerifier {
- public:
-  // Throws as make_provider_verifier.
-  Verifier(std::vector<std::string> secrets, ProviderOptions options = {});
-  Provider provider() const noexcept override { return Provider::stripe; }
-  std::optional<std::string_view> event_type(const HeaderLookup&) const override {
-    return std::nullopt;
-  }
-  ProviderResult verify(const HeaderLookup& headers, std::string_view body,
-                        std::int64_t now_seconds) const override;
-
- private:
-  std::vector<std::string> secrets_;
-  ProviderOptions options_;
-};
+using Verifier = VerifierOf<Provider::stripe>;
 
 }  // namespace webhooks::providers::stripe
