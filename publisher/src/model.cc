@@ -5,6 +5,7 @@
 #include <span>
 
 #include "webhooks/base64.h"
+#include "webhooks/enum_names.h"
 
 namespace webhooks::publisher {
 
@@ -22,82 +23,45 @@ bool filter_matches(const std::vector<std::string>& filter, std::string_view eve
   return false;
 }
 
-std::string_view to_string(TaskState state) noexcept {
-  switch (state) {
-    case TaskState::pending:
-      return "pending";
-    case TaskState::delivering:
-      return "delivering";
-    case TaskState::succeeded:
-      return "succeeded";
-    case TaskState::dead:
-      return "dead";
-  }
-  return "pending";
-}
+namespace {
 
-std::string_view to_string(Trigger trigger) noexcept {
-  return trigger == Trigger::manual ? "manual" : "scheduled";
-}
+// Each enum's names: its column in publisher_tasks / publisher_endpoints and its JSON value.
+constexpr EnumNames<TaskState, 4> kTaskStates{{{{TaskState::pending, "pending"},
+                                                {TaskState::delivering, "delivering"},
+                                                {TaskState::succeeded, "succeeded"},
+                                                {TaskState::dead, "dead"}}},
+                                              "pending"};
+constexpr EnumNames<Trigger, 2> kTriggers{
+    {{{Trigger::scheduled, "scheduled"}, {Trigger::manual, "manual"}}}, "scheduled"};
+constexpr EnumNames<SigningScheme, 3> kSigningSchemes{
+    {{{SigningScheme::v1, "v1"}, {SigningScheme::v1a, "v1a"}, {SigningScheme::both, "both"}}},
+    "v1"};
+constexpr EnumNames<Ordering, 2> kOrderings{{{{Ordering::none, "none"}, {Ordering::fifo, "fifo"}}},
+                                            "none"};
+constexpr EnumNames<EndpointAuth::Type, 3> kAuthTypes{{{{EndpointAuth::Type::none, "none"},
+                                                        {EndpointAuth::Type::bearer, "bearer"},
+                                                        {EndpointAuth::Type::basic, "basic"}}},
+                                                      "none"};
 
+}  // namespace
+
+std::string_view to_string(TaskState state) noexcept { return kTaskStates.name(state); }
 std::optional<TaskState> parse_task_state(std::string_view text) noexcept {
-  for (TaskState s :
-       {TaskState::pending, TaskState::delivering, TaskState::succeeded, TaskState::dead}) {
-    if (to_string(s) == text) return s;
-  }
-  return std::nullopt;
+  return kTaskStates.parse(text);
 }
-
+std::string_view to_string(Trigger trigger) noexcept { return kTriggers.name(trigger); }
 std::optional<Trigger> parse_trigger(std::string_view text) noexcept {
-  if (text == "scheduled") return Trigger::scheduled;
-  if (text == "manual") return Trigger::manual;
-  return std::nullopt;
+  return kTriggers.parse(text);
 }
-
-std::string_view to_string(SigningScheme scheme) noexcept {
-  switch (scheme) {
-    case SigningScheme::v1a:
-      return "v1a";
-    case SigningScheme::both:
-      return "both";
-    case SigningScheme::v1:
-      break;
-  }
-  return "v1";
-}
-
+std::string_view to_string(SigningScheme scheme) noexcept { return kSigningSchemes.name(scheme); }
 std::optional<SigningScheme> parse_signing_scheme(std::string_view text) noexcept {
-  for (SigningScheme s : {SigningScheme::v1, SigningScheme::v1a, SigningScheme::both}) {
-    if (to_string(s) == text) return s;
-  }
-  return std::nullopt;
+  return kSigningSchemes.parse(text);
 }
-
-}  // namespace webhooks::publisher
-
-namespace webhooks::publisher {
-
-std::string_view to_string(Ordering ordering) noexcept {
-  return ordering == Ordering::fifo ? "fifo" : "none";
-}
-
+std::string_view to_string(Ordering ordering) noexcept { return kOrderings.name(ordering); }
 std::optional<Ordering> parse_ordering(std::string_view text) noexcept {
-  if (text == "none") return Ordering::none;
-  if (text == "fifo") return Ordering::fifo;
-  return std::nullopt;
+  return kOrderings.parse(text);
 }
-
-std::string_view to_string(EndpointAuth::Type type) noexcept {
-  switch (type) {
-    case EndpointAuth::Type::bearer:
-      return "bearer";
-    case EndpointAuth::Type::basic:
-      return "basic";
-    case EndpointAuth::Type::none:
-      break;
-  }
-  return "none";
-}
+std::string_view to_string(EndpointAuth::Type type) noexcept { return kAuthTypes.name(type); }
 
 std::string authorization_value(const EndpointAuth& auth) {
   switch (auth.type) {

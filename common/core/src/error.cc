@@ -1,27 +1,10 @@
 #include "webhooks/error.h"
 
+#include "webhooks/enum_names.h"
+
 namespace webhooks {
 
-std::string_view to_string(ErrorCode code) noexcept {
-  switch (code) {
-    case ErrorCode::invalid_secret:
-      return "invalid_secret";
-    case ErrorCode::invalid_key:
-      return "invalid_key";
-    case ErrorCode::invalid_json:
-      return "invalid_json";
-    case ErrorCode::invalid_argument:
-      return "invalid_argument";
-    case ErrorCode::crypto:
-      return "crypto";
-    case ErrorCode::storage:
-      return "storage";
-    case ErrorCode::conflict:
-      return "conflict";
-    case ErrorCode::io:
-      return "io";
-  }
-  return "unknown";
-}
+constexpr EnumNames<ErrorCode, 8> kErrorCodeNames{{{{ErrorCode::invalid_secret, "invalid_secret"}, {ErrorCode::invalid_key, "invalid_key"}, {ErrorCode::invalid_json, "invalid_json"}, {ErrorCode::invalid_argument, "invalid_argument"}, {ErrorCode::crypto, "crypto"}, {ErrorCode::storage, "storage"}, {ErrorCode::conflict, "conflict"}, {ErrorCode::io, "io"}}}, "unknown"};
+std::string_view to_string(ErrorCode code) noexcept { return kErrorCodeNames.name(code); }
 
 }  // namespace webhooks

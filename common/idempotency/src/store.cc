@@ -9,6 +9,7 @@
 #include "webhooks/error.h"
 #include "webhooks/json_parse.h"
 #include "webhooks/random.h"
+#include "webhooks/enum_names.h"
 
 namespace webhooks::idempotency {
 namespace {
@@ -154,33 +155,11 @@ std::string component_scope(std::string_view component, std::string_view id) {
   return detail::joined(component, ':', id);
 }
 
-std::string_view to_string(State state) noexcept {
-  switch (state) {
-    case State::in_progress:
-      return "in_progress";
-    case State::completed:
-      return "completed";
-    case State::failed:
-      return "failed";
-  }
-  return "unknown";
-}
+constexpr EnumNames<State, 3> kStateNames{{{{State::in_progress, "in_progress"}, {State::completed, "completed"}, {State::failed, "failed"}}}, "unknown"};
+std::string_view to_string(State state) noexcept { return kStateNames.name(state); }
 
-std::string_view to_string(BeginOutcome outcome) noexcept {
-  switch (outcome) {
-    case BeginOutcome::acquired:
-      return "acquired";
-    case BeginOutcome::replay:
-      return "replay";
-    case BeginOutcome::in_progress:
-      return "in_progress";
-    case BeginOutcome::mismatch:
-      return "mismatch";
-    case BeginOutcome::reacquired:
-      return "reacquired";
-  }
-  return "unknown";
-}
+constexpr EnumNames<BeginOutcome, 5> kBeginOutcomeNames{{{{BeginOutcome::acquired, "acquired"}, {BeginOutcome::replay, "replay"}, {BeginOutcome::in_progress, "in_progress"}, {BeginOutcome::mismatch, "mismatch"}, {BeginOutcome::reacquired, "reacquired"}}}, "unknown"};
+std::string_view to_string(BeginOutcome outcome) noexcept { return kBeginOutcomeNames.name(outcome); }
 
 bool is_final_status(int status) noexcept {
   if (status >= 200 && status < 300) return true;

@@ -7,6 +7,7 @@
 #include "webhooks/error.h"
 #include "webhooks/json_parse.h"
 #include "webhooks/wire.h"
+#include "webhooks/enum_names.h"
 
 namespace webhooks::providers {
 namespace detail {
@@ -180,25 +181,8 @@ std::optional<Provider> parse_provider(std::string_view name) noexcept {
   return std::nullopt;
 }
 
-std::string_view to_string(ProviderStatus status) noexcept {
-  switch (status) {
-    case ProviderStatus::ok:
-      return "ok";
-    case ProviderStatus::missing_header:
-      return "missing_header";
-    case ProviderStatus::malformed_header:
-      return "malformed_header";
-    case ProviderStatus::bad_signature:
-      return "bad_signature";
-    case ProviderStatus::timestamp_too_old:
-      return "timestamp_too_old";
-    case ProviderStatus::timestamp_too_new:
-      return "timestamp_too_new";
-    case ProviderStatus::missing_id:
-      return "missing_id";
-  }
-  return "unknown";
-}
+constexpr EnumNames<ProviderStatus, 7> kProviderStatusNames{{{{ProviderStatus::ok, "ok"}, {ProviderStatus::missing_header, "missing_header"}, {ProviderStatus::malformed_header, "malformed_header"}, {ProviderStatus::bad_signature, "bad_signature"}, {ProviderStatus::timestamp_too_old, "timestamp_too_old"}, {ProviderStatus::timestamp_too_new, "timestamp_too_new"}, {ProviderStatus::missing_id, "missing_id"}}}, "unknown"};
+std::string_view to_string(ProviderStatus status) noexcept { return kProviderStatusNames.name(status); }
 
 namespace detail {
 namespace {

@@ -5,6 +5,7 @@
 #include "webhooks/base64.h"
 #include "webhooks/error.h"
 #include "webhooks/wire.h"
+#include "webhooks/enum_names.h"
 
 namespace webhooks {
 namespace {
@@ -38,23 +39,8 @@ VerifyResult failure(VerifyStatus status, std::string_view header, std::string m
 
 }  // namespace
 
-std::string_view to_string(VerifyStatus status) noexcept {
-  switch (status) {
-    case VerifyStatus::ok:
-      return "ok";
-    case VerifyStatus::missing_header:
-      return "missing_header";
-    case VerifyStatus::malformed_header:
-      return "malformed_header";
-    case VerifyStatus::no_matching_signature:
-      return "no_matching_signature";
-    case VerifyStatus::timestamp_too_old:
-      return "timestamp_too_old";
-    case VerifyStatus::timestamp_too_new:
-      return "timestamp_too_new";
-  }
-  return "unknown";
-}
+constexpr EnumNames<VerifyStatus, 6> kVerifyStatusNames{{{{VerifyStatus::ok, "ok"}, {VerifyStatus::missing_header, "missing_header"}, {VerifyStatus::malformed_header, "malformed_header"}, {VerifyStatus::no_matching_signature, "no_matching_signature"}, {VerifyStatus::timestamp_too_old, "timestamp_too_old"}, {VerifyStatus::timestamp_too_new, "timestamp_too_new"}}}, "unknown"};
+std::string_view to_string(VerifyStatus status) noexcept { return kVerifyStatusNames.name(status); }
 
 Verifier::Verifier(const std::vector<Secret>& secrets, std::vector<Ed25519PublicKey> public_keys,
                    VerifyOptions options)

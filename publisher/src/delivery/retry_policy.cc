@@ -5,24 +5,14 @@
 
 #include "webhooks/duration.h"
 #include "webhooks/error.h"
+#include "webhooks/enum_names.h"
 
 namespace webhooks::publisher {
 
 using std::chrono::milliseconds;
 
-std::string_view to_string(AttemptOutcome outcome) noexcept {
-  switch (outcome) {
-    case AttemptOutcome::succeeded:
-      return "succeeded";
-    case AttemptOutcome::retryable:
-      return "retryable";
-    case AttemptOutcome::permanent:
-      return "permanent";
-    case AttemptOutcome::gone:
-      return "gone";
-  }
-  return "unknown";
-}
+constexpr EnumNames<AttemptOutcome, 4> kOutcomeNames{{{{AttemptOutcome::succeeded, "succeeded"}, {AttemptOutcome::retryable, "retryable"}, {AttemptOutcome::permanent, "permanent"}, {AttemptOutcome::gone, "gone"}}}, "unknown"};
+std::string_view to_string(AttemptOutcome outcome) noexcept { return kOutcomeNames.name(outcome); }
 
 AttemptOutcome classify_attempt(int status, const OutcomeRules& rules) {
   if (status >= 200 && status <= 299) return AttemptOutcome::succeeded;

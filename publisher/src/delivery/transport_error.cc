@@ -1,6 +1,7 @@
 #include <array>
 
 #include "webhooks/publisher/model.h"
+#include "webhooks/enum_names.h"
 
 namespace webhooks::publisher {
 namespace {
@@ -11,25 +12,8 @@ constexpr std::array<TransportError, 6> kFailures = {
 
 }  // namespace
 
-std::string_view to_string(TransportError error) noexcept {
-  switch (error) {
-    case TransportError::none:
-      return "none";
-    case TransportError::timeout:
-      return "timeout";
-    case TransportError::connect:
-      return "connect";
-    case TransportError::address_refused:
-      return "address_refused";
-    case TransportError::tls:
-      return "tls";
-    case TransportError::invalid_request:
-      return "invalid_request";
-    case TransportError::other:
-      return "other";
-  }
-  return "unknown";
-}
+constexpr EnumNames<TransportError, 7> kTransportErrorNames{{{{TransportError::none, "none"}, {TransportError::timeout, "timeout"}, {TransportError::connect, "connect"}, {TransportError::address_refused, "address_refused"}, {TransportError::tls, "tls"}, {TransportError::invalid_request, "invalid_request"}, {TransportError::other, "other"}}}, "unknown"};
+std::string_view to_string(TransportError error) noexcept { return kTransportErrorNames.name(error); }
 
 std::string error_text(TransportError error, std::string_view message) {
   if (error == TransportError::none) return std::string(message);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "webhooks/publisher/ip_network.h"
+#include "webhooks/enum_names.h"
 
 namespace webhooks::publisher {
 namespace {
@@ -197,57 +198,11 @@ std::string IpAddress::to_string() const {
   return text;
 }
 
-std::string_view to_string(AddressClass value) noexcept {
-  switch (value) {
-    case AddressClass::public_address:
-      return "public_address";
-    case AddressClass::loopback:
-      return "loopback";
-    case AddressClass::private_network:
-      return "private_network";
-    case AddressClass::link_local:
-      return "link_local";
-    case AddressClass::cgnat:
-      return "cgnat";
-    case AddressClass::multicast:
-      return "multicast";
-    case AddressClass::unspecified:
-      return "unspecified";
-    case AddressClass::documentation:
-      return "documentation";
-    case AddressClass::benchmarking:
-      return "benchmarking";
-    case AddressClass::reserved:
-      return "reserved";
-  }
-  return "unknown";
-}
+constexpr EnumNames<AddressClass, 10> kAddressClassNames{{{{AddressClass::public_address, "public_address"}, {AddressClass::loopback, "loopback"}, {AddressClass::private_network, "private_network"}, {AddressClass::link_local, "link_local"}, {AddressClass::cgnat, "cgnat"}, {AddressClass::multicast, "multicast"}, {AddressClass::unspecified, "unspecified"}, {AddressClass::documentation, "documentation"}, {AddressClass::benchmarking, "benchmarking"}, {AddressClass::reserved, "reserved"}}}, "unknown"};
+std::string_view to_string(AddressClass value) noexcept { return kAddressClassNames.name(value); }
 
-std::string_view describe(AddressClass value) noexcept {
-  switch (value) {
-    case AddressClass::public_address:
-      return "a public address";
-    case AddressClass::loopback:
-      return "a loopback address";
-    case AddressClass::private_network:
-      return "a private-network address";
-    case AddressClass::link_local:
-      return "a link-local address";
-    case AddressClass::cgnat:
-      return "a CGNAT (100.64.0.0/10) address";
-    case AddressClass::multicast:
-      return "a multicast address";
-    case AddressClass::unspecified:
-      return "an unspecified (0.0.0.0/8 or ::) address";
-    case AddressClass::documentation:
-      return "a documentation-range address";
-    case AddressClass::benchmarking:
-      return "a benchmarking-range address";
-    case AddressClass::reserved:
-      return "a reserved address";
-  }
-  return "an unknown address";
-}
+constexpr EnumNames<AddressClass, 10> kAddressClassPhrases{{{{AddressClass::public_address, "a public address"}, {AddressClass::loopback, "a loopback address"}, {AddressClass::private_network, "a private-network address"}, {AddressClass::link_local, "a link-local address"}, {AddressClass::cgnat, "a CGNAT (100.64.0.0/10) address"}, {AddressClass::multicast, "a multicast address"}, {AddressClass::unspecified, "an unspecified (0.0.0.0/8 or ::) address"}, {AddressClass::documentation, "a documentation-range address"}, {AddressClass::benchmarking, "a benchmarking-range address"}, {AddressClass::reserved, "a reserved address"}}}, "an unknown address"};
+std::string_view describe(AddressClass value) noexcept { return kAddressClassPhrases.name(value); }
 
 AddressClass classify(const IpAddress& address) {
   return address.is_v4() ? classify_v4(address.bytes()) : classify_v6(address.bytes());

@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "network/ascii.h"
+#include "webhooks/enum_names.h"
 
 namespace webhooks::publisher {
 namespace {
@@ -125,21 +126,8 @@ std::optional<std::string> read_authority(std::string_view authority, UrlCheck& 
 
 }  // namespace
 
-std::string_view to_string(UrlVerdict verdict) noexcept {
-  switch (verdict) {
-    case UrlVerdict::allowed:
-      return "allowed";
-    case UrlVerdict::malformed:
-      return "malformed";
-    case UrlVerdict::scheme_not_allowed:
-      return "scheme_not_allowed";
-    case UrlVerdict::unresolvable:
-      return "unresolvable";
-    case UrlVerdict::address_refused:
-      return "address_refused";
-  }
-  return "unknown";
-}
+constexpr EnumNames<UrlVerdict, 5> kUrlVerdictNames{{{{UrlVerdict::allowed, "allowed"}, {UrlVerdict::malformed, "malformed"}, {UrlVerdict::scheme_not_allowed, "scheme_not_allowed"}, {UrlVerdict::unresolvable, "unresolvable"}, {UrlVerdict::address_refused, "address_refused"}}}, "unknown"};
+std::string_view to_string(UrlVerdict verdict) noexcept { return kUrlVerdictNames.name(verdict); }
 
 UrlCheck check_endpoint_url(std::string_view url, const SsrfOptions& options) {
   UrlCheck check;

@@ -7,22 +7,14 @@
 #include "store/delivery_control_columns.h"
 #include "store/store_sql.h"
 #include "webhooks/publisher/store.h"
+#include "webhooks/enum_names.h"
 
 namespace webhooks::publisher {
 namespace sql = detail::sql;
 namespace {
 
-std::string_view next_state(Settlement::Next next) {
-  switch (next) {
-    case Settlement::Next::succeeded:
-      return "succeeded";
-    case Settlement::Next::dead:
-      return "dead";
-    case Settlement::Next::retry:
-      break;
-  }
-  return "pending";
-}
+constexpr EnumNames<Settlement::Next, 3> kNextStates{{{{Settlement::Next::succeeded, "succeeded"}, {Settlement::Next::dead, "dead"}, {Settlement::Next::retry, "pending"}}}, "pending"};
+std::string_view next_state(Settlement::Next next) { return kNextStates.name(next); }
 
 }  // namespace
 

@@ -67,26 +67,29 @@ class Rows {
   std::int64_t affected_ = 0;
 };
 
-// An open transaction on one connection. Obtained only through Database::transact; not
-// thread-safe; never outlives the callback it was passed to.
-class Transaction {
+// What runs SQL: a Transaction (each statement inside it) and a Database (each statement on its
+// own, in autocommit mode). $1..$n placeholders on both engines; Binary values go as Bytes.
+class Statements {
  public:
-  virtual ~Transaction() = default;
+  virtual ~Statements() = default;
   virtual Engine engine() const = 0;
-  // Runs one statement; without parameters the text may hold several statements separated by
-  // ';' (then the rows are those of the last one). Throws webhooks::Error(ErrorCode::storage) with
-  // the engine's message (and SQLSTATE on PostgreSQL) on any failure, after which the transaction
-  // is rolled back.
+
+  // Runs one statement. In a Transaction, without parameters the text may hold several
+  // statements separated by ';' (then the rows are those of the last one), and a failure rolls
+  // the transaction back; on a Database it is one round trip and one commit. Throws
+  // webhooks::Error(ErrorCode::storage) with the engine's message (and SQLSTATE on PostgreSQL) on
+  // any failure. On PostgreSQL, a text parameter holding a NUL byte (its text type cannot hold
+  // one) throws Error(invalid_argument) before anything is sent; SQLite stores it as given.
   virtual Rows exec(std::string_view sql, std::span<const Param> params) = 0;
   Rows exec(std::string_view sql, std::initializer_list<Param> params = {}) {
     return exec(sql, std::span<const Param>(params.begin(), params.size()));
   }
 
-  // One statement that only reads (a SELECT), in autocommit mode: it sees what was committed
-  // when it starts. On SQLite it runs on one of a few read connections of its own, so it does not
-  // wait for a write or transaction in progress (WAL mode; an in-memory database has one
-  // connection and runs it as exec does); a statement that writes fails there (PRAGMA
-  // query_only). Elsewhere it is exec. Throws Error(storage).
+  // One statement that only reads (a SELECT). On a Database, in autocommit mode: it sees what was
+  // committed when it starts; on SQLite it runs on one of a few read connections of its own, so
+  // it does not wait for a write or transaction in progress (WAL mode; an in-memory database has
+  // one connection and runs it as exec does), and a statement that writes fails there (PRAGMA
+  // query_only). Elsewhere (a Transaction, PostgreSQL) it is exec. Throws Error(storage).
   virtual Rows read(std::string_view sql, std::span<const Param> params) {
     return exec(sql, params);
   }
@@ -94,6 +97,10 @@ class Transaction {
     return read(sql, std::span<const Param>(params.begin(), params.size()));
   }
 };
+
+// An open transaction on one connection. Obtained only through Database::transact; not
+// thread-safe; never outlives the callback it was passed to.
+class Transaction : public Statements {};
 
 // The values Options::sqlite_synchronous accepts (compared case-insensitively).
 inline constexpr std::string_view kSqliteSynchronousValues[] = {"NORMAL", "FULL", "EXTRA"};
@@ -158,7 +165,7 @@ struct Component {
   }
 };
 
-class Database {
+class Database : public Statements {
  public:
   // Opens "postgres://…" or "postgresql://…" URLs with libpq, anything else as a SQLite file path
   // (created if absent). Throws Error(ErrorCode::storage) naming the target if it cannot connect,
@@ -178,9 +185,6 @@ class Database {
   // webhooks::http::Server runs on another thread while its fiber is suspended, so its waits
   // hold up no other request. Throws Error(invalid_argument) for a negative timeout.
   static std::unique_ptr<Database> open(const std::string& target, const Options& options = {});
-  virtual ~Database() = default;
-
-  virtual Engine engine() const = 0;
   // A description safe to log (the path, or the URL without its password).
   virtual std::string describe() const = 0;
   // SQLite: the database file's path, "" for an in-memory database. PostgreSQL: "".
@@ -191,26 +195,6 @@ class Database {
   // time); PostgreSQL ones at READ COMMITTED. Throws Error(storage) if BEGIN or COMMIT fails.
   virtual void transact(const std::function<void(Transaction&)>& fn) = 0;
 
-  // One statement on its own, in autocommit mode (one round trip, one commit). Throws
-  // Error(storage). On PostgreSQL, a text parameter holding a NUL byte (its text type cannot hold
-  // one) throws Error(invalid_argument) before anything is sent, here and in transact(), read();
-  // SQLite stores it as given. Binary values go as Bytes.
-  virtual Rows exec(std::string_view sql, std::span<const Param> params) = 0;
-  Rows exec(std::string_view sql, std::initializer_list<Param> params = {}) {
-    return exec(sql, std::span<const Param>(params.begin(), params.size()));
-  }
-
-  // One statement that only reads (a SELECT), in autocommit mode: it sees what was committed
-  // when it starts. On SQLite it runs on one of a few read connections of its own, so it does not
-  // wait for a write or transaction in progress (WAL mode; an in-memory database has one
-  // connection and runs it as exec does); a statement that writes fails there (PRAGMA
-  // query_only). Elsewhere it is exec. Throws Error(storage).
-  virtual Rows read(std::string_view sql, std::span<const Param> params) {
-    return exec(sql, params);
-  }
-  Rows read(std::string_view sql, std::initializer_list<Param> params = {}) {
-    return read(sql, std::span<const Param>(params.begin(), params.size()));
-  }
 
   // Whether the database answers now, for health checks: runs SELECT 1, giving up after
   // `timeout` in all (PostgreSQL: the wait for a pooled connection, opening one and the answer;
