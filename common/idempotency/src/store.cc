@@ -6,10 +6,10 @@
 #include "scoped_key.h"
 #include "statements.h"
 #include "webhooks/base64.h"
+#include "webhooks/enum_names.h"
 #include "webhooks/error.h"
 #include "webhooks/json_parse.h"
 #include "webhooks/random.h"
-#include "webhooks/enum_names.h"
 
 namespace webhooks::idempotency {
 namespace {
@@ -155,11 +155,22 @@ std::string component_scope(std::string_view component, std::string_view id) {
   return detail::joined(component, ':', id);
 }
 
-constexpr EnumNames<State, 3> kStateNames{{{{State::in_progress, "in_progress"}, {State::completed, "completed"}, {State::failed, "failed"}}}, "unknown"};
+constexpr EnumNames<State, 3> kStateNames{{{{State::in_progress, "in_progress"},
+                                            {State::completed, "completed"},
+                                            {State::failed, "failed"}}},
+                                          "unknown"};
 std::string_view to_string(State state) noexcept { return kStateNames.name(state); }
 
-constexpr EnumNames<BeginOutcome, 5> kBeginOutcomeNames{{{{BeginOutcome::acquired, "acquired"}, {BeginOutcome::replay, "replay"}, {BeginOutcome::in_progress, "in_progress"}, {BeginOutcome::mismatch, "mismatch"}, {BeginOutcome::reacquired, "reacquired"}}}, "unknown"};
-std::string_view to_string(BeginOutcome outcome) noexcept { return kBeginOutcomeNames.name(outcome); }
+constexpr EnumNames<BeginOutcome, 5> kBeginOutcomeNames{
+    {{{BeginOutcome::acquired, "acquired"},
+      {BeginOutcome::replay, "replay"},
+      {BeginOutcome::in_progress, "in_progress"},
+      {BeginOutcome::mismatch, "mismatch"},
+      {BeginOutcome::reacquired, "reacquired"}}},
+    "unknown"};
+std::string_view to_string(BeginOutcome outcome) noexcept {
+  return kBeginOutcomeNames.name(outcome);
+}
 
 bool is_final_status(int status) noexcept {
   if (status >= 200 && status < 300) return true;

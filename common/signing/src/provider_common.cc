@@ -4,10 +4,10 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "webhooks/enum_names.h"
 #include "webhooks/error.h"
 #include "webhooks/json_parse.h"
 #include "webhooks/wire.h"
-#include "webhooks/enum_names.h"
 
 namespace webhooks::providers {
 namespace detail {
@@ -181,8 +181,18 @@ std::optional<Provider> parse_provider(std::string_view name) noexcept {
   return std::nullopt;
 }
 
-constexpr EnumNames<ProviderStatus, 7> kProviderStatusNames{{{{ProviderStatus::ok, "ok"}, {ProviderStatus::missing_header, "missing_header"}, {ProviderStatus::malformed_header, "malformed_header"}, {ProviderStatus::bad_signature, "bad_signature"}, {ProviderStatus::timestamp_too_old, "timestamp_too_old"}, {ProviderStatus::timestamp_too_new, "timestamp_too_new"}, {ProviderStatus::missing_id, "missing_id"}}}, "unknown"};
-std::string_view to_string(ProviderStatus status) noexcept { return kProviderStatusNames.name(status); }
+constexpr EnumNames<ProviderStatus, 7> kProviderStatusNames{
+    {{{ProviderStatus::ok, "ok"},
+      {ProviderStatus::missing_header, "missing_header"},
+      {ProviderStatus::malformed_header, "malformed_header"},
+      {ProviderStatus::bad_signature, "bad_signature"},
+      {ProviderStatus::timestamp_too_old, "timestamp_too_old"},
+      {ProviderStatus::timestamp_too_new, "timestamp_too_new"},
+      {ProviderStatus::missing_id, "missing_id"}}},
+    "unknown"};
+std::string_view to_string(ProviderStatus status) noexcept {
+  return kProviderStatusNames.name(status);
+}
 
 namespace detail {
 namespace {

@@ -3,9 +3,9 @@
 #include <openssl/crypto.h>
 
 #include "webhooks/base64.h"
+#include "webhooks/enum_names.h"
 #include "webhooks/error.h"
 #include "webhooks/wire.h"
-#include "webhooks/enum_names.h"
 
 namespace webhooks {
 namespace {
@@ -39,7 +39,14 @@ VerifyResult failure(VerifyStatus status, std::string_view header, std::string m
 
 }  // namespace
 
-constexpr EnumNames<VerifyStatus, 6> kVerifyStatusNames{{{{VerifyStatus::ok, "ok"}, {VerifyStatus::missing_header, "missing_header"}, {VerifyStatus::malformed_header, "malformed_header"}, {VerifyStatus::no_matching_signature, "no_matching_signature"}, {VerifyStatus::timestamp_too_old, "timestamp_too_old"}, {VerifyStatus::timestamp_too_new, "timestamp_too_new"}}}, "unknown"};
+constexpr EnumNames<VerifyStatus, 6> kVerifyStatusNames{
+    {{{VerifyStatus::ok, "ok"},
+      {VerifyStatus::missing_header, "missing_header"},
+      {VerifyStatus::malformed_header, "malformed_header"},
+      {VerifyStatus::no_matching_signature, "no_matching_signature"},
+      {VerifyStatus::timestamp_too_old, "timestamp_too_old"},
+      {VerifyStatus::timestamp_too_new, "timestamp_too_new"}}},
+    "unknown"};
 std::string_view to_string(VerifyStatus status) noexcept { return kVerifyStatusNames.name(status); }
 
 Verifier::Verifier(const std::vector<Secret>& secrets, std::vector<Ed25519PublicKey> public_keys,

@@ -4,14 +4,18 @@
 #include <cmath>
 
 #include "webhooks/duration.h"
-#include "webhooks/error.h"
 #include "webhooks/enum_names.h"
+#include "webhooks/error.h"
 
 namespace webhooks::publisher {
 
 using std::chrono::milliseconds;
 
-constexpr EnumNames<AttemptOutcome, 4> kOutcomeNames{{{{AttemptOutcome::succeeded, "succeeded"}, {AttemptOutcome::retryable, "retryable"}, {AttemptOutcome::permanent, "permanent"}, {AttemptOutcome::gone, "gone"}}}, "unknown"};
+constexpr EnumNames<AttemptOutcome, 4> kOutcomeNames{{{{AttemptOutcome::succeeded, "succeeded"},
+                                                       {AttemptOutcome::retryable, "retryable"},
+                                                       {AttemptOutcome::permanent, "permanent"},
+                                                       {AttemptOutcome::gone, "gone"}}},
+                                                     "unknown"};
 std::string_view to_string(AttemptOutcome outcome) noexcept { return kOutcomeNames.name(outcome); }
 
 AttemptOutcome classify_attempt(int status, const OutcomeRules& rules) {

@@ -1,7 +1,7 @@
 #include <array>
 
-#include "webhooks/publisher/model.h"
 #include "webhooks/enum_names.h"
+#include "webhooks/publisher/model.h"
 
 namespace webhooks::publisher {
 namespace {
@@ -12,8 +12,18 @@ constexpr std::array<TransportError, 6> kFailures = {
 
 }  // namespace
 
-constexpr EnumNames<TransportError, 7> kTransportErrorNames{{{{TransportError::none, "none"}, {TransportError::timeout, "timeout"}, {TransportError::connect, "connect"}, {TransportError::address_refused, "address_refused"}, {TransportError::tls, "tls"}, {TransportError::invalid_request, "invalid_request"}, {TransportError::other, "other"}}}, "unknown"};
-std::string_view to_string(TransportError error) noexcept { return kTransportErrorNames.name(error); }
+constexpr EnumNames<TransportError, 7> kTransportErrorNames{
+    {{{TransportError::none, "none"},
+      {TransportError::timeout, "timeout"},
+      {TransportError::connect, "connect"},
+      {TransportError::address_refused, "address_refused"},
+      {TransportError::tls, "tls"},
+      {TransportError::invalid_request, "invalid_request"},
+      {TransportError::other, "other"}}},
+    "unknown"};
+std::string_view to_string(TransportError error) noexcept {
+  return kTransportErrorNames.name(error);
+}
 
 std::string error_text(TransportError error, std::string_view message) {
   if (error == TransportError::none) return std::string(message);

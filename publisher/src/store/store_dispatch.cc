@@ -6,14 +6,17 @@
 #include "ops/ops_notice.h"
 #include "store/delivery_control_columns.h"
 #include "store/store_sql.h"
-#include "webhooks/publisher/store.h"
 #include "webhooks/enum_names.h"
+#include "webhooks/publisher/store.h"
 
 namespace webhooks::publisher {
 namespace sql = detail::sql;
 namespace {
 
-constexpr EnumNames<Settlement::Next, 3> kNextStates{{{{Settlement::Next::succeeded, "succeeded"}, {Settlement::Next::dead, "dead"}, {Settlement::Next::retry, "pending"}}}, "pending"};
+constexpr EnumNames<Settlement::Next, 3> kNextStates{{{{Settlement::Next::succeeded, "succeeded"},
+                                                       {Settlement::Next::dead, "dead"},
+                                                       {Settlement::Next::retry, "pending"}}},
+                                                     "pending"};
 std::string_view next_state(Settlement::Next next) { return kNextStates.name(next); }
 
 }  // namespace

@@ -195,7 +195,6 @@ class Database : public Statements {
   // time); PostgreSQL ones at READ COMMITTED. Throws Error(storage) if BEGIN or COMMIT fails.
   virtual void transact(const std::function<void(Transaction&)>& fn) = 0;
 
-
   // Whether the database answers now, for health checks: runs SELECT 1, giving up after
   // `timeout` in all (PostgreSQL: the wait for a pooled connection, opening one and the answer;
   // 1 ms at least). Returns when it answered; throws Error(storage) saying why when it did not
