@@ -26,22 +26,12 @@ bool filter_matches(const std::vector<std::string>& filter, std::string_view eve
 namespace {
 
 // Each enum's names: its column in publisher_tasks / publisher_endpoints and its JSON value.
-constexpr EnumNames<TaskState, 4> kTaskStates{{{{TaskState::pending, "pending"},
-                                                {TaskState::delivering, "delivering"},
-                                                {TaskState::succeeded, "succeeded"},
-                                                {TaskState::dead, "dead"}}},
+constexpr EnumNames<TaskState, 4> kTaskStates{{"pending", "delivering", "succeeded", "dead"},
                                               "pending"};
-constexpr EnumNames<Trigger, 2> kTriggers{
-    {{{Trigger::scheduled, "scheduled"}, {Trigger::manual, "manual"}}}, "scheduled"};
-constexpr EnumNames<SigningScheme, 3> kSigningSchemes{
-    {{{SigningScheme::v1, "v1"}, {SigningScheme::v1a, "v1a"}, {SigningScheme::both, "both"}}},
-    "v1"};
-constexpr EnumNames<Ordering, 2> kOrderings{{{{Ordering::none, "none"}, {Ordering::fifo, "fifo"}}},
-                                            "none"};
-constexpr EnumNames<EndpointAuth::Type, 3> kAuthTypes{{{{EndpointAuth::Type::none, "none"},
-                                                        {EndpointAuth::Type::bearer, "bearer"},
-                                                        {EndpointAuth::Type::basic, "basic"}}},
-                                                      "none"};
+constexpr EnumNames<Trigger, 2> kTriggers{{"scheduled", "manual"}, "scheduled"};
+constexpr EnumNames<SigningScheme, 3> kSigningSchemes{{"v1", "v1a", "both"}, "v1"};
+constexpr EnumNames<Ordering, 2> kOrderings{{"none", "fifo"}, "none"};
+constexpr EnumNames<EndpointAuth::Type, 3> kAuthTypes{{"none", "bearer", "basic"}, "none"};
 
 }  // namespace
 

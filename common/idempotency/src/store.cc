@@ -155,19 +155,11 @@ std::string component_scope(std::string_view component, std::string_view id) {
   return detail::joined(component, ':', id);
 }
 
-constexpr EnumNames<State, 3> kStateNames{{{{State::in_progress, "in_progress"},
-                                            {State::completed, "completed"},
-                                            {State::failed, "failed"}}},
-                                          "unknown"};
+constexpr EnumNames<State, 3> kStateNames{{"in_progress", "completed", "failed"}, "unknown"};
 std::string_view to_string(State state) noexcept { return kStateNames.name(state); }
 
 constexpr EnumNames<BeginOutcome, 5> kBeginOutcomeNames{
-    {{{BeginOutcome::acquired, "acquired"},
-      {BeginOutcome::replay, "replay"},
-      {BeginOutcome::in_progress, "in_progress"},
-      {BeginOutcome::mismatch, "mismatch"},
-      {BeginOutcome::reacquired, "reacquired"}}},
-    "unknown"};
+    {"acquired", "replay", "in_progress", "mismatch", "reacquired"}, "unknown"};
 std::string_view to_string(BeginOutcome outcome) noexcept {
   return kBeginOutcomeNames.name(outcome);
 }

@@ -182,13 +182,8 @@ std::optional<Provider> parse_provider(std::string_view name) noexcept {
 }
 
 constexpr EnumNames<ProviderStatus, 7> kProviderStatusNames{
-    {{{ProviderStatus::ok, "ok"},
-      {ProviderStatus::missing_header, "missing_header"},
-      {ProviderStatus::malformed_header, "malformed_header"},
-      {ProviderStatus::bad_signature, "bad_signature"},
-      {ProviderStatus::timestamp_too_old, "timestamp_too_old"},
-      {ProviderStatus::timestamp_too_new, "timestamp_too_new"},
-      {ProviderStatus::missing_id, "missing_id"}}},
+    {"ok", "missing_header", "malformed_header", "bad_signature", "timestamp_too_old",
+     "timestamp_too_new", "missing_id"},
     "unknown"};
 std::string_view to_string(ProviderStatus status) noexcept {
   return kProviderStatusNames.name(status);

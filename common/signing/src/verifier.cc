@@ -40,12 +40,8 @@ VerifyResult failure(VerifyStatus status, std::string_view header, std::string m
 }  // namespace
 
 constexpr EnumNames<VerifyStatus, 6> kVerifyStatusNames{
-    {{{VerifyStatus::ok, "ok"},
-      {VerifyStatus::missing_header, "missing_header"},
-      {VerifyStatus::malformed_header, "malformed_header"},
-      {VerifyStatus::no_matching_signature, "no_matching_signature"},
-      {VerifyStatus::timestamp_too_old, "timestamp_too_old"},
-      {VerifyStatus::timestamp_too_new, "timestamp_too_new"}}},
+    {"ok", "missing_header", "malformed_header", "no_matching_signature", "timestamp_too_old",
+     "timestamp_too_new"},
     "unknown"};
 std::string_view to_string(VerifyStatus status) noexcept { return kVerifyStatusNames.name(status); }
 

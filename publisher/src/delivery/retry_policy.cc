@@ -11,11 +11,8 @@ namespace webhooks::publisher {
 
 using std::chrono::milliseconds;
 
-constexpr EnumNames<AttemptOutcome, 4> kOutcomeNames{{{{AttemptOutcome::succeeded, "succeeded"},
-                                                       {AttemptOutcome::retryable, "retryable"},
-                                                       {AttemptOutcome::permanent, "permanent"},
-                                                       {AttemptOutcome::gone, "gone"}}},
-                                                     "unknown"};
+constexpr EnumNames<AttemptOutcome, 4> kOutcomeNames{
+    {"succeeded", "retryable", "permanent", "gone"}, "unknown"};
 std::string_view to_string(AttemptOutcome outcome) noexcept { return kOutcomeNames.name(outcome); }
 
 AttemptOutcome classify_attempt(int status, const OutcomeRules& rules) {

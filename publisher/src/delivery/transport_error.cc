@@ -13,13 +13,7 @@ constexpr std::array<TransportError, 6> kFailures = {
 }  // namespace
 
 constexpr EnumNames<TransportError, 7> kTransportErrorNames{
-    {{{TransportError::none, "none"},
-      {TransportError::timeout, "timeout"},
-      {TransportError::connect, "connect"},
-      {TransportError::address_refused, "address_refused"},
-      {TransportError::tls, "tls"},
-      {TransportError::invalid_request, "invalid_request"},
-      {TransportError::other, "other"}}},
+    {"none", "timeout", "connect", "address_refused", "tls", "invalid_request", "other"},
     "unknown"};
 std::string_view to_string(TransportError error) noexcept {
   return kTransportErrorNames.name(error);

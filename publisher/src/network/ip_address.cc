@@ -199,30 +199,16 @@ std::string IpAddress::to_string() const {
 }
 
 constexpr EnumNames<AddressClass, 10> kAddressClassNames{
-    {{{AddressClass::public_address, "public_address"},
-      {AddressClass::loopback, "loopback"},
-      {AddressClass::private_network, "private_network"},
-      {AddressClass::link_local, "link_local"},
-      {AddressClass::cgnat, "cgnat"},
-      {AddressClass::multicast, "multicast"},
-      {AddressClass::unspecified, "unspecified"},
-      {AddressClass::documentation, "documentation"},
-      {AddressClass::benchmarking, "benchmarking"},
-      {AddressClass::reserved, "reserved"}}},
+    {"public_address", "loopback", "private_network", "link_local", "cgnat", "multicast",
+     "unspecified", "documentation", "benchmarking", "reserved"},
     "unknown"};
 std::string_view to_string(AddressClass value) noexcept { return kAddressClassNames.name(value); }
 
 constexpr EnumNames<AddressClass, 10> kAddressClassPhrases{
-    {{{AddressClass::public_address, "a public address"},
-      {AddressClass::loopback, "a loopback address"},
-      {AddressClass::private_network, "a private-network address"},
-      {AddressClass::link_local, "a link-local address"},
-      {AddressClass::cgnat, "a CGNAT (100.64.0.0/10) address"},
-      {AddressClass::multicast, "a multicast address"},
-      {AddressClass::unspecified, "an unspecified (0.0.0.0/8 or ::) address"},
-      {AddressClass::documentation, "a documentation-range address"},
-      {AddressClass::benchmarking, "a benchmarking-range address"},
-      {AddressClass::reserved, "a reserved address"}}},
+    {"a public address", "a loopback address", "a private-network address", "a link-local address",
+     "a CGNAT (100.64.0.0/10) address", "a multicast address",
+     "an unspecified (0.0.0.0/8 or ::) address", "a documentation-range address",
+     "a benchmarking-range address", "a reserved address"},
     "an unknown address"};
 std::string_view describe(AddressClass value) noexcept { return kAddressClassPhrases.name(value); }
 

@@ -127,12 +127,7 @@ std::optional<std::string> read_authority(std::string_view authority, UrlCheck& 
 }  // namespace
 
 constexpr EnumNames<UrlVerdict, 5> kUrlVerdictNames{
-    {{{UrlVerdict::allowed, "allowed"},
-      {UrlVerdict::malformed, "malformed"},
-      {UrlVerdict::scheme_not_allowed, "scheme_not_allowed"},
-      {UrlVerdict::unresolvable, "unresolvable"},
-      {UrlVerdict::address_refused, "address_refused"}}},
-    "unknown"};
+    {"allowed", "malformed", "scheme_not_allowed", "unresolvable", "address_refused"}, "unknown"};
 std::string_view to_string(UrlVerdict verdict) noexcept { return kUrlVerdictNames.name(verdict); }
 
 UrlCheck check_endpoint_url(std::string_view url, const SsrfOptions& options) {

@@ -13,10 +13,7 @@ namespace webhooks::publisher {
 namespace sql = detail::sql;
 namespace {
 
-constexpr EnumNames<Settlement::Next, 3> kNextStates{{{{Settlement::Next::succeeded, "succeeded"},
-                                                       {Settlement::Next::dead, "dead"},
-                                                       {Settlement::Next::retry, "pending"}}},
-                                                     "pending"};
+constexpr EnumNames<Settlement::Next, 3> kNextStates{{"succeeded", "pending", "dead"}, "pending"};
 std::string_view next_state(Settlement::Next next) { return kNextStates.name(next); }
 
 }  // namespace

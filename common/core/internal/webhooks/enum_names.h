@@ -1,9 +1,11 @@
 // An enum's stable names as one table: the name of a value (to_string) and the value of a name
-// (parse) read the same entries, so the two cannot disagree. For the enums whose names are a wire
+// (parse) read the same list, so the two cannot disagree. For the enums whose names are a wire
 // or storage format (a task's state in the database, a verification status in a log line).
+// The enum's values must be the default ones (0, 1, 2, … in declaration order): names[i] is the
+// name of the value i.
 //
-//   inline constexpr EnumNames<TaskState, 2> kTaskStateNames{
-//       {{{TaskState::pending, "pending"}, {TaskState::dead, "dead"}}}, "pending"};
+//   enum class TaskState { pending, dead };
+//   inline constexpr EnumNames<TaskState, 2> kTaskStateNames{{"pending", "dead"}, "pending"};
 //   kTaskStateNames.name(TaskState::dead) == "dead"; kTaskStateNames.parse("x") == std::nullopt
 #pragma once
 
@@ -11,26 +13,23 @@
 #include <cstddef>
 #include <optional>
 #include <string_view>
-#include <utility>
 
 namespace webhooks {
 
 template <typename Enum, std::size_t N>
 struct EnumNames {
-  std::array<std::pair<Enum, std::string_view>, N> entries;
-  std::string_view fallback;  // the name of a value not in the table (a cast out of range)
+  std::array<std::string_view, N> names;  // names[i]: the name of Enum(i)
+  std::string_view fallback;              // the name of a value past the list (a cast)
 
   // The value's name, or `fallback`.
   constexpr std::string_view name(Enum value) const noexcept {
-    for (const auto& [e, n] : entries) {
-      if (e == value) return n;
-    }
-    return fallback;
+    const auto i = static_cast<std::size_t>(value);
+    return i < N ? names[i] : fallback;
   }
-  // The value of exactly `text` (case-sensitive), or std::nullopt.
+  // The value named exactly `text` (case-sensitive), or std::nullopt.
   constexpr std::optional<Enum> parse(std::string_view text) const noexcept {
-    for (const auto& [e, n] : entries) {
-      if (n == text) return e;
+    for (std::size_t i = 0; i < N; ++i) {
+      if (names[i] == text) return static_cast<Enum>(i);
     }
     return std::nullopt;
   }
