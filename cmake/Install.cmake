@@ -1,6 +1,6 @@
 # `cmake --install BUILD --prefix P` installs (docs/development.md, "Installing and embedding"):
-# - the libraries webhooks::core, ::signing, ::storage, ::http, ::idempotency (common/; the
-#   umbrella webhooks::common links them all), webhooks::outbox, webhooks::receiver and
+# - the libraries webhooks::core, ::signing, ::storage, ::http, ::idempotency, ::idempotency_http
+#   (common/; the umbrella webhooks::common links them all), webhooks::outbox, webhooks::receiver and
 #   webhooks::publisher (lib/), their
 #   public headers (include/webhooks/), with a CMake package (lib/cmake/webhooks/) so that an
 #   application calls find_package(webhooks) and links webhooks::receiver (or ::publisher);

@@ -1,10 +1,11 @@
-// Endpoint URLs and IP literals (webhooks/publisher/ssrf_guard.h, ip_address.h).
-// Input: "URL\nRESOLVED\nSOCKADDR..." : a URL for check_endpoint_url, an address literal that
-// every host name "resolves" to (no DNS is ever used), and raw bytes taken as a socket address.
-// Properties: nothing throws; a verdict other than malformed and scheme_not_allowed comes with a
-// lowercased host and a port from 1 to 65535; with private networks allowed every URL that is not
-// malformed or of another scheme is allowed; address_refused names a non-public address; a strict
-// literal prints in a canonical form that parses back to itself; a loose IPv4 literal is IPv4.
+// Endpoint URLs and IP literals (publisher/src/network/ssrf_guard.h,
+// webhooks/publisher/ip_network.h). Input: "URL\nRESOLVED\nSOCKADDR..." : a URL for
+// check_endpoint_url, an address literal that every host name "resolves" to (no DNS is ever used),
+// and raw bytes taken as a socket address. Properties: nothing throws; a verdict other than
+// malformed and scheme_not_allowed comes with a lowercased host and a port from 1 to 65535; with
+// private networks allowed every URL that is not malformed or of another scheme is allowed;
+// address_refused names a non-public address; a strict literal prints in a canonical form that
+// parses back to itself; a loose IPv4 literal is IPv4.
 #include <sys/socket.h>
 
 #include <cstring>

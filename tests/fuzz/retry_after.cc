@@ -1,4 +1,4 @@
-// Retry-After (webhooks/publisher/retry_after.h).
+// Retry-After (publisher/src/delivery/retry_after.h).
 // Input: the header value. `now` is fixed (2026-01-01T00:00:00Z) so every run reads dates alike.
 // Properties: never throws with valid bounds; a delay is within [min, max]; a value
 // parse_http_date accepts is a delay too (date - now, clamped); whitespace around the value does

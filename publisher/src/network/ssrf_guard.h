@@ -2,7 +2,8 @@
 // when an endpoint is created (check_endpoint_url) and when curl opens each socket
 // (check_connect_address, from a CURLOPT_OPENSOCKETFUNCTION callback; http_delivery.h does this),
 // so a name that resolves to a public address at creation and to 127.0.0.1 later (DNS rebinding)
-// is still caught. Source: docs/publisher-delivery.md, "SSRF". Ranges: ip_address.h.
+// is still caught. Source: docs/publisher-delivery.md, "SSRF". Ranges:
+// webhooks/publisher/ip_network.h.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// Writing the ops events (webhooks/publisher/ops_events.h) inside Store::record's transaction.
+// Writing the ops events (ops/ops_events.h) inside Store::record's transaction.
 #pragma once
 
 #include <optional>

@@ -1,5 +1,5 @@
-// webhooks::Backoff (common/core/include/webhooks/backoff.h): exact waits, the cap, the factor, the
-// jitter's bounds with a seeded source, and no overflow far out.
+// webhooks::Backoff (common/core/internal/webhooks/backoff.h): exact waits, the cap, the factor,
+// the jitter's bounds with a seeded source, and no overflow far out.
 #include "webhooks/backoff.h"
 
 #include <catch2/catch.hpp>

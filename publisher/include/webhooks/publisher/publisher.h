@@ -64,7 +64,7 @@ class Publisher {
   Publisher& operator=(const Publisher&) = delete;
 
   // Registers the API's routes, authentication, body limit and JSON errors on `server`
-  // (admin_api.h). Logs the warning `no_admin_token` when options.admin_token is empty.
+  // (src/api/admin_api.h). Logs the warning `no_admin_token` when options.admin_token is empty.
   void mount(http::Server& server);
 
   // Starts options.workers delivery threads and the maintenance thread. Calling it again while

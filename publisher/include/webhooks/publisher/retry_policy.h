@@ -55,16 +55,16 @@ class RetryPolicy {
   RetryPolicy();
 
   // Throws webhooks::Error(ErrorCode::invalid_argument) when `delays` is empty or longer than
-  // kMaxEntries, a delay is negative or over kMaxDuration (duration.h), `max_age` is not
-  // positive, or `jitter` is outside [0, 1].
+  // kMaxEntries, a delay is negative or over 365 days (the duration grammar's kMaxDuration),
+  // `max_age` is not positive, or `jitter` is outside [0, 1].
   explicit RetryPolicy(std::vector<std::chrono::milliseconds> delays,
                        std::chrono::milliseconds max_age = kDefaultMaxAge,
                        double jitter = kDefaultJitter);
 
-  // Parses a comma-separated schedule such as "5s,5m,30m,2h,5h,10h,10h" (entries in the grammar
-  // of duration.h; no spaces). Throws Error(invalid_argument) naming the entry at fault, e.g.
-  // `retry schedule entry 2 "5x" has unknown unit "x"; use ms, s, m, h or d`, and for an empty
-  // schedule or an empty entry ("5s,,5m"). Other arguments as for the constructor.
+  // Parses a comma-separated schedule such as "5s,5m,30m,2h,5h,10h,10h" (each entry a whole
+  // number and a unit, ms, s, m, h or d; no spaces). Throws Error(invalid_argument) naming the
+  // entry at fault, e.g. `retry schedule entry 2 "5x" has unknown unit "x"; use ms, s, m, h or d`,
+  // and for an empty schedule or an empty entry ("5s,,5m"). Other arguments as for the constructor.
   static RetryPolicy parse(std::string_view schedule,
                            std::chrono::milliseconds max_age = kDefaultMaxAge,
                            double jitter = kDefaultJitter);

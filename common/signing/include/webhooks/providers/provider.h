@@ -1,8 +1,8 @@
 // Verifiers of other platforms' webhooks (Stripe, GitHub, Shopify, Slack): one interface, one
-// header per provider (stripe.h, github.h, shopify.h, slack.h). Each checks its provider's
-// documented header, algorithm and encoding, compares in constant time (CRYPTO_memcmp), checks the
-// timestamp window where the provider signs a timestamp, and returns the event id to deduplicate
-// on. docs/receiver.md, "Other providers".
+// status enum, made by make_provider_verifier from one table of each provider's steps. Each checks
+// its provider's documented header, algorithm and encoding, compares in constant time
+// (CRYPTO_memcmp), checks the timestamp window where the provider signs a timestamp, and returns
+// the event id to deduplicate on. docs/receiver.md, "Other providers".
 //
 // Secrets of these providers are raw strings, used as the HMAC key byte for byte (a Stripe
 // "whsec_..." secret included: Stripe does not base64-decode it), unlike Standard Webhooks
