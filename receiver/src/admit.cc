@@ -121,19 +121,19 @@ std::optional<Answer> Receiver::Impl::parse(const Headers& headers, std::string_
   return std::nullopt;
 }
 
-std::optional<Answer> Receiver::Impl::admit(
-    const Headers& headers, std::string_view body, nlohmann::json& payload, Event& event,
-    std::optional<idempotency::InProcessClaims::Claim>& claim, std::string& fingerprint,
-    Owned& owned, bool read_record) {
+std::optional<Answer> Receiver::Impl::admit(const Headers& headers, std::string_view body,
+                                            Admission& a, bool read_record) {
+  Event& event = a.event;
+  std::string& fingerprint = a.fingerprint;
   event.delivery_id = headers.get(kHeaderDeliveryId).value_or("");
-  if (auto answer = verify(headers, body, event, owned)) return answer;
-  if (auto answer = parse(headers, body, payload, event, owned)) return answer;
+  if (auto answer = verify(headers, body, event, a.owned)) return answer;
+  if (auto answer = parse(headers, body, a.payload, event, a.owned)) return answer;
   fingerprint = sha256_hex(body);
   if (const auto cached = replays.find(config.consumer, event.id, fingerprint, clock.now_ms())) {
     return settled(event, *cached, {});
   }
-  claim = claims.load()->try_claim(config.consumer, event.id);
-  if (!claim) {  // a delivery of this event is being handled by this process right now
+  a.claim = claims.load()->try_claim(config.consumer, event.id);
+  if (!a.claim) {  // a delivery of this event is being handled by this process right now
     store.counts().add(config.consumer, event.id, idempotency::BeginOutcome::in_progress);
     log(event, "event_in_progress", 409);
     return idempotency::in_use(idempotency::kEventVocabulary,
@@ -147,12 +147,16 @@ std::optional<Answer> Receiver::Impl::admit(
 }
 
 std::optional<Answer> Receiver::Impl::admit_or_answer(const Headers& headers, std::string_view body,
-                                                      Admission& admission, bool read_record,
-                                                      const std::function<void()>& prepare) {
-  Admission& a = admission;
+                                                      Admission& a, bool transactional) {
   try {
-    prepare();
-    return admit(headers, body, a.payload, a.event, a.claim, a.fingerprint, a.owned, read_record);
+    // Before admit: each picks the claim set admit uses. In the transactional mode the group's
+    // begin settles duplicates, so a new event costs no read of its record before its write.
+    if (transactional) {
+      share_for_transactions();
+    } else {
+      a.durable = durable_claims();
+    }
+    return admit(headers, body, a, !transactional);
   } catch (const std::exception& e) {
     return store_failed(e);  // the store failed, or another process holds the file alone
   }

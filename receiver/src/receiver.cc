@@ -73,27 +73,17 @@ Receiver::~Receiver() = default;
 Answer Receiver::handle(const Headers& headers, std::string_view raw_body, const Handler& handler) {
   Impl& impl = *impl_;
   Admission a;
-  bool durable = true;
-  if (auto answer = impl.admit_or_answer(headers, raw_body, a, true,
-                                         [&] { durable = impl.durable_claims(); })) {
-    return std::move(*answer);
-  }
-  return durable ? impl.run_durable(a.event, a.fingerprint, handler)
-                 : impl.run_in_process(a.event, a.fingerprint, handler);
+  if (auto answer = impl.admit_or_answer(headers, raw_body, a, false)) return std::move(*answer);
+  return a.durable ? impl.run_durable(a.event, a.fingerprint, handler)
+                   : impl.run_in_process(a.event, a.fingerprint, handler);
 }
 
 Answer Receiver::handle(const Headers& headers, std::string_view raw_body,
                         const TransactionalHandler& handler) {
   Impl& impl = *impl_;
-  Admission a;
-  // No read of the record here: the group's begin settles duplicates, so a new event costs no
-  // read before its write.
-  if (auto answer = impl.admit_or_answer(headers, raw_body, a, false,
-                                         [&] { impl.share_for_transactions(); })) {
-    return std::move(*answer);
-  }
-  return impl.run_transactional(a.event, a.fingerprint,
-                                handler);  // the claim held until it returns
+  Admission a;  // its claim is held until run_transactional returns
+  if (auto answer = impl.admit_or_answer(headers, raw_body, a, true)) return std::move(*answer);
+  return impl.run_transactional(a.event, a.fingerprint, handler);
 }
 
 db::Database& Receiver::database() { return *impl_->db; }

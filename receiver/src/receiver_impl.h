@@ -12,7 +12,6 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -74,6 +73,7 @@ struct Admission {
   std::optional<idempotency::InProcessClaims::Claim> claim;
   std::string fingerprint;
   Owned owned;
+  bool durable = true;  // the claims outlive the process (admit_or_answer, not transactional)
 };
 
 // Logs a failure of the dedup store and answers 503 (idempotency::storage_unavailable).
@@ -141,15 +141,14 @@ struct Receiver::Impl {
   // answered from `replays`. With `read_record` (the handler runs outside the record's
   // transaction) the record is also read, so that only a new or retryable event runs.
   // `owned` holds what the event views beyond the request.
-  std::optional<Answer> admit(const Headers& headers, std::string_view body,
-                              nlohmann::json& payload, Event& event,
-                              std::optional<idempotency::InProcessClaims::Claim>& claim,
-                              std::string& fingerprint, Owned& owned, bool read_record);
-  // `prepare` (it picks the claim set admit uses), then admit into `admission`; a failure of the
-  // store or of `prepare` (another process holds the file alone) is answered by store_failed.
+  std::optional<Answer> admit(const Headers& headers, std::string_view body, Admission& admission,
+                              bool read_record);
+  // admit after choosing the claim set: `transactional` shares it for transactions and reads no
+  // record; otherwise admission.durable says whether the claims are durable, and the record is
+  // read. A failure of the store, or another process holding the file alone, is answered by
+  // store_failed.
   std::optional<Answer> admit_or_answer(const Headers& headers, std::string_view body,
-                                        Admission& admission, bool read_record,
-                                        const std::function<void()>& prepare);
+                                        Admission& admission, bool transactional);
   // admit's first step: the body's size and signature; sets event.id, .timestamp and .body.
   std::optional<Answer> verify(const Headers& headers, std::string_view body, Event& event,
                                Owned& owned);

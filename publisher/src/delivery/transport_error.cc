@@ -1,16 +1,9 @@
-#include <array>
+#include <optional>
 
 #include "webhooks/enum_names.h"
 #include "webhooks/publisher/model.h"
 
 namespace webhooks::publisher {
-namespace {
-
-constexpr std::array<TransportError, 6> kFailures = {
-    TransportError::timeout, TransportError::connect,         TransportError::address_refused,
-    TransportError::tls,     TransportError::invalid_request, TransportError::other};
-
-}  // namespace
 
 constexpr EnumNames<TransportError, 7> kTransportErrorNames{
     {"none", "timeout", "connect", "address_refused", "tls", "invalid_request", "other"},
@@ -25,12 +18,11 @@ std::string error_text(TransportError error, std::string_view message) {
 }
 
 TransportError parse_error_text(std::string_view text, std::string& message) {
-  for (const TransportError code : kFailures) {
-    const std::string_view name = to_string(code);
-    if (text.size() >= name.size() + 2 && text.substr(0, name.size()) == name &&
-        text.substr(name.size(), 2) == ": ") {
-      message = std::string(text.substr(name.size() + 2));
-      return code;
+  if (const std::size_t colon = text.find(": "); colon != std::string_view::npos) {
+    const std::optional<TransportError> code = kTransportErrorNames.parse(text.substr(0, colon));
+    if (code && *code != TransportError::none) {
+      message = std::string(text.substr(colon + 2));
+      return *code;
     }
   }
   message = std::string(text);
