@@ -28,24 +28,32 @@ std::optional<std::string_view> idempotency_key(const httplib::Request& req) {
 
 }  // namespace
 
-void handle(Guard& guard, const httplib::Request& req, httplib::Response& res,
-            std::string_view scope, const Operation& operation) {
+namespace {
+
+// The guard's answer to `req` written into `res`; an exception out of it as answer_exception says.
+template <typename Run>
+void answer(const httplib::Request& req, httplib::Response& res, Run&& run) {
   try {
-    write(guard.run(scope, idempotency_key(req), req.method, req.path, req.body, operation), res);
+    write(run(idempotency_key(req)), res);
   } catch (...) {
     answer_exception(req, res, std::current_exception());
   }
 }
 
+}  // namespace
+
+void handle(Guard& guard, const httplib::Request& req, httplib::Response& res,
+            std::string_view scope, const Operation& operation) {
+  answer(req, res, [&](std::optional<std::string_view> key) {
+    return guard.run(scope, key, req.method, req.path, req.body, operation);
+  });
+}
+
 void handle_in_transaction(Guard& guard, const httplib::Request& req, httplib::Response& res,
                            std::string_view scope, const TransactionalOperation& operation) {
-  try {
-    write(guard.run_in_transaction(scope, idempotency_key(req), req.method, req.path, req.body,
-                                   operation),
-          res);
-  } catch (...) {
-    answer_exception(req, res, std::current_exception());
-  }
+  answer(req, res, [&](std::optional<std::string_view> key) {
+    return guard.run_in_transaction(scope, key, req.method, req.path, req.body, operation);
+  });
 }
 
 void answer_exception(const httplib::Request& req, httplib::Response& res,
