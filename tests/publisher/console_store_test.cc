@@ -140,12 +140,6 @@ TEST_CASE("every filter of the events listing, alone and together", "[console]")
   CHECK(w.f.store.find_event(w.e4)->idempotency_key == "k-shared");
 }
 
-}  // namespace
-}  // namespace webhooks::test
-
-namespace webhooks::test {
-namespace {
-
 TEST_CASE("a page of 1,000 events counts every event's tasks (statements of 64 ids)", "[console]") {
   PublisherFixture f("console_big_page");
   f.add_endpoint("m1", "http://127.0.0.1:9/a");
@@ -164,12 +158,6 @@ TEST_CASE("a page of 1,000 events counts every event's tasks (statements of 64 i
     }
   }
 }
-
-}  // namespace
-}  // namespace webhooks::test
-
-namespace webhooks::test {
-namespace {
 
 TEST_CASE("a state with a merchant reads at most scan_limit tasks per page", "[console]") {
   PublisherFixture f("console_scan_limit");

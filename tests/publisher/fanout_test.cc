@@ -1,4 +1,5 @@
 // Fan-out, filters, idempotent ingest, replay and recovery. Runs on SQLite and PostgreSQL.
+#include <array>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -78,6 +79,49 @@ TEST_CASE("a retried ingest is a replay with the same event_id", "[ingest]") {
   CHECK(f.ingest.handle(f.guard, std::nullopt, body).status == 400);
   CHECK(f.dispatcher.run_until_idle() == 1);
   CHECK(receiver.count() == 1);
+}
+
+TEST_CASE("ingest reads its body once: each refusal's exact answer, in order", "[ingest]") {
+  PublisherFixture f("ingest_refusals");
+  f.add_endpoint("m1", "http://127.0.0.1:9/a");
+  const auto error = [](const idempotency::Response& r) {
+    const auto body = nlohmann::json::parse(r.body);
+    return std::to_string(r.status) + " " + body["error"]["code"].get<std::string>() + ": " +
+           body["error"]["message"].get<std::string>();
+  };
+  // The body is checked before the key, the key before the fingerprint's duplicate names.
+  const std::vector<std::array<std::string, 3>> refusals = {
+      {"k", "[1]", "400 invalid_json: the body must be a JSON object"},
+      {"k", R"({"merchant_id":"","type":"t","data":{}})",
+       "400 invalid_request: merchant_id must be a non-empty string without NUL characters"},
+      {"k", R"({"merchant_id":"m1","type":1,"data":{}})",
+       "400 invalid_request: type must be 1 to 255 printable ASCII characters without spaces"},
+      {"k", R"({"merchant_id":"m1","type":"t","data":[]})",
+       "400 invalid_request: data must be a JSON object"},
+      {"k", R"({"merchant_id":"m1","type":"t","data":{},"ordering_key":7})",
+       "400 invalid_request: ordering_key must be a string"},
+      {"", R"({"merchant_id":"m1","type":"t"})", "400 invalid_request: data must be a JSON object"},
+      {"", R"({"merchant_id":"m1","type":"t","data":{}})",
+       "400 idempotency_key_invalid: Idempotency-Key is empty"},
+      {"k", R"({"merchant_id":"m1","type":"t","data":{"a":1,"a":2}})",
+       "400 invalid_json: invalid JSON: duplicate object member name"},
+  };
+  for (const auto& [key, body, expected] : refusals) {
+    CHECK(error(f.ingest.handle(f.guard, key, body)) == expected);
+  }
+  CHECK(f.store.list_events({}).empty());
+  // A null ordering key is none; the strings are read unescaped, the data compact as written.
+  const auto accepted = f.ingest.handle(
+      f.guard, "k",
+      R"({ "merchant_id" : "m\u0031", "type":"order.created", "ordering_key": null,)"
+      R"( "data" : { "amount" : 1.50 } })");
+  REQUIRE(accepted.status == 202);
+  const auto events = f.store.list_events({});
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].merchant_id == "m1");
+  CHECK(events[0].ordering_key == "");
+  CHECK(events[0].idempotency_key == "k");
+  CHECK(events[0].payload == R"({"amount":1.50})");
 }
 
 TEST_CASE("replay keeps event_id, makes a new delivery_id and keeps the history", "[replay]") {

@@ -23,13 +23,17 @@ std::string sha256_hex(std::string_view data) {
   return out;
 }
 
+std::string canonical_request_fingerprint(std::string_view method, std::string_view path,
+                                          std::string_view canonical_body) {
+  std::string input;
+  input.reserve(method.size() + path.size() + canonical_body.size() + 2);
+  input.append(method).append(1, '\n').append(path).append(1, '\n').append(canonical_body);
+  return sha256_hex(input);
+}
+
 std::string request_fingerprint(std::string_view method, std::string_view path,
                                 std::string_view body) {
-  std::string input;
-  input.reserve(method.size() + path.size() + body.size() + 2);
-  input.append(method).append(1, '\n').append(path).append(1, '\n');
-  if (!body.empty()) input += canonicalize_json(body);
-  return sha256_hex(input);
+  return canonical_request_fingerprint(method, path, body.empty() ? "" : canonicalize_json(body));
 }
 
 }  // namespace webhooks

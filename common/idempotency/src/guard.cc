@@ -3,6 +3,7 @@
 #include "scoped_key.h"
 #include "webhooks/error.h"
 #include "webhooks/fingerprint.h"
+#include "webhooks/json_body.h"
 #include "webhooks/log.h"
 
 namespace webhooks::idempotency {
@@ -79,9 +80,10 @@ void log_outcome(std::string_view scope, std::string_view key, std::string_view 
                                   {"age_ms", age_ms}});
 }
 
-std::optional<Response> key_request(std::optional<std::string_view> key_header,
-                                    std::string_view method, std::string_view path,
-                                    std::string_view body, KeyedRequest& out) {
+namespace {
+
+// The 400 answer to a missing or invalid key, or std::nullopt with `key` set.
+std::optional<Response> check_key(std::optional<std::string_view> key_header, std::string& key) {
   KeyCheck check = parse_idempotency_key(key_header);
   if (check.status == KeyCheck::Status::missing) {
     return error_response(400, "idempotency_key_missing", check.message);
@@ -89,12 +91,32 @@ std::optional<Response> key_request(std::optional<std::string_view> key_header,
   if (check.status == KeyCheck::Status::invalid) {
     return error_response(400, "idempotency_key_invalid", check.message);
   }
+  key = std::move(check.key);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Response> key_request(std::optional<std::string_view> key_header,
+                                    std::string_view method, std::string_view path,
+                                    std::string_view body, KeyedRequest& out) {
+  if (std::optional<Response> refused = check_key(key_header, out.key)) return refused;
   try {
     out.fingerprint = request_fingerprint(method, path, body);
   } catch (const Error& e) {
     return error_response(400, "invalid_json", e.what());
   }
-  out.key = std::move(check.key);
+  return std::nullopt;
+}
+
+std::optional<Response> key_request(std::optional<std::string_view> key_header,
+                                    std::string_view method, std::string_view path,
+                                    const JsonBody& body, KeyedRequest& out) {
+  if (std::optional<Response> refused = check_key(key_header, out.key)) return refused;
+  if (body.duplicate_name) {
+    return error_response(400, "invalid_json", "invalid JSON: duplicate object member name");
+  }
+  out.fingerprint = canonical_request_fingerprint(method, path, body.canonical);
   return std::nullopt;
 }
 
@@ -198,13 +220,28 @@ Response Guard::run_in_transaction(std::string_view scope,
                                    std::optional<std::string_view> key_header,
                                    std::string_view method, std::string_view path,
                                    std::string_view body, const TransactionalOperation& operation) {
+  if (!key_header && !options_.key_required) {
+    return run_in_transaction(scope, nullptr, method, path, operation);
+  }
   KeyedRequest request;
+  if (std::optional<Response> refused = key_request(key_header, method, path, body, request)) {
+    return std::move(*refused);
+  }
+  return run_in_transaction(scope, &request, method, path, operation);
+}
+
+Response Guard::run_in_transaction(std::string_view scope, const KeyedRequest* keyed,
+                                   std::string_view method, std::string_view path,
+                                   const TransactionalOperation& operation) {
+  if (keyed == nullptr && options_.key_required) {
+    std::string none;
+    return std::move(*check_key(std::nullopt, none));  // 400 idempotency_key_missing
+  }
+  static const KeyedRequest kUnkeyed;
+  const bool guarded = keyed != nullptr;
+  const KeyedRequest& request = guarded ? *keyed : kUnkeyed;
   std::optional<InProcessClaims::Claim> claim;
-  const bool guarded = key_header || options_.key_required;
   if (guarded) {
-    if (std::optional<Response> refused = key_request(key_header, method, path, body, request)) {
-      return std::move(*refused);
-    }
     const UnixMillis now = clock_.now_ms();
     if (const auto cached = replays_.find(scope, request.key, request.fingerprint, now)) {
       note(scope, request.key, path, cached->outcome, now - cached->created_at);

@@ -26,6 +26,7 @@
 #include "webhooks/clock.h"
 #include "webhooks/db.h"
 #include "webhooks/idempotency/guard.h"
+#include "webhooks/json_body.h"
 #include "webhooks/publisher/store.h"
 #include "webhooks/uuid.h"
 
@@ -62,10 +63,11 @@ struct EventInput {
 // Empty when `key` may be an ordering key (1..255 bytes, no control characters); else why not.
 std::string check_ordering_key(std::string_view key);
 
-// Parses and validates an ingest body (parse_json's limits: nesting at most 128 deep, strict
-// UTF-8). On failure returns std::nullopt and sets `error_code` ("invalid_json" or
-// "invalid_request") and `message`.
-std::optional<EventInput> parse_event_input(std::string_view body, std::string& error_code,
+// Validates an ingest body read by read_json_body (json_body.h; parse_json's limits: nesting at
+// most 128 deep, strict UTF-8), moving its strings out. On failure returns std::nullopt and sets
+// `error_code` ("invalid_json" for a body that is not an object, else "invalid_request") and
+// `message`.
+std::optional<EventInput> parse_event_input(JsonBody& body, std::string& error_code,
                                             std::string& message);
 
 class Ingest {

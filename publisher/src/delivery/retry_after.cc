@@ -73,30 +73,31 @@ std::optional<UnixMillis> to_unix_ms(const Fields& f) {
   return duration_cast<milliseconds>(t.time_since_epoch()).count();
 }
 
-// "Sun, 06 Nov 1994 08:49:37 GMT"
-std::optional<Fields> imf_fixdate(std::string_view text) {
+// The two forms that name the day before a comma: IMF-fixdate "Sun, 06 Nov 1994 08:49:37 GMT"
+// (short day, ' ' between the date's parts, a four-digit year) and the obsolete RFC 850
+// "Sunday, 06-Nov-94 08:49:37 GMT" (long day, '-', two digits: the caller completes the year).
+template <std::size_t Days>
+std::optional<Fields> day_comma_date(std::string_view text,
+                                     const std::array<std::string_view, Days>& day_names,
+                                     std::string_view separator, std::size_t year_digits) {
   Reader r(text);
   Fields f;
   int ignored = 0;
-  if (r.one_of(kShortDays, ignored) && r.literal(", ") && r.digits(2, f.day) && r.literal(" ") &&
-      r.one_of(kMonths, f.month) && r.literal(" ") && r.digits(4, f.year) && r.literal(" ") &&
+  if (r.one_of(day_names, ignored) && r.literal(", ") && r.digits(2, f.day) &&
+      r.literal(separator) && r.one_of(kMonths, f.month) && r.literal(separator) &&
+      r.digits(year_digits, f.year) && r.literal(" ") &&
       r.time_of_day(f.hour, f.minute, f.second) && r.literal(" GMT") && r.done()) {
     return f;
   }
   return std::nullopt;
 }
 
-// "Sunday, 06-Nov-94 08:49:37 GMT"; the year is completed by the caller.
+std::optional<Fields> imf_fixdate(std::string_view text) {
+  return day_comma_date(text, kShortDays, " ", 4);
+}
+
 std::optional<Fields> rfc850_date(std::string_view text) {
-  Reader r(text);
-  Fields f;
-  int ignored = 0;
-  if (r.one_of(kLongDays, ignored) && r.literal(", ") && r.digits(2, f.day) && r.literal("-") &&
-      r.one_of(kMonths, f.month) && r.literal("-") && r.digits(2, f.year) && r.literal(" ") &&
-      r.time_of_day(f.hour, f.minute, f.second) && r.literal(" GMT") && r.done()) {
-    return f;
-  }
-  return std::nullopt;
+  return day_comma_date(text, kLongDays, "-", 2);
 }
 
 // "Sun Nov  6 08:49:37 1994" (a one-digit day is padded with a space).

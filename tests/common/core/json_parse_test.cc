@@ -7,6 +7,7 @@
 #include "webhooks/canonical_json.h"
 #include "webhooks/error.h"
 #include "webhooks/fingerprint.h"
+#include "webhooks/json_body.h"
 #include "webhooks/json_compact.h"
 
 using namespace webhooks;
@@ -134,13 +135,62 @@ TEST_CASE("compact_json keeps every number token byte for byte") {
                      "\"s\":\"\\u00e9\\n\\\"\", \"o\" : { } } ") ==
         "{\"amount\":36893488147419103233,\"list\":[1e3,1.50,-0,1E+2],\"s\":\"\xc3\xa9\\n\\\"\","
         "\"o\":{}}");
+}
+
+namespace {
+
+// The compact text of member `name` of a body read by read_json_body, or std::nullopt.
+std::optional<std::string> member_text(const JsonBody& body, std::string_view name) {
+  const JsonBody::Member* member = body.find(name);
+  if (member == nullptr) return std::nullopt;
+  return std::string(body.text(*member));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "read_json_body: one pass gives the compact text, each top-level member and the "
+    "canonical form") {
   const std::string body =
       R"({"merchant_id":"m1","data":{"n":36893488147419103233,"x":[{"data":1}]},"type":"t"})";
-  CHECK(compact_json_member(body, "data") == R"({"n":36893488147419103233,"x":[{"data":1}]})");
-  CHECK(compact_json_member(body, "type") == "\"t\"");
-  CHECK(compact_json_member(body, "missing") == std::nullopt);
-  CHECK(compact_json_member("[{\"data\":1}]", "data") == std::nullopt);
-  CHECK(compact_json_member(R"({"data":1,"data":[2]})", "data") == "[2]");
+  const JsonBody read = read_json_body(body, true);
+  CHECK(read.compact ==
+        R"({"merchant_id":"m1","data":{"n":36893488147419103233,"x":[{"data":1}]},"type":"t"})");
+  CHECK(read.canonical == canonicalize_json(body));
+  CHECK(read.canonical ==
+        R"({"data":{"n":36893488147419103233,"x":[{"data":1}]},"merchant_id":"m1","type":"t"})");
+  CHECK_FALSE(read.duplicate_name);
+  CHECK(canonical_request_fingerprint("POST", "/v1/events", read.canonical) ==
+        request_fingerprint("POST", "/v1/events", body));
+  REQUIRE(read.members.size() == 3);
+  CHECK(read.members[0].name == "merchant_id");
+  CHECK(read.members[0].string == "m1");
+  CHECK(read.members[1].name == "data");
+  CHECK(read.members[1].string == std::nullopt);  // an object, not a string
+  CHECK(member_text(read, "data") == R"({"n":36893488147419103233,"x":[{"data":1}]})");
+  CHECK(member_text(read, "type") == "\"t\"");
+  CHECK(member_text(read, "missing") == std::nullopt);
+  // Without the canonical form: the same compact text and members, no canonical text.
+  const JsonBody plain = read_json_body(body, false);
+  CHECK(plain.compact == read.compact);
+  CHECK(plain.canonical.empty());
+  CHECK(member_text(plain, "data") == member_text(read, "data"));
+  // Not an object: no members.
+  const JsonBody array = read_json_body("[{\"data\":1}]", true);
+  CHECK_FALSE(array.is_object());
+  CHECK(array.members.empty());
+  CHECK(array.canonical == "[{\"data\":1}]");
+  // A repeated name: the last one is found (as a tree keeps it), no canonical form, flagged.
+  const JsonBody repeated = read_json_body(R"({"data":1,"data":[2],"s":"a"})", true);
+  CHECK(member_text(repeated, "data") == "[2]");
+  CHECK(repeated.duplicate_name);
+  CHECK(repeated.canonical.empty());
+  CHECK(read_json_body(R"({"o":{"a":1,"a":2}})", true).duplicate_name);
+  // Depth and validity as parse_json: 128 nested arrays pass, 129 do not.
+  CHECK(read_json_body(nested_arrays(128), true).compact == nested_arrays(128));
+  CHECK_THROWS_WITH(read_json_body(nested_arrays(129), true),
+                    "invalid JSON: nested deeper than the limit of 128 arrays and objects");
+  CHECK_THROWS_WITH(read_json_body("{\"a\":", false), Catch::Contains("invalid JSON"));
 }
 
 TEST_CASE("compact_json re-escapes strings: exactly what docs/operations.md says changes") {
@@ -197,7 +247,7 @@ TEST_CASE("every reader refuses a raw NUL byte instead of stopping at it") {
   CHECK_THROWS_WITH(parse_ordered_json(text), message);
   CHECK(parse_json_or_discarded(text).is_discarded());
   CHECK_THROWS_WITH(compact_json(text), message);
-  CHECK_THROWS_WITH(compact_json_member(text, "a"), message);
+  CHECK_THROWS_WITH(read_json_body(text, true), message);
   // Escaped, it is an ordinary character.
   CHECK(parse_json("\"\\u0000\"") == nlohmann::json("\0"s));
 }

@@ -17,4 +17,10 @@ std::string sha256_hex(std::string_view data);
 std::string request_fingerprint(std::string_view method, std::string_view path,
                                 std::string_view body);
 
+// The same fingerprint from a body its caller has already canonicalized (canonicalize_json, or a
+// JsonBody read with its canonical form): `canonical_body` is hashed as it is. Throws nothing but
+// std::bad_alloc.
+std::string canonical_request_fingerprint(std::string_view method, std::string_view path,
+                                          std::string_view canonical_body);
+
 }  // namespace webhooks

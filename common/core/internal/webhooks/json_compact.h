@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstddef>
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,11 +18,5 @@ namespace webhooks {
 // Throws webhooks::Error(ErrorCode::invalid_json) as parse_json() does (invalid JSON, invalid
 // UTF-8, nesting deeper than max_depth).
 std::string compact_json(std::string_view json, std::size_t max_depth = kMaxJsonDepth);
-
-// The compact_json() text of the member `name` of the top-level object `json` (the last one if
-// the name repeats), or nullopt when `json` is not an object or has no such member.
-// Throws as compact_json() does.
-std::optional<std::string> compact_json_member(std::string_view json, std::string_view name,
-                                               std::size_t max_depth = kMaxJsonDepth);
 
 }  // namespace webhooks

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "json/canonical_writer.h"
 #include "json/json_number.h"
 #include "json/json_text.h"
 #include "webhooks/error.h"
@@ -126,114 +127,99 @@ std::string format_number(double value, std::string_view token) {
                                    d.exponent + static_cast<std::int64_t>(d.digits.size()));
 }
 
-class CanonicalWriter : public nlohmann::json_sax<nlohmann::json> {
- public:
-  std::string result;
-
-  bool null() override { return emit("null"); }
-  bool boolean(bool v) override { return emit(v ? "true" : "false"); }
-  bool number_integer(number_integer_t v) override { return emit(std::to_string(v)); }
-  bool number_unsigned(number_unsigned_t v) override { return emit(std::to_string(v)); }
-  bool number_float(number_float_t v, const string_t& raw) override {
-    return emit(format_number(v, raw));
-  }
-  bool string(string_t& v) override {
-    std::string s;
-    append_string(s, v);
-    return emit(std::move(s));
-  }
-  bool binary(binary_t&) override { return false; }
-  bool start_object(std::size_t) override {
-    if (!enter()) return false;
-    stack_.push_back(Frame{true, {}, {}, {}, {}});
-    return true;
-  }
-  bool key(string_t& k) override {
-    stack_.back().key16 = to_utf16(k);
-    stack_.back().key_text.clear();
-    append_string(stack_.back().key_text, k);
-    return true;
-  }
-  bool end_object() override {
-    Frame frame = std::move(stack_.back());
-    stack_.pop_back();
-    std::sort(frame.members.begin(), frame.members.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::string out = "{";
-    for (std::size_t i = 0; i < frame.members.size(); ++i) {
-      if (i > 0 && frame.members[i].first == frame.members[i - 1].first) {
-        duplicate_ = true;
-        return false;
-      }
-      if (i > 0) out.push_back(',');
-      out += frame.members[i].second;
-    }
-    out.push_back('}');
-    return emit(std::move(out));
-  }
-  bool start_array(std::size_t) override {
-    if (!enter()) return false;
-    stack_.push_back(Frame{false, "[", {}, {}, {}});
-    return true;
-  }
-  bool end_array() override {
-    std::string out = std::move(stack_.back().text);
-    stack_.pop_back();
-    out.push_back(']');
-    return emit(std::move(out));
-  }
-  bool parse_error(std::size_t position, const std::string&,
-                   const nlohmann::detail::exception& ex) override {
-    error_ = json_parse_error_message(position, ex);
-    return false;
-  }
-
-  std::string error() const {
-    return duplicate_ ? std::string("invalid JSON: duplicate object member name") : error_;
-  }
-
- private:
-  struct Frame {
-    bool is_object;
-    std::string text;                                             // arrays: "[a,b"
-    std::vector<std::pair<std::u16string, std::string>> members;  // objects: key16, "\"k\":v"
-    std::u16string key16;
-    std::string key_text;
-  };
-
-  // The depth limit (json_parse.h): with it each byte is copied into at most kMaxJsonDepth
-  // enclosing texts, so the work stays linear in the input.
-  bool enter() {
-    if (stack_.size() < kMaxJsonDepth) return true;
-    error_ = json_depth_message(kMaxJsonDepth);
-    return false;
-  }
-
-  bool emit(std::string value) {
-    if (stack_.empty()) {
-      result = std::move(value);
-      return true;
-    }
-    Frame& top = stack_.back();
-    if (top.is_object) {
-      top.members.emplace_back(std::move(top.key16), std::move(top.key_text) + ":" + value);
-    } else {
-      if (top.text.size() > 1) top.text.push_back(',');
-      top.text += value;
-    }
-    return true;
-  }
-
-  std::vector<Frame> stack_;
-  std::string error_;
-  bool duplicate_ = false;
-};
-
 }  // namespace
+
+namespace detail {
+
+bool CanonicalWriter::null() { return emit("null"); }
+bool CanonicalWriter::boolean(bool v) { return emit(v ? "true" : "false"); }
+bool CanonicalWriter::number_integer(number_integer_t v) { return emit(std::to_string(v)); }
+bool CanonicalWriter::number_unsigned(number_unsigned_t v) { return emit(std::to_string(v)); }
+bool CanonicalWriter::number_float(number_float_t v, const string_t& raw) {
+  return emit(format_number(v, raw));
+}
+bool CanonicalWriter::string(string_t& v) {
+  std::string s;
+  append_string(s, v);
+  return emit(std::move(s));
+}
+bool CanonicalWriter::start_object(std::size_t) {
+  if (!enter()) return false;
+  stack_.push_back(Frame{true, {}, {}, {}, {}});
+  return true;
+}
+bool CanonicalWriter::key(string_t& k) {
+  stack_.back().key16 = to_utf16(k);
+  stack_.back().key_text.clear();
+  append_string(stack_.back().key_text, k);
+  return true;
+}
+bool CanonicalWriter::end_object() {
+  Frame frame = std::move(stack_.back());
+  stack_.pop_back();
+  std::sort(frame.members.begin(), frame.members.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string out = "{";
+  for (std::size_t i = 0; i < frame.members.size(); ++i) {
+    if (i > 0 && frame.members[i].first == frame.members[i - 1].first) {
+      duplicate_ = true;
+      if (stop_at_duplicate_) return false;
+    }
+    if (i > 0) out.push_back(',');
+    out += frame.members[i].second;
+  }
+  out.push_back('}');
+  return emit(std::move(out));
+}
+bool CanonicalWriter::start_array(std::size_t) {
+  if (!enter()) return false;
+  stack_.push_back(Frame{false, "[", {}, {}, {}});
+  return true;
+}
+bool CanonicalWriter::end_array() {
+  std::string out = std::move(stack_.back().text);
+  stack_.pop_back();
+  out.push_back(']');
+  return emit(std::move(out));
+}
+bool CanonicalWriter::parse_error(std::size_t position, const std::string&,
+                                  const nlohmann::detail::exception& ex) {
+  error_ = json_parse_error_message(position, ex);
+  return false;
+}
+
+std::string CanonicalWriter::error() const {
+  return duplicate_ && stop_at_duplicate_ ? std::string(kDuplicateNameMessage) : error_;
+}
+
+// The depth limit (json_parse.h): with it each byte is copied into at most kMaxJsonDepth
+// enclosing texts, so the work stays linear in the input.
+bool CanonicalWriter::enter() {
+  if (stack_.size() < kMaxJsonDepth) return true;
+  error_ = json_depth_message(kMaxJsonDepth);
+  return false;
+}
+
+bool CanonicalWriter::emit(std::string value) {
+  if (stack_.empty()) {
+    result = std::move(value);
+    return true;
+  }
+  Frame& top = stack_.back();
+  if (top.is_object) {
+    top.members.emplace_back(std::move(top.key16), std::move(top.key_text) + ":" + value);
+  } else {
+    if (top.text.size() > 1) top.text.push_back(',');
+    top.text += value;
+  }
+  return true;
+}
+
+}  // namespace detail
 
 std::string canonicalize_json(std::string_view json) {
   detail::refuse_nul_byte(json);
-  CanonicalWriter writer;
+  detail::CanonicalWriter writer;
   const bool ok = nlohmann::json::sax_parse(json.begin(), json.end(), &writer);
   if (!ok) throw Error(ErrorCode::invalid_json, writer.error());
   return std::move(writer.result);

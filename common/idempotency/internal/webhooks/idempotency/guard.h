@@ -38,6 +38,7 @@
 #include "webhooks/idempotency/lease_keeper.h"
 #include "webhooks/idempotency/replay_cache.h"
 #include "webhooks/idempotency/store.h"
+#include "webhooks/json_body.h"
 
 namespace webhooks::idempotency {
 
@@ -65,6 +66,12 @@ struct KeyedRequest {
 std::optional<Response> key_request(std::optional<std::string_view> key_header,
                                     std::string_view method, std::string_view path,
                                     std::string_view body, KeyedRequest& out);
+// The same for a body its handler has already read with its canonical form (json_body.h,
+// read_json_body(body, true)), so the body is parsed once: a body that repeats a member name is
+// answered 400 invalid_json, as request_fingerprint refuses it.
+std::optional<Response> key_request(std::optional<std::string_view> key_header,
+                                    std::string_view method, std::string_view path,
+                                    const JsonBody& body, KeyedRequest& out);
 
 // The structured log line of a begin outcome (every one but `acquired`, DESIGN "Logging"):
 // {"event":"idempotency","scope","key","path","outcome","age_ms"}.
@@ -126,6 +133,12 @@ class Guard {
   // internal_error. Throws Error(storage) when the database fails outside the operation.
   Response run_in_transaction(std::string_view scope, std::optional<std::string_view> key_header,
                               std::string_view method, std::string_view path, std::string_view body,
+                              const TransactionalOperation& operation);
+  // The same for a request whose key and fingerprint its handler has read (key_request with a
+  // JsonBody); `request` nullptr: the request has no key (400 idempotency_key_missing when keys
+  // are required, else unguarded).
+  Response run_in_transaction(std::string_view scope, const KeyedRequest* request,
+                              std::string_view method, std::string_view path,
                               const TransactionalOperation& operation);
 
   // The record store and clock the guard uses, for callers that write a record in their own
