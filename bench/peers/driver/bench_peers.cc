@@ -4,7 +4,7 @@
 // Every server is a real process on 127.0.0.1, on a fresh SQLite file (or a fresh Redis) per round.
 //
 //   bench_peers --bin build/bin --peers build/peers --node bench/peers/node-publisher --work DIR
-//               [--rounds 3] [--only receiver|publisher]
+//               [--rounds 3] [--only receiver|publisher|probe-ingest] [--node-processes 1]
 //
 // Built standalone by scripts/bench-peers (cpp-httplib, nlohmann-json, OpenSSL, SQLite): it links
 // nothing of ours, so it measures ours and the peers from outside alike.
@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -26,6 +27,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -56,6 +58,9 @@ struct Config {
   fs::path bin = "build/bin", peers = "build/peers", node = "bench/peers/node-publisher",
            work = "/tmp/bench-peers";
   int rounds = 3;
+  // Node API processes (node:cluster) and BullMQ worker processes: one per core by default, as
+  // ours uses every core (its HTTP fiber threads, its delivery workers).
+  int node_processes = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string only;
 };
 Config cfg;
@@ -340,6 +345,28 @@ PublisherRound ours_publisher(Hook& hook, int round) {
   return r;
 }
 
+// --only probe-ingest: does keeping the queue with a rate_limit of 1/s cost ours ingest? The
+// daemon's ingest alone (kIngestRequests after the warm-up) with the endpoint rate-limited (as in
+// the rows), with it live (delivering to the hook meanwhile) and with no endpoint (no tasks).
+HttpLoad ours_ingest_probe(Hook& hook, const std::string& mode, int round) {
+  const fs::path dir = fresh_dir("probe-" + mode + "-" + std::to_string(round));
+  Child d("webhooks-publisherd",
+          {(cfg.bin / "webhooks-publisherd").string(), "--listen", "127.0.0.1:0", "--db",
+           (dir / "publisher.db").string(), "--admin-token", kToken, "--allow-private-networks"},
+          dir);
+  const int port = d.port();
+  if (mode != "none") {
+    httplib::Client admin("127.0.0.1", port);
+    json e{{"merchant_id", kMerchant}, {"url", "http://127.0.0.1:" + std::to_string(hook.port) + "/hook"}};
+    if (mode == "rate-limited") e["rate_limit"] = 1;
+    auto created = admin.Post("/v1/endpoints", {{"Authorization", std::string("Bearer ") + kToken}},
+                              e.dump(), "application/json");
+    if (!created || created->status != 201) throw std::runtime_error("endpoint create failed");
+  }
+  load(port, ingest_requests("warm-", 1000), 202);
+  return load(port, ingest_requests("p-", kIngestRequests), 202);
+}
+
 PublisherRound node_publisher(Hook& hook, int round) {
   const fs::path dir = fresh_dir("bullmq-" + std::to_string(round));
   const std::string secret = new_secret();
@@ -366,14 +393,22 @@ PublisherRound node_publisher(Hook& hook, int round) {
   }
   const std::string script = (cfg.node / "publisher.js").string();
   const std::string endpoints = (dir / "endpoints.json").string();
+  const std::string processes = std::to_string(cfg.node_processes);
   Child api("node-api", {"node", script, "--role", "api", "--listen", "127.0.0.1:0", "--redis", redis_url,
-                         "--endpoints", endpoints, "--token", kToken},
+                         "--endpoints", endpoints, "--token", kToken, "--processes", processes},
             dir);
   const int port = api.port();
-  Child worker("node-worker", {"node", script, "--role", "worker", "--redis", redis_url, "--endpoints",
-                               endpoints, "--concurrency", "64", "--paused"},
-               dir);
-  if (worker.first_line() != "ready") throw std::runtime_error("node worker not ready");
+  std::vector<std::unique_ptr<Child>> workers;
+  for (int i = 0; i < cfg.node_processes; ++i) {
+    workers.push_back(std::make_unique<Child>(
+        "node-worker-" + std::to_string(i),
+        std::vector<std::string>{"node", script, "--role", "worker", "--redis", redis_url, "--endpoints",
+                                 endpoints, "--concurrency", "64", "--paused"},
+        dir));
+  }
+  for (auto& w : workers) {
+    if (w->first_line() != "ready") throw std::runtime_error("node worker not ready");
+  }
   PublisherRound r;
   r.ingest = fill(port, "r" + std::to_string(round), 202);
   const auto count = [&](const char* cmd) {
@@ -383,7 +418,7 @@ PublisherRound node_publisher(Hook& hook, int round) {
   r.queued = count("llen bull:deliveries:wait");
   const long before = hook.received.load();
   const auto t0 = Clock::now();
-  worker.signal(SIGUSR1);
+  for (auto& w : workers) w->signal(SIGUSR1);
   wait_for(hook, r.queued, t0, r, before);
   const auto records_by = Clock::now() + std::chrono::seconds(10);
   do {
@@ -449,6 +484,7 @@ int main(int argc, char** argv) {
     else if (a == "--work") cfg.work = v;
     else if (a == "--rounds") cfg.rounds = std::stoi(v);
     else if (a == "--only") cfg.only = v;
+    else if (a == "--node-processes") cfg.node_processes = std::stoi(v);
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
@@ -468,6 +504,11 @@ int main(int argc, char** argv) {
       Row fresh_g{"merchant-receiver, new events", "Go, group commit"};
       Row fresh_p{"merchant-receiver, new events", "Go, one INSERT a request"};
       Row dup_g{"merchant-receiver, duplicates", "Go, group commit"};
+      // The optional Node peer, when its npm packages are installed (scripts/bench-peers).
+      const fs::path node_receiver = cfg.node.parent_path() / "node-receiver";
+      const bool with_node = fs::exists(node_receiver / "node_modules" / "better-sqlite3");
+      Row fresh_n{"merchant-receiver, new events", "Node, one INSERT a request"};
+      Row dup_n{"merchant-receiver, duplicates", "Node, one INSERT a request"};
       const std::string go = (cfg.peers / "go-receiver").string();
       for (int round = 0; round < cfg.rounds; ++round) {
         const std::string secret = new_secret();
@@ -481,6 +522,15 @@ int main(int argc, char** argv) {
         progress("receiver round " + std::to_string(round + 1) + ": go-receiver");
         const auto plain = receiver_round("go-plain", {go, "-listen", "127.0.0.1:0"}, secret, requests,
                                           false, round);
+        if (with_node) {
+          progress("receiver round " + std::to_string(round + 1) + ": node-receiver");
+          const auto node = receiver_round("node-receiver", {"node", (node_receiver / "receiver.js").string(),
+                                           "--listen", "127.0.0.1:0"}, secret, requests, true, round);
+          add(fresh_n.ours_rate, fresh_n.ours_p99, fresh_n.ours_failed, ours.fresh);
+          add(fresh_n.peer_rate, fresh_n.peer_p99, fresh_n.peer_failed, node.fresh);
+          add(dup_n.ours_rate, dup_n.ours_p99, dup_n.ours_failed, ours.dup);
+          add(dup_n.peer_rate, dup_n.peer_p99, dup_n.peer_failed, node.dup);
+        }
         add(fresh_g.ours_rate, fresh_g.ours_p99, fresh_g.ours_failed, ours.fresh);
         add(fresh_g.peer_rate, fresh_g.peer_p99, fresh_g.peer_failed, group.fresh);
         add(fresh_p.ours_rate, fresh_p.ours_p99, fresh_p.ours_failed, ours.fresh);
@@ -489,10 +539,28 @@ int main(int argc, char** argv) {
         add(dup_g.peer_rate, dup_g.peer_p99, dup_g.peer_failed, group.dup);
       }
       rows.insert(rows.end(), {fresh_g, fresh_p, dup_g});
+      if (with_node) rows.insert(rows.end(), {fresh_n, dup_n});
+    }
+    if (cfg.only == "probe-ingest") {
+      Hook hook;
+      std::map<std::string, std::vector<HttpLoad>> by;
+      for (int round = 0; round < cfg.rounds; ++round) {
+        for (const char* mode : {"rate-limited", "live", "none"}) {
+          progress(std::string("probe-ingest round ") + std::to_string(round + 1) + ": " + mode);
+          by[mode].push_back(ours_ingest_probe(hook, mode, round));
+        }
+      }
+      for (const auto& [mode, loads] : by) {
+        const HttpLoad m = bench::median_load(loads);
+        std::printf("  webhooks-publisherd ingest, endpoint %-13s %8.0f req/s  p99 %6.1f ms  (%ld failed)\n",
+                    mode.c_str(), m.per_second, m.p99_ms, m.failed);
+      }
+      return 0;
     }
     if (cfg.only.empty() || cfg.only == "publisher") {
-      Row ingest{"webhooks-publisherd, ingest", "Node + BullMQ, ingest"};
-      Row drain{"webhooks-publisherd, 50,000 deliveries", "BullMQ worker (64)"};
+      const std::string n = std::to_string(cfg.node_processes);
+      Row ingest{"webhooks-publisherd, ingest", "Node + BullMQ (" + n + " proc.)"};
+      Row drain{"webhooks-publisherd, 50,000 deliveries", "BullMQ Worker (" + n + " x 64)"};
       Hook hook;
       std::string checks;
       for (int round = 0; round < cfg.rounds; ++round) {

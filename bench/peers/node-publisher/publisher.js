@@ -2,6 +2,7 @@
 // for bench/peers (scripts/bench-peers): BullMQ on Redis.
 //
 //   node publisher.js --role api    --listen 127.0.0.1:0 --redis redis://127.0.0.1:6379 --endpoints FILE
+//                     [--processes N]  (node:cluster, N API processes sharing the port; default 1)
 //   node publisher.js --role worker --redis ... --endpoints FILE [--concurrency 64] [--paused]
 //
 // api: POST /v1/events {"merchant_id","type","data"} with an Idempotency-Key header (and a bearer
@@ -20,6 +21,7 @@
 // The endpoints file: {"MERCHANT": [{"id", "url", "secret": "whsec_..."}], ...}.
 'use strict';
 
+const cluster = require('node:cluster');
 const http = require('node:http');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
@@ -27,7 +29,7 @@ const { Queue, Worker } = require('bullmq');
 const IORedis = require('ioredis');
 
 function args() {
-  const out = { role: 'api', listen: '127.0.0.1:0', redis: 'redis://127.0.0.1:6379', concurrency: 64 };
+  const out = { role: 'api', listen: '127.0.0.1:0', redis: 'redis://127.0.0.1:6379', concurrency: 64, processes: 1 };
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; ++i) {
     const name = argv[i].replace(/^--/, '');
@@ -35,6 +37,7 @@ function args() {
     else out[name] = argv[++i];
   }
   out.concurrency = Number(out.concurrency);
+  out.processes = Number(out.processes);
   return out;
 }
 
@@ -97,7 +100,9 @@ function runApi() {
   server.keepAliveTimeout = 60000;
   const [host, port] = opts.listen.split(':');
   server.listen(Number(port), host, () => {
-    process.stdout.write(`listening on ${host}:${server.address().port}\n`);
+    const line = `listening on ${host}:${server.address().port}\n`;
+    if (cluster.isWorker) process.send(line);
+    else process.stdout.write(line);
   });
 }
 
@@ -135,5 +140,21 @@ function runWorker() {
   process.on('SIGTERM', () => worker.close().then(() => process.exit(0)));
 }
 
-if (opts.role === 'worker') runWorker();
-else runApi();
+if (opts.role === 'worker') {
+  runWorker();
+} else if (opts.processes > 1 && cluster.isPrimary) {
+  // The port is the first process's (a port 0 is chosen once, then shared); printed once, when
+  // every process listens.
+  let listening = 0;
+  for (let i = 0; i < opts.processes; ++i) {
+    cluster.fork().on('message', (line) => {
+      if (++listening === opts.processes) process.stdout.write(line);
+    });
+  }
+  process.on('SIGTERM', () => {
+    for (const w of Object.values(cluster.workers)) w.kill('SIGTERM');
+    process.exit(0);
+  });
+} else {
+  runApi();
+}
