@@ -73,7 +73,8 @@ void progress(const std::string& what) {
 // --- signing: Standard Webhooks v1 ---
 std::string base64(const unsigned char* data, std::size_t n) {
   std::string out(4 * ((n + 2) / 3), '\0');
-  const int len = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), data, static_cast<int>(n));
+  const int len =
+      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), data, static_cast<int>(n));
   out.resize(static_cast<std::size_t>(len));
   return out;
 }
@@ -93,7 +94,8 @@ std::string new_secret() {
   RAND_bytes(key, sizeof key);
   return "whsec_" + base64(key, sizeof key);
 }
-std::string sign(const std::string& secret, const std::string& id, long ts, const std::string& body) {
+std::string sign(const std::string& secret, const std::string& id, long ts,
+                 const std::string& body) {
   const std::string key = unbase64(secret.substr(6));
   const std::string content = id + "." + std::to_string(ts) + "." + body;
   unsigned char mac[32];
@@ -105,7 +107,8 @@ std::string sign(const std::string& secret, const std::string& id, long ts, cons
 
 // Signed deliveries of new events, as bench/receiver_bench_util.cc makes them: webhook-ids
 // `prefix`<i>, bodies {"id","type","timestamp","data": sample_order(i)}.
-std::vector<HttpRequest> receiver_requests(const std::string& secret, const std::string& prefix, int n) {
+std::vector<HttpRequest> receiver_requests(const std::string& secret, const std::string& prefix,
+                                           int n) {
   const long ts = static_cast<long>(std::time(nullptr));
   std::vector<HttpRequest> out;
   out.reserve(static_cast<std::size_t>(n));
@@ -113,7 +116,9 @@ std::vector<HttpRequest> receiver_requests(const std::string& secret, const std:
     const std::string id = prefix + std::to_string(i);
     HttpRequest r;
     r.path = "/webhooks";
-    r.body = json{{"id", id}, {"type", "order.captured"}, {"timestamp", "2026-11-30T21:00:00Z"},
+    r.body = json{{"id", id},
+                  {"type", "order.captured"},
+                  {"timestamp", "2026-11-30T21:00:00Z"},
                   {"data", bench::sample_order(i)}}
                  .dump();
     r.headers = {{"webhook-id", id},
@@ -131,7 +136,8 @@ std::vector<HttpRequest> ingest_requests(const std::string& prefix, int n) {
   out.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     out.push_back({"/v1/events",
-                   json{{"merchant_id", kMerchant}, {"type", "order.captured"},
+                   json{{"merchant_id", kMerchant},
+                        {"type", "order.captured"},
                         {"data", bench::sample_order(i)}}
                        .dump(),
                    {{"Authorization", std::string("Bearer ") + kToken},
@@ -150,7 +156,8 @@ struct Child {
   pid_t pid = -1;
   fs::path out;
   std::string name;
-  Child(const std::string& label, const std::vector<std::string>& argv, const fs::path& dir) : name(label) {
+  Child(const std::string& label, const std::vector<std::string>& argv, const fs::path& dir)
+      : name(label) {
     out = dir / (label + ".out");
     const fs::path err = dir / (label + ".err");
     pid = fork();
@@ -192,7 +199,9 @@ struct Child {
     }
     return std::stoi(line.substr(colon + 1));
   }
-  void signal(int s) { if (pid > 0) kill(pid, s); }
+  void signal(int s) {
+    if (pid > 0) kill(pid, s);
+  }
   ~Child() {
     if (pid <= 0) return;
     kill(pid, SIGTERM);
@@ -219,7 +228,8 @@ long long sqlite_count(const fs::path& file, const std::string& sql) {
   if (sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
     sqlite3_busy_timeout(db, 5000);
     sqlite3_stmt* st = nullptr;
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
       n = sqlite3_column_int64(st, 0);
     }
     sqlite3_finalize(st);
@@ -238,7 +248,8 @@ std::string run(const std::string& command) {
   return out;
 }
 
-// --- the endpoint deliveries go to: answers 200 at once, counts (bench/publisher_bench.h's Hook) ---
+// --- the endpoint deliveries go to: answers 200 at once, counts (bench/publisher_bench.h's Hook)
+// ---
 struct Hook {
   httplib::Server server;
   int port = 0;
@@ -311,8 +322,8 @@ PublisherRound ours_publisher(Hook& hook, int round) {
   const fs::path dir = fresh_dir("publisherd-" + std::to_string(round));
   const fs::path db = dir / "publisher.db";
   Child d("webhooks-publisherd",
-          {(cfg.bin / "webhooks-publisherd").string(), "--listen", "127.0.0.1:0", "--db", db.string(),
-           "--admin-token", kToken, "--allow-private-networks"},
+          {(cfg.bin / "webhooks-publisherd").string(), "--listen", "127.0.0.1:0", "--db",
+           db.string(), "--admin-token", kToken, "--allow-private-networks"},
           dir);
   const int port = d.port();
   httplib::Client admin("127.0.0.1", port);
@@ -357,7 +368,8 @@ HttpLoad ours_ingest_probe(Hook& hook, const std::string& mode, int round) {
   const int port = d.port();
   if (mode != "none") {
     httplib::Client admin("127.0.0.1", port);
-    json e{{"merchant_id", kMerchant}, {"url", "http://127.0.0.1:" + std::to_string(hook.port) + "/hook"}};
+    json e{{"merchant_id", kMerchant},
+           {"url", "http://127.0.0.1:" + std::to_string(hook.port) + "/hook"}};
     if (mode == "rate-limited") e["rate_limit"] = 1;
     auto created = admin.Post("/v1/endpoints", {{"Authorization", std::string("Bearer ") + kToken}},
                               e.dump(), "application/json");
@@ -372,38 +384,42 @@ PublisherRound node_publisher(Hook& hook, int round) {
   const std::string secret = new_secret();
   {
     std::ofstream f(dir / "endpoints.json");
-    f << json{{kMerchant, json::array({{{"id", "ep_1"},
-                                        {"url", "http://127.0.0.1:" + std::to_string(hook.port) + "/hook"},
-                                        {"secret", secret}}})}}
+    f << json{{kMerchant,
+               json::array({{{"id", "ep_1"},
+                             {"url", "http://127.0.0.1:" + std::to_string(hook.port) + "/hook"},
+                             {"secret", secret}}})}}
              .dump();
   }
   // Redis with an append-only file synced every second: a crashed Redis process loses nothing, a
   // power loss the last second (SQLite WAL with synchronous=NORMAL: the last commits).
   const int redis_port = 20000 + static_cast<int>(getpid() % 20000);
   Child redis("redis-server",
-              {"redis-server", "--port", std::to_string(redis_port), "--bind", "127.0.0.1",
-               "--dir", dir.string(), "--appendonly", "yes", "--appendfsync", "everysec",
-               "--save", "", "--daemonize", "no", "--maxmemory-policy", "noeviction"},
+              {"redis-server", "--port", std::to_string(redis_port), "--bind", "127.0.0.1", "--dir",
+               dir.string(), "--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
+               "--daemonize", "no", "--maxmemory-policy", "noeviction"},
               dir);
   const std::string redis_url = "redis://127.0.0.1:" + std::to_string(redis_port);
-  for (int i = 0; i < 200 && run("redis-cli -p " + std::to_string(redis_port) + " ping 2>/dev/null").find("PONG") ==
-                                 std::string::npos;
+  for (int i = 0;
+       i < 200 &&
+       run("redis-cli -p " + std::to_string(redis_port) + " ping 2>/dev/null").find("PONG") ==
+           std::string::npos;
        ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   const std::string script = (cfg.node / "publisher.js").string();
   const std::string endpoints = (dir / "endpoints.json").string();
   const std::string processes = std::to_string(cfg.node_processes);
-  Child api("node-api", {"node", script, "--role", "api", "--listen", "127.0.0.1:0", "--redis", redis_url,
-                         "--endpoints", endpoints, "--token", kToken, "--processes", processes},
+  Child api("node-api",
+            {"node", script, "--role", "api", "--listen", "127.0.0.1:0", "--redis", redis_url,
+             "--endpoints", endpoints, "--token", kToken, "--processes", processes},
             dir);
   const int port = api.port();
   std::vector<std::unique_ptr<Child>> workers;
   for (int i = 0; i < cfg.node_processes; ++i) {
     workers.push_back(std::make_unique<Child>(
         "node-worker-" + std::to_string(i),
-        std::vector<std::string>{"node", script, "--role", "worker", "--redis", redis_url, "--endpoints",
-                                 endpoints, "--concurrency", "64", "--paused"},
+        std::vector<std::string>{"node", script, "--role", "worker", "--redis", redis_url,
+                                 "--endpoints", endpoints, "--concurrency", "64", "--paused"},
         dir));
   }
   for (auto& w : workers) {
@@ -430,6 +446,7 @@ PublisherRound node_publisher(Hook& hook, int round) {
 
 // --- the table ---
 struct Row {
+  Row(std::string w, std::string p) : what(std::move(w)), peer(std::move(p)) {}
   std::string what, peer;
   std::vector<double> ours_rate, peer_rate, ours_p99, peer_p99;
   long ours_failed = 0, peer_failed = 0;
@@ -448,8 +465,8 @@ std::string rounds_text(const std::vector<double>& v) {
 }
 
 void print_table(const std::vector<Row>& rows) {
-  std::printf("\n%-44s %10s %8s  %-26s %10s %8s %7s\n", "ours", "ours/s", "p99 ms", "peer", "peer/s",
-              "p99 ms", "ratio");
+  std::printf("\n%-44s %10s %8s  %-26s %10s %8s %7s\n", "ours", "ours/s", "p99 ms", "peer",
+              "peer/s", "p99 ms", "ratio");
   for (const Row& r : rows) {
     const double o = bench::median(std::vector<double>(r.ours_rate));
     const double p = bench::median(std::vector<double>(r.peer_rate));
@@ -459,8 +476,9 @@ void print_table(const std::vector<Row>& rows) {
       std::snprintf(b, sizeof b, "%.1f", bench::median(std::vector<double>(v)));
       return std::string(b);
     };
-    std::printf("%-44s %10.0f %8s  %-26s %10.0f %8s %6.2fx\n", r.what.c_str(), o, p99(r.ours_p99).c_str(),
-                r.peer.c_str(), p, p99(r.peer_p99).c_str(), p > 0 ? o / p : 0.0);
+    std::printf("%-44s %10.0f %8s  %-26s %10.0f %8s %6.2fx\n", r.what.c_str(), o,
+                p99(r.ours_p99).c_str(), r.peer.c_str(), p, p99(r.peer_p99).c_str(),
+                p > 0 ? o / p : 0.0);
   }
   std::printf("\nrounds (per second, in order):\n");
   for (const Row& r : rows) {
@@ -478,13 +496,20 @@ void print_table(const std::vector<Row>& rows) {
 int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
-    if (a == "--bin") cfg.bin = v;
-    else if (a == "--peers") cfg.peers = v;
-    else if (a == "--node") cfg.node = v;
-    else if (a == "--work") cfg.work = v;
-    else if (a == "--rounds") cfg.rounds = std::stoi(v);
-    else if (a == "--only") cfg.only = v;
-    else if (a == "--node-processes") cfg.node_processes = std::stoi(v);
+    if (a == "--bin")
+      cfg.bin = v;
+    else if (a == "--peers")
+      cfg.peers = v;
+    else if (a == "--node")
+      cfg.node = v;
+    else if (a == "--work")
+      cfg.work = v;
+    else if (a == "--rounds")
+      cfg.rounds = std::stoi(v);
+    else if (a == "--only")
+      cfg.only = v;
+    else if (a == "--node-processes")
+      cfg.node_processes = std::stoi(v);
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
@@ -493,10 +518,11 @@ int main(int argc, char** argv) {
   fs::create_directories(cfg.work);
   double la[3] = {0, 0, 0};
   getloadavg(la, 3);
-  std::printf("bench_peers: %u cores, load average %.2f %.2f %.2f; %d rounds alternated, medians; "
-              "%d keep-alive connections, <= %lld s per load\n",
-              std::thread::hardware_concurrency(), la[0], la[1], la[2], cfg.rounds, kConnections,
-              static_cast<long long>(kBudget.count()));
+  std::printf(
+      "bench_peers: %u cores, load average %.2f %.2f %.2f; %d rounds alternated, medians; "
+      "%d keep-alive connections, <= %lld s per load\n",
+      std::thread::hardware_concurrency(), la[0], la[1], la[2], cfg.rounds, kConnections,
+      static_cast<long long>(kBudget.count()));
   std::fflush(stdout);
   std::vector<Row> rows;
   try {
@@ -512,20 +538,25 @@ int main(int argc, char** argv) {
       const std::string go = (cfg.peers / "go-receiver").string();
       for (int round = 0; round < cfg.rounds; ++round) {
         const std::string secret = new_secret();
-        const auto requests = receiver_requests(secret, "r" + std::to_string(round) + "_", kReceiverRequests);
+        const auto requests =
+            receiver_requests(secret, "r" + std::to_string(round) + "_", kReceiverRequests);
         progress("receiver round " + std::to_string(round + 1) + ": merchant-receiver");
-        const auto ours = receiver_round("merchant-receiver", {(cfg.bin / "merchant-receiver").string(),
-                                         "--listen", "127.0.0.1:0"}, secret, requests, true, round);
+        const auto ours =
+            receiver_round("merchant-receiver",
+                           {(cfg.bin / "merchant-receiver").string(), "--listen", "127.0.0.1:0"},
+                           secret, requests, true, round);
         progress("receiver round " + std::to_string(round + 1) + ": go-receiver -group");
-        const auto group = receiver_round("go-group", {go, "-listen", "127.0.0.1:0", "-group"}, secret,
-                                          requests, true, round);
+        const auto group = receiver_round("go-group", {go, "-listen", "127.0.0.1:0", "-group"},
+                                          secret, requests, true, round);
         progress("receiver round " + std::to_string(round + 1) + ": go-receiver");
-        const auto plain = receiver_round("go-plain", {go, "-listen", "127.0.0.1:0"}, secret, requests,
-                                          false, round);
+        const auto plain = receiver_round("go-plain", {go, "-listen", "127.0.0.1:0"}, secret,
+                                          requests, false, round);
         if (with_node) {
           progress("receiver round " + std::to_string(round + 1) + ": node-receiver");
-          const auto node = receiver_round("node-receiver", {"node", (node_receiver / "receiver.js").string(),
-                                           "--listen", "127.0.0.1:0"}, secret, requests, true, round);
+          const auto node = receiver_round(
+              "node-receiver",
+              {"node", (node_receiver / "receiver.js").string(), "--listen", "127.0.0.1:0"}, secret,
+              requests, true, round);
           add(fresh_n.ours_rate, fresh_n.ours_p99, fresh_n.ours_failed, ours.fresh);
           add(fresh_n.peer_rate, fresh_n.peer_p99, fresh_n.peer_failed, node.fresh);
           add(dup_n.ours_rate, dup_n.ours_p99, dup_n.ours_failed, ours.dup);
@@ -552,8 +583,10 @@ int main(int argc, char** argv) {
       }
       for (const auto& [mode, loads] : by) {
         const HttpLoad m = bench::median_load(loads);
-        std::printf("  webhooks-publisherd ingest, endpoint %-13s %8.0f req/s  p99 %6.1f ms  (%ld failed)\n",
-                    mode.c_str(), m.per_second, m.p99_ms, m.failed);
+        std::printf(
+            "  webhooks-publisherd ingest, endpoint %-13s %8.0f req/s  p99 %6.1f ms  (%ld "
+            "failed)\n",
+            mode.c_str(), m.per_second, m.p99_ms, m.failed);
       }
       return 0;
     }
@@ -574,11 +607,11 @@ int main(int argc, char** argv) {
         drain.peer_rate.push_back(p.delivered_per_second);
         drain.ours_failed += o.queued - o.received;
         drain.peer_failed += p.queued - p.received;
-        checks += "  round " + std::to_string(round + 1) + ": ours queued " + std::to_string(o.queued) +
-                  ", received " + std::to_string(o.received) + ", attempts recorded (200) " +
-                  std::to_string(o.recorded) + "; BullMQ queued " + std::to_string(p.queued) +
-                  ", received " + std::to_string(p.received) + ", jobs completed " +
-                  std::to_string(p.recorded) + "\n";
+        checks += "  round " + std::to_string(round + 1) + ": ours queued " +
+                  std::to_string(o.queued) + ", received " + std::to_string(o.received) +
+                  ", attempts recorded (200) " + std::to_string(o.recorded) + "; BullMQ queued " +
+                  std::to_string(p.queued) + ", received " + std::to_string(p.received) +
+                  ", jobs completed " + std::to_string(p.recorded) + "\n";
       }
       rows.insert(rows.end(), {ingest, drain});
       std::printf("\ndeliveries:\n%s", checks.c_str());
@@ -589,6 +622,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   print_table(rows);
-  std::printf("\nratio = ours / peer (median rates). p99: median over the rounds of each round's p99.\n");
+  std::printf(
+      "\nratio = ours / peer (median rates). p99: median over the rounds of each round's p99.\n");
   return 0;
 }
