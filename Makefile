@@ -15,7 +15,7 @@ CMAKE_FLAGS ?=
 # Extra flags for build/bin/webhooks-demo, e.g. make demo DEMO_FLAGS="--orders 200 --keep-work-dir"
 DEMO_FLAGS ?=
 
-.PHONY: all deps configure build test bench demo screenshots test-sanitize fuzz check-install check-format format clean help
+.PHONY: all deps configure build test bench bench-peers demo screenshots test-sanitize fuzz check-install check-format format clean help
 
 all: build
 
@@ -24,6 +24,7 @@ help:
 	@echo "make test           install, build, start a throwaway PostgreSQL, run every test"
 	@echo "make build          install dependencies and build into $(BUILD_DIR)/ (binaries in $(BUILD_DIR)/bin)"
 	@echo "make bench          build and print the benchmarks"
+	@echo "make bench-peers    ours beside a Go receiver and a Node.js/BullMQ publisher (bench/peers/)"
 	@echo "make screenshots    run the browser tests and copy their screenshots of the consoles to docs/console/"
 	@echo "make test-sanitize  the test suite built with AddressSanitizer and UBSan in $(SANITIZE_DIR)/"
 	@echo "make fuzz           the libFuzzer harnesses (clang, ASan+UBSan) in $(FUZZ_DIR)/, each run FUZZ_SECONDS=$(FUZZ_SECONDS) s"
@@ -45,6 +46,12 @@ test: build
 
 bench: build
 	bash scripts/bench $(BUILD_DIR)
+
+# Ours beside the programs a user would pick instead (bench/peers/): a Go receiver, a Node.js
+# publisher on BullMQ + Redis. Needs the bench-only packages (install-deps --bench-peers) and npm.
+bench-peers: deps
+	@bash scripts/install-deps --bench-peers
+	bash scripts/bench-peers $(BUILD_DIR)
 
 # The browser tests (tests/browser) save a screenshot of each console page in
 # $(BUILD_DIR)/console-screenshots/; this runs them and copies the pictures to docs/console/.
