@@ -36,7 +36,7 @@
 
 #include "bench_util.h"
 #include "http_load.h"
-#include "sample_order.h"
+#include "order_created.h"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -106,7 +106,7 @@ std::string sign(const std::string& secret, const std::string& id, long ts,
 }
 
 // Signed deliveries of new events, as bench/receiver_bench_util.cc makes them: webhook-ids
-// `prefix`<i>, bodies {"id","type","timestamp","data": sample_order(i)}.
+// `prefix`<i>, bodies {"id","type","timestamp","data": order_created(i)} (about 1 KiB).
 std::vector<HttpRequest> receiver_requests(const std::string& secret, const std::string& prefix,
                                            int n) {
   const long ts = static_cast<long>(std::time(nullptr));
@@ -117,9 +117,9 @@ std::vector<HttpRequest> receiver_requests(const std::string& secret, const std:
     HttpRequest r;
     r.path = "/webhooks";
     r.body = json{{"id", id},
-                  {"type", "order.captured"},
+                  {"type", "order.created"},
                   {"timestamp", "2026-11-30T21:00:00Z"},
-                  {"data", bench::sample_order(i)}}
+                  {"data", bench::order_created(i)}}
                  .dump();
     r.headers = {{"webhook-id", id},
                  {"webhook-timestamp", std::to_string(ts)},
@@ -137,8 +137,8 @@ std::vector<HttpRequest> ingest_requests(const std::string& prefix, int n) {
   for (int i = 0; i < n; ++i) {
     out.push_back({"/v1/events",
                    json{{"merchant_id", kMerchant},
-                        {"type", "order.captured"},
-                        {"data", bench::sample_order(i)}}
+                        {"type", "order.created"},
+                        {"data", bench::order_created(i)}}
                        .dump(),
                    {{"Authorization", std::string("Bearer ") + kToken},
                     {"Idempotency-Key", prefix + std::to_string(i)}}});
