@@ -73,12 +73,13 @@ int bind_and_announce(httplib::Server& server, const ListenAddress& address,
   return port;
 }
 
-int limit_malloc_arenas() {
+int tune_malloc() {
   // An explicit MALLOC_ARENA_MAX or GLIBC_TUNABLES from the operator wins (and is how the
   // benchmark measures the glibc default).
   if (std::getenv("MALLOC_ARENA_MAX") != nullptr || std::getenv("GLIBC_TUNABLES") != nullptr) {
     return 0;
   }
+  if (mallopt(M_TRIM_THRESHOLD, kMallocTrimThreshold) != 1) return 0;
   return mallopt(M_ARENA_MAX, kMallocArenas) == 1 ? kMallocArenas : 0;
 }
 

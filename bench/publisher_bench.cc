@@ -14,7 +14,7 @@
 //   4. resident memory of the real webhooks-publisherd process while it polls a database holding
 //      1,000,000 pending tasks (of a disabled endpoint), beside the same daemon on an empty one;
 //   5. its resident memory while it ingests and delivers at once, round after round, with glibc's
-//      default malloc arenas beside the daemons' cap (app::limit_malloc_arenas);
+//      default malloc arenas beside the daemons' cap (app::tune_malloc);
 //      `bench_publisher --memory-under-load` runs this phase alone.
 // `bench_publisher --ingest` runs phase 1 alone (with its baseline) and prints its lines.
 // Phases 1 to 3 run the library in this process: a publisher::Publisher built from default

@@ -88,7 +88,7 @@ int run(const Flags& flags) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  webhooks::app::limit_malloc_arenas();
+  webhooks::app::tune_malloc();
   webhooks::app::block_stop_signals();
   using webhooks::app::duration;
   using webhooks::app::DurationUnit;

@@ -197,7 +197,7 @@ CLI::App* add_reconcile(CLI::App& app, webhooks::orders::ReconcileOptions& args)
 }  // namespace
 
 int main(int argc, char** argv) {
-  webhooks::app::limit_malloc_arenas();
+  webhooks::app::tune_malloc();
   webhooks::app::block_stop_signals();
   Config config;
   CLI::App app{"orders-api: orders and payouts behind the idempotency core"};

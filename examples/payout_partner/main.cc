@@ -182,7 +182,7 @@ int run(const Config& config) {
 }  // namespace webhooks::partner
 
 int main(int argc, char** argv) {
-  webhooks::app::limit_malloc_arenas();
+  webhooks::app::tune_malloc();
   webhooks::app::block_stop_signals();
   webhooks::partner::Config config;
   CLI::App app{

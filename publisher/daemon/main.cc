@@ -39,7 +39,7 @@ int run(const publisher::Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  app::limit_malloc_arenas();
+  app::tune_malloc();
   app::block_stop_signals();
   const publisherd::Parsed parsed = publisherd::parse_options(argc, argv);
   if (parsed.exit_code >= 0) return parsed.exit_code;

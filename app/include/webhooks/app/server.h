@@ -39,15 +39,25 @@ int bind_and_announce(httplib::Server& server, const ListenAddress& address,
 
 // glibc malloc arenas a daemon may use (M_ARENA_MAX).
 inline constexpr int kMallocArenas = 2;
+// Free memory at the top of a malloc heap that glibc keeps instead of returning it to the kernel
+// (M_TRIM_THRESHOLD), bytes.
+inline constexpr int kMallocTrimThreshold = 64 * 1024 * 1024;
 
-// Caps glibc's malloc arenas at kMallocArenas, unless MALLOC_ARENA_MAX or GLIBC_TUNABLES is set
-// in the environment (then those apply). By default glibc gives up to 8 arenas per core to the
-// threads that allocate at once, and each keeps the memory it once held: with ingest and delivery
-// running together webhooks-publisherd's resident memory grew from 16.8 MB to 35.8 MB over 370k
-// requests and kept growing, while its live heap stayed at about 3.6 MB (bench_publisher,
-// "memory under load", in docs/operations.md). Returns the cap set, or 0 when the environment's
-// applies or mallopt refused. Call first thing in main(), before any thread starts.
-int limit_malloc_arenas();
+// Tunes glibc's malloc for a server, unless MALLOC_ARENA_MAX or GLIBC_TUNABLES is set in the
+// environment (then those apply). Call first thing in main(), before any thread starts.
+// - Caps the arenas at kMallocArenas. By default glibc gives up to 8 arenas per core to the
+//   threads that allocate at once, and each keeps the memory it once held: with ingest and
+//   delivery running together webhooks-publisherd's resident memory grew from 16.8 MB to 35.8 MB
+//   over 370k requests and kept growing, while its live heap stayed at about 3.6 MB
+//   (bench_publisher, "memory under load", in docs/operations.md).
+// - Keeps up to kMallocTrimThreshold of freed memory at the top of each heap. glibc's default
+//   (128 KiB, raised only by its dynamic mmap threshold) handed a worker arena's top back to the
+//   kernel (madvise) and faulted it in again on nearly every group of requests: under 64
+//   connections merchant-receiver spent about a fifth of its CPU in that churn (page faults, TLB
+//   shoot-downs, heap trims; docs/benchmarks.md, "Peers"), and handled 20-40 % more new events a
+//   second without it.
+// Returns the arena cap set, or 0 when the environment's settings apply or mallopt refused.
+int tune_malloc();
 
 // Ignores SIGPIPE (httplib writes without MSG_NOSIGNAL) and blocks SIGTERM and SIGINT in the
 // calling thread, so threads started afterwards inherit the mask. Call first thing in main().
