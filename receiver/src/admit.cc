@@ -4,6 +4,7 @@
 #include "webhooks/error.h"
 #include "webhooks/fingerprint.h"
 #include "webhooks/http_server.h"
+#include "webhooks/json_body.h"
 #include "webhooks/json_parse.h"
 #include "webhooks/wire.h"
 
@@ -90,8 +91,13 @@ std::optional<Answer> Receiver::Impl::verify_provider(const Headers& headers, st
   return std::nullopt;
 }
 
+const nlohmann::json& Event::payload() const {
+  if (!payload_) payload_ = parse_json(body);
+  return *payload_;
+}
+
 std::optional<Answer> Receiver::Impl::parse(const Headers& headers, std::string_view body,
-                                            nlohmann::json& payload, Event& event, Owned& owned) {
+                                            Event& event, Owned& owned) {
   if (provider_verifier && provider_verifier->provider() == providers::Provider::github &&
       http::is_form_media_type(headers.get("Content-Type").value_or(""))) {
     std::string why;
@@ -101,17 +107,16 @@ std::optional<Answer> Receiver::Impl::parse(const Headers& headers, std::string_
     body = owned.form_json;
     event.body = body;
   }
+  JsonObjectScan scan;
   try {
-    payload = parse_json(body);
+    scan = scan_json_object(body, "type");
   } catch (const Error& e) {
     return refuse(event, 400, "invalid_json", e.what());
   }
-  if (!payload.is_object()) {
-    return refuse(event, 400, "invalid_json", "the body is not a JSON object");
-  }
-  event.payload = &payload;
-  if (const auto type = payload.find("type"); type != payload.end() && type->is_string()) {
-    event.type = type->get_ref<const std::string&>();
+  if (!scan.is_object) return refuse(event, 400, "invalid_json", "the body is not a JSON object");
+  if (scan.member) {
+    owned.type = std::move(*scan.member);
+    event.type = owned.type;
   } else {
     const auto lookup = [&](std::string_view name) { return headers.get(name); };
     event.type =
@@ -127,7 +132,7 @@ std::optional<Answer> Receiver::Impl::admit(const Headers& headers, std::string_
   std::string& fingerprint = a.fingerprint;
   event.delivery_id = headers.get(kHeaderDeliveryId).value_or("");
   if (auto answer = verify(headers, body, event, a.owned)) return answer;
-  if (auto answer = parse(headers, body, a.payload, event, a.owned)) return answer;
+  if (auto answer = parse(headers, body, event, a.owned)) return answer;
   fingerprint = sha256_hex(body);
   if (const auto cached = replays.find(config.consumer, event.id, fingerprint, clock.now_ms())) {
     return settled(event, *cached, {});

@@ -59,16 +59,17 @@ std::shared_ptr<FileLock> lock_file(const std::string& path, bool exclusive);
 std::optional<std::string> form_payload(std::string_view body, std::string& why);
 
 // What a delivery's Event views that is not in the request: the provider's id read from the body,
-// the JSON decoded from a form body. Lives as long as the Event (Receiver::handle).
+// the JSON decoded from a form body, the body's type. Lives as long as the Event
+// (Receiver::handle).
 struct Owned {
   std::string provider_id;
   std::string form_json;
+  std::string type;  // the body's "type"
 };
 
 // What Receiver::Impl::admit fills for one delivery. Lives as long as its handling: the event views
-// the payload and `owned`, and the claim is held until the handler's answer is recorded.
+// `owned`, and the claim is held until the handler's answer is recorded.
 struct Admission {
-  nlohmann::json payload;
   Event event;
   std::optional<idempotency::InProcessClaims::Claim> claim;
   std::string fingerprint;
@@ -155,10 +156,10 @@ struct Receiver::Impl {
   // verify's signature step for another provider than standard (providers::ProviderVerifier).
   std::optional<Answer> verify_provider(const Headers& headers, std::string_view body, Event& event,
                                         Owned& owned);
-  // admit's second step: the body parsed into `payload` (a GitHub form body: its payload field's
-  // JSON, kept in `owned` and set as event.body); sets event.payload and .type.
-  std::optional<Answer> parse(const Headers& headers, std::string_view body,
-                              nlohmann::json& payload, Event& event, Owned& owned);
+  // admit's second step: the body checked as a JSON object without building a tree (a GitHub form
+  // body: its payload field's JSON, kept in `owned` and set as event.body); sets event.type.
+  std::optional<Answer> parse(const Headers& headers, std::string_view body, Event& event,
+                              Owned& owned);
   // The answer of a final reply (its empty body replaced).
   static Answer final_answer(Reply reply);
   // Logs a failed handler, records the failed attempt and answers 500 handler_failed.

@@ -62,7 +62,7 @@ TEST_CASE(
       CHECK(event.type == "order.captured");
       CHECK(event.delivery_id == "d1");
       CHECK(event.attempt == 1);
-      CHECK((*event.payload)["data"]["amount"] == 1000);
+      CHECK(event.payload()["data"]["amount"] == 1000);
       inner = f.post("e1", ok);
       return Reply{};
     });

@@ -139,7 +139,7 @@ TEST_CASE("a mounted GitHub receiver takes GitHub's form deliveries; its 415 nam
   Receiver receiver(config, test::open_database("receiver_http_github", {idempotency::schema()}));
   std::vector<std::string> payloads;
   MountedServer server(receiver, "/github", [&](const Event& e) {
-    payloads.push_back((*e.payload)["zen"].get<std::string>());
+    payloads.push_back(e.payload()["zen"].get<std::string>());
     return Reply{};
   });
   httplib::Client client("127.0.0.1", server.port);

@@ -193,6 +193,31 @@ TEST_CASE(
   CHECK_THROWS_WITH(read_json_body("{\"a\":", false), Catch::Contains("invalid JSON"));
 }
 
+TEST_CASE("scan_json_object checks as parse_json does and reads one top-level string member") {
+  const JsonObjectScan order =
+      scan_json_object(R"({"id":"e1","type":"order.created","data":{"type":"inner"}})", "type");
+  CHECK(order.is_object);
+  CHECK(order.member == "order.created");
+  CHECK(scan_json_object(R"({"type":"a\u0062c"})", "type").member == "abc");
+  // The last of a repeated name counts; a value that is not a string is none.
+  CHECK(scan_json_object(R"({"type":"a","type":"b"})", "type").member == "b");
+  CHECK(scan_json_object(R"({"type":"a","type":{"b":1}})", "type").member == std::nullopt);
+  CHECK(scan_json_object(R"({"type":7})", "type").member == std::nullopt);
+  CHECK(scan_json_object(R"({"data":{"type":"inner"}})", "type").member == std::nullopt);
+  const JsonObjectScan array = scan_json_object(R"(["type","x"])", "type");
+  CHECK_FALSE(array.is_object);
+  CHECK(array.member == std::nullopt);
+  CHECK_FALSE(scan_json_object("\"type\"", "type").is_object);
+  // The limits of parse_json: 128 nested arrays pass, 129 do not; invalid JSON and UTF-8 throw.
+  CHECK_FALSE(scan_json_object(nested_arrays(128), "type").is_object);
+  CHECK_THROWS_WITH(scan_json_object(nested_arrays(129), "type"),
+                    "invalid JSON: nested deeper than the limit of 128 arrays and objects");
+  CHECK_THROWS_WITH(scan_json_object("{\"type\":\"\xff\"}", "type"),
+                    Catch::Contains("invalid JSON"));
+  CHECK_THROWS_WITH(scan_json_object("{\"type\":\"a\"} x", "type"),
+                    Catch::Contains("invalid JSON"));
+}
+
 TEST_CASE("compact_json re-escapes strings: exactly what docs/operations.md says changes") {
   // An escape of a character that needs none becomes the character, in UTF-8.
   CHECK(compact_json(R"(["\u00e9","a\/b","\u0041","\ud83d\ude00","\u20AC"])") ==
@@ -248,6 +273,7 @@ TEST_CASE("every reader refuses a raw NUL byte instead of stopping at it") {
   CHECK(parse_json_or_discarded(text).is_discarded());
   CHECK_THROWS_WITH(compact_json(text), message);
   CHECK_THROWS_WITH(read_json_body(text, true), message);
+  CHECK_THROWS_WITH(scan_json_object(text, "a"), message);
   // Escaped, it is an ordinary character.
   CHECK(parse_json("\"\\u0000\"") == nlohmann::json("\0"s));
 }

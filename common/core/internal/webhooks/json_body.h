@@ -46,4 +46,19 @@ struct JsonBody {
 JsonBody read_json_body(std::string_view body, bool canonical,
                         std::size_t max_depth = kMaxJsonDepth);
 
+// What scan_json_object found: whether the text is an object, and the string value of the member
+// asked for.
+struct JsonObjectScan {
+  bool is_object = false;
+  std::optional<std::string> member;  // the top-level member's value (the last one if the name
+                                      // repeats) when it is a string; else std::nullopt
+};
+
+// Checks `body` as parse_json would (nesting at most kMaxJsonDepth deep, strict UTF-8, no raw NUL
+// byte) without building a tree, and reads one top-level string member: the receiver's check of a
+// delivery and its "type", where the handler may never look at the tree (receiver.h,
+// Event::payload()). Time linear in body.size(), memory bounded by the longest string. Throws
+// webhooks::Error(ErrorCode::invalid_json) with parse_json's message when `body` is not valid JSON.
+JsonObjectScan scan_json_object(std::string_view body, std::string_view member);
+
 }  // namespace webhooks

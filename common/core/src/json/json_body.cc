@@ -104,7 +104,75 @@ class BodyReader : public nlohmann::json_sax<nlohmann::json> {
   bool in_top_member_ = false;
 };
 
+// Validates and reads one top-level string member; builds nothing else.
+class ObjectScanner : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  explicit ObjectScanner(std::string_view member) : member_(member) {}
+
+  JsonObjectScan scan;
+  std::string error;
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t& v) override {
+    if (depth_ == 1 && wanted_) scan.member = std::move(v);
+    return value();
+  }
+  bool binary(binary_t&) override { return false; }
+  bool start_object(std::size_t) override {
+    if (depth_ == 0) scan.is_object = true;
+    return open();
+  }
+  bool start_array(std::size_t) override { return open(); }
+  bool key(string_t& k) override {
+    if (depth_ == 1) {
+      wanted_ = k == member_;
+      if (wanted_) scan.member.reset();  // a repeated name: the last one counts
+    }
+    return true;
+  }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& ex) override {
+    error = json_parse_error_message(position, ex);
+    return false;
+  }
+
+ private:
+  bool value() {
+    if (depth_ == 1) wanted_ = false;
+    return true;
+  }
+  bool open() {
+    if (depth_ == 1) wanted_ = false;
+    if (++depth_ <= kMaxJsonDepth) return true;
+    error = json_depth_message(kMaxJsonDepth);
+    return false;
+  }
+  bool close() {
+    --depth_;
+    return true;
+  }
+
+  std::string_view member_;
+  std::size_t depth_ = 0;
+  bool wanted_ = false;
+};
+
 }  // namespace
+
+JsonObjectScan scan_json_object(std::string_view body, std::string_view member) {
+  detail::refuse_nul_byte(body);
+  ObjectScanner scanner(member);
+  if (!nlohmann::json::sax_parse(body.begin(), body.end(), &scanner)) {
+    throw Error(ErrorCode::invalid_json, scanner.error.empty() ? "invalid JSON" : scanner.error);
+  }
+  return std::move(scanner.scan);
+}
 
 const JsonBody::Member* JsonBody::find(std::string_view name) const {
   for (auto it = members.rbegin(); it != members.rend(); ++it) {

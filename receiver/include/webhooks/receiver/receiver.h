@@ -8,7 +8,7 @@
 //   config.store = "./merchant.db";                 // or "postgresql://..."
 //   webhooks::receiver::Receiver receiver(config);
 //   auto answer = receiver.handle(headers, raw_body, [](const webhooks::receiver::Event& e) {
-//     ship(e.payload);
+//     ship(e.payload());
 //     return webhooks::receiver::Reply{};              // 200, stored, replayed to duplicates
 //   });
 //
@@ -175,10 +175,17 @@ struct Event {
   std::int64_t timestamp = 0;    // webhook-timestamp (svix-timestamp), Unix seconds (GitHub,
                                  // Shopify: 0)
   std::string_view body;         // the raw body
-  const nlohmann::json* payload = nullptr;  // the parsed body: a JSON object nested at most 128
-                                            // deep (json_parse.h); numbers beyond 64 bits are
-                                            // doubles here, exact in `body`
-  int attempt = 1;                          // 1 on the first run, 2 after one failed run, ...
+  int attempt = 1;               // 1 on the first run, 2 after one failed run, ...
+
+  // The parsed body: a JSON object nested at most 128 deep (json_parse.h); numbers beyond 64 bits
+  // are doubles here, exact in `body`. Parsed on the first call, so a handler that reads only
+  // `body` and `type` builds no tree; the receiver checked the body before the handler ran, so
+  // this throws nothing but std::bad_alloc. Valid as long as the Event; not for concurrent first
+  // calls from several threads.
+  const nlohmann::json& payload() const;
+
+ private:
+  mutable std::optional<nlohmann::json> payload_;
 };
 
 // The handler's verdict. 2xx: handled (stored, replayed to duplicates). A 4xx other than 408,
