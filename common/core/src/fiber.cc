@@ -134,6 +134,7 @@ void make_ready(Fiber& fiber) {
     owner.ready_.push_back(&fiber);
   }
   owner.cv_.notify_all();  // the worker may sleep on a condition variable other workers share
+  if (owner.wake_ && std::this_thread::get_id() != owner.thread_) owner.wake_();
 }
 
 void yield() {
@@ -170,8 +171,13 @@ void Wakeup::notify() {
   }
 }
 
-Scheduler::Scheduler(std::size_t stack_bytes, std::mutex& mutex, std::condition_variable& cv)
-    : stack_bytes_(stack_bytes), mutex_(mutex), cv_(cv) {}
+Scheduler::Scheduler(std::size_t stack_bytes, std::mutex& mutex, std::condition_variable& cv,
+                     std::function<void()> wake)
+    : stack_bytes_(stack_bytes),
+      mutex_(mutex),
+      cv_(cv),
+      wake_(std::move(wake)),
+      thread_(std::this_thread::get_id()) {}
 
 Scheduler::~Scheduler() = default;
 

@@ -46,7 +46,9 @@ bool BufferedStream::flush() {
     } else if (n < 0 && errno == EINTR) {
       continue;
     } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (fiber_loop_) {  // a client slow to read: the worker serves the others meanwhile
+      // A client slow to read: the loop serves the others meanwhile. A fiber that may not
+      // suspend (in a transaction) waits here, as a thread does: the loop is its own thread.
+      if (fiber_loop_ && fibers::can_suspend()) {
         if (!fiber_loop_->wait_writable(c_, deadline_)) failed_ = true;
         continue;
       }

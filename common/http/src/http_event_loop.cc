@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <optional>
 
 #include "detail/buffered_stream.h"
 #include "detail/canned_answers.h"
@@ -101,10 +102,10 @@ void Connection::reset_framing() {
   has_start = false;
 }
 
-EventLoop::EventLoop(Server& server, const ServerTuning& tuning)
+EventLoop::EventLoop(Server& server, const ServerTuning& tuning, std::size_t max_connections)
     : server_(server),
       tuning_(tuning),
-      max_connections_(std::max<std::size_t>(1, tuning.max_connections)),
+      max_connections_(std::max<std::size_t>(1, max_connections)),
       limits_{tuning.max_header_bytes, tuning.max_header_count, server.payload_limit()},
       idle_timeout_(duration_cast<milliseconds>(server.keep_alive_timeout())),
       keep_alive_max_(std::max<std::size_t>(1, server.keep_alive_max())) {}
@@ -128,14 +129,9 @@ void EventLoop::start() {
   event.data.ptr = nullptr;
   ::epoll_ctl(epoll_, EPOLL_CTL_ADD, wake_fd_, &event);
   loop_thread_ = std::thread([this] { run_loop(); });
-  if (tuning_.fiber_threads > 0) {
-    for (std::size_t i = 0; i < tuning_.fiber_threads; ++i) {
-      workers_.emplace_back([this] { run_fiber_worker(); });
-    }
-  } else {
-    for (std::size_t i = 0; i < std::max<std::size_t>(1, tuning_.threads); ++i) {
-      workers_.emplace_back([this] { run_worker(); });
-    }
+  if (tuning_.fiber_threads > 0) return;  // the loop thread serves its requests itself
+  for (std::size_t i = 0; i < std::max<std::size_t>(1, tuning_.threads); ++i) {
+    workers_.emplace_back([this] { run_worker(); });
   }
 }
 
@@ -181,17 +177,28 @@ void EventLoop::shutdown() {
 // ---- the loop thread ----
 
 void EventLoop::run_loop() {
+  std::optional<fibers::Scheduler> fibers;
+  if (tuning_.fiber_threads > 0) {
+    fibers.emplace(kFiberStack, work_mutex_, work_ready_, [this] { wake(); });
+    fibers_ = &*fibers;
+  }
   std::array<epoll_event, 256> events{};
   while (true) {
     const auto now = LoopClock::now();
-    const auto wait = duration_cast<milliseconds>(next_wakeup(now) - now).count();
+    const auto wait = fibers_ && has_fiber_work()
+                          ? -1
+                          : duration_cast<milliseconds>(next_wakeup(now) - now).count();
     const int n = ::epoll_wait(epoll_, events.data(), static_cast<int>(events.size()),
                                static_cast<int>(std::clamp<long long>(wait + 1, 0, 1000)));
     for (int i = 0; i < n; ++i) on_event(events[static_cast<std::size_t>(i)].data.ptr);
     drain_inbox();
+    if (fibers_) run_fibers();
     after_events(LoopClock::now());
-    if (exit_.load() && stop_finished_ && close_all_idle()) break;
+    if (exit_.load() && stop_finished_ && close_all_idle() && (!fibers_ || fibers_->live() == 0)) {
+      break;
+    }
   }
+  fibers_ = nullptr;
 }
 
 LoopClock::time_point EventLoop::next_wakeup(LoopClock::time_point now) const {

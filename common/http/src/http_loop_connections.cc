@@ -182,6 +182,10 @@ void EventLoop::dispatch(Connection& c) {
   clear_timer(c);
   c.phase = Connection::Phase::queued;
   ++in_workers_;
+  if (fibers_) {
+    to_serve_.push_back(&c);
+    return;
+  }
   {
     std::lock_guard lock(work_mutex_);
     work_.push_back(&c);

@@ -1,5 +1,5 @@
-// The workers of webhooks::http::Server's event loop (detail/event_loop.h): threads, or fibers on
-// one thread per core, serving requests through cpp-httplib's request processing.
+// Serving the requests of webhooks::http::Server's event loop (detail/event_loop.h) through
+// cpp-httplib's request processing: on worker threads, or on fibers of the loop thread.
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
@@ -29,18 +29,6 @@ constexpr auto kNextRequestWait = microseconds(3000);
 // Requests one worker serves on one connection before it lets others have a turn.
 constexpr int kRoundsPerTurn = 16;
 
-// A fiber's stack: 8 MiB as a thread's (AddressSanitizer's larger frames: 32 MiB), mapped
-// without reserving swap and touched only as used. cpp-httplib matches routes with std::regex,
-// which recurses once per character of the path: a regex route and an 8 KiB path (its longest
-// request line) take about 4 MiB (512 KiB failed from about 1,000 characters).
-#if defined(__SANITIZE_ADDRESS__)
-constexpr std::size_t kFiberStack = 32 * 1024 * 1024;
-#else
-constexpr std::size_t kFiberStack = 8 * 1024 * 1024;
-#endif
-// New requests a fiber worker takes from the queue at a time (the rest are left to the others).
-constexpr std::size_t kFiberBatch = 16;
-
 }  // namespace
 
 // ---- workers ----
@@ -60,31 +48,26 @@ void EventLoop::run_worker() {
   }
 }
 
-// A fiber worker: each request is served on a fiber of this thread, so a handler waiting for a
-// group commit lets the thread serve the others (detail/fiber.h). New requests are started first,
-// then the fibers made ready meanwhile are resumed: a group's leader that yields (GroupCommit)
-// finds the requests that came with it already queued behind it.
-void EventLoop::run_fiber_worker() {
-  fibers::Scheduler fibers(kFiberStack, work_mutex_, work_ready_);
+// With fibers: each request dispatched since the last turn is served on a fiber of the loop
+// thread (detail/fiber.h), which runs until it ends or waits (a group commit, a slow client);
+// then the fibers made ready meanwhile are resumed. The requests of one turn start before any
+// waiting fiber resumes, so a group's leader that yields (GroupCommit) finds the requests that
+// came with it already queued behind it.
+void EventLoop::run_fibers() {
   std::vector<Connection*> batch;
-  while (true) {
-    {
-      std::unique_lock lock(work_mutex_);
-      const auto has_work = [&] {
-        return !work_.empty() || fibers.ready() || (workers_done_ && fibers.live() == 0);
-      };
-      work_ready_.wait(lock, has_work);
-      if (work_.empty() && workers_done_ && fibers.live() == 0) return;
-      while (!work_.empty() && batch.size() < kFiberBatch) {
-        batch.push_back(work_.front());
-        work_.pop_front();
-        queued_.fetch_sub(1);
-      }
-    }
-    for (Connection* c : batch) fibers.spawn([this, c] { serve(*c); });
-    batch.clear();
-    fibers.run();
+  batch.swap(to_serve_);
+  for (Connection* c : batch) fibers_->spawn([this, c] { serve(*c); });
+  fibers_->run();
+}
+
+bool EventLoop::has_fiber_work() {
+  if (!to_serve_.empty()) return true;
+  {
+    std::lock_guard lock(work_mutex_);
+    if (fibers_->ready()) return true;
   }
+  std::lock_guard lock(inbox_mutex_);
+  return !returned_.empty() || !write_waits_.empty() || !accepted_.empty();
 }
 
 void EventLoop::give_back(Connection& c) {
@@ -92,7 +75,7 @@ void EventLoop::give_back(Connection& c) {
     std::lock_guard lock(inbox_mutex_);
     returned_.push_back(&c);
   }
-  wake();
+  if (!fiber_loop()) wake();  // a fiber runs on the loop thread, which looks before it sleeps
 }
 
 void EventLoop::answer_stopping(Connection& c) {

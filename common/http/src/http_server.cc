@@ -386,7 +386,7 @@ void stop_server(httplib::Server& server, int port) {
   if (auto* ours = dynamic_cast<Server*>(&server)) {
     // The loop knows every connection: it refuses what comes from now on, waits for the answers
     // under way (at most kKeepAliveTimeout), keeps the rest open for the drain, then closes them.
-    const std::shared_ptr<detail::EventLoop> loop = ours->current_loop();
+    const std::shared_ptr<detail::EventLoops> loop = ours->current_loop();
     if (!loop) {
       server.stop();
       return;

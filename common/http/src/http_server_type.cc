@@ -19,12 +19,12 @@ namespace {
 // for the loop), and starts and stops the loop with listen_after_bind().
 class AcceptQueue final : public httplib::TaskQueue {
  public:
-  explicit AcceptQueue(std::shared_ptr<detail::EventLoop> loop) : loop_(std::move(loop)) {}
+  explicit AcceptQueue(std::shared_ptr<detail::EventLoops> loop) : loop_(std::move(loop)) {}
   void enqueue(std::function<void()> fn) override { fn(); }
   void shutdown() override { loop_->shutdown(); }
 
  private:
-  std::shared_ptr<detail::EventLoop> loop_;
+  std::shared_ptr<detail::EventLoops> loop_;
 };
 
 // httplib parses these two body types instead of storing the bytes in req.body (and answers 413
@@ -84,7 +84,7 @@ Server::Handler restoring(Server::Handler handler) {
 
 Server::Server() {
   new_task_queue = [this]() -> httplib::TaskQueue* {
-    auto loop = std::make_shared<detail::EventLoop>(*this, tuning_);
+    auto loop = std::make_shared<detail::EventLoops>(*this, tuning_);
     loop->start();
     {
       std::lock_guard lock(loop_mutex_);
@@ -96,11 +96,11 @@ Server::Server() {
 
 Server::~Server() {
   stop();
-  std::shared_ptr<detail::EventLoop> loop = current_loop();
+  std::shared_ptr<detail::EventLoops> loop = current_loop();
   if (loop) loop->shutdown();
 }
 
-std::shared_ptr<detail::EventLoop> Server::current_loop() const {
+std::shared_ptr<detail::EventLoops> Server::current_loop() const {
   std::lock_guard lock(loop_mutex_);
   return loop_;
 }

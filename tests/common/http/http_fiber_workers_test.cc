@@ -6,10 +6,14 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <map>
+#include <mutex>
 #include <semaphore>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "detail/fiber.h"
 #include "support/chunked_post.h"
@@ -21,17 +25,18 @@ using webhooks::test::read_answer;
 
 namespace {
 
-// A server with one fiber thread; `routes` adds the handlers.
+// A server with `threads` fiber threads (one event loop each); `routes` adds the handlers.
 struct FiberServed {
   template <typename Routes>
-  explicit FiberServed(Routes routes) {
+  explicit FiberServed(Routes routes, std::size_t threads = 1, std::size_t max_connections = 4096) {
     webhooks::http::limit_request_bodies(server, 1024 * 1024);
     server.Get("/fast", [](const httplib::Request&, httplib::Response& res) {
       res.set_content("ok", "text/plain");
     });
     routes(server);
     webhooks::http::ServerTuning tuning;
-    tuning.fiber_threads = 1;
+    tuning.fiber_threads = threads;
+    tuning.max_connections = max_connections;
     port = serving.start(server, tuning);
   }
   webhooks::http::Server server;
@@ -162,4 +167,74 @@ TEST_CASE(
   CHECK(answer.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
   CHECK(body_of(answer) == "8000");
   CHECK(body_of(get(served.port, "/fast")) == "ok");  // still serving
+}
+
+TEST_CASE(
+    "fiber workers: a connection is served on one thread throughout, the connections dealt to the "
+    "threads in turn") {
+  std::mutex mutex;
+  std::map<std::string, std::set<std::thread::id>> threads_of;  // by connection
+  FiberServed served(
+      [&](webhooks::http::Server& s) {
+        s.Get("/who", [&](const httplib::Request& req, httplib::Response& res) {
+          std::lock_guard lock(mutex);
+          threads_of[req.get_header_value("X-Connection")].insert(std::this_thread::get_id());
+          res.set_content("ok", "text/plain");
+        });
+      },
+      2);
+  std::vector<int> fds;
+  for (int round = 0; round < 5; ++round) {
+    for (int i = 0; i < 4; ++i) {
+      const std::string request =
+          "GET /who HTTP/1.1\r\nHost: a\r\nX-Connection: " + std::to_string(i) + "\r\n\r\n";
+      if (round == 0) {
+        fds.push_back(webhooks::test::raw_send(served.port, request));  // accepted in this order
+      } else {
+        REQUIRE(::send(fds[static_cast<std::size_t>(i)], request.data(), request.size(),
+                       MSG_NOSIGNAL) == static_cast<ssize_t>(request.size()));
+      }
+      std::string answer;
+      read_answer(fds[static_cast<std::size_t>(i)], answer);
+      REQUIRE(body_of(answer) == "ok");
+    }
+  }
+  for (const int fd : fds) ::close(fd);
+  std::lock_guard lock(mutex);
+  REQUIRE(threads_of.size() == 4);
+  for (const auto& [connection, threads] : threads_of) {
+    INFO("connection " << connection);
+    CHECK(threads.size() == 1);  // its five requests, all on one thread
+  }
+  CHECK(threads_of["0"] == threads_of["2"]);  // the first loop's
+  CHECK(threads_of["1"] == threads_of["3"]);  // the second loop's
+  CHECK(threads_of["0"] != threads_of["1"]);
+}
+
+TEST_CASE("fiber workers: each thread's loop holds its share of max_connections") {
+  // Two fiber threads, at most 2 connections: one each. The third connection goes to the first
+  // loop, which closes its idle one; the second loop's stays open.
+  FiberServed served([](webhooks::http::Server&) {}, 2, 2);
+  const std::string request = "GET /fast HTTP/1.1\r\nHost: a\r\n\r\n";
+  std::vector<int> fds;
+  for (int i = 0; i < 2; ++i) {
+    fds.push_back(webhooks::test::raw_send(served.port, request));
+    std::string answer;
+    read_answer(fds.back(), answer);
+    REQUIRE(body_of(answer) == "ok");
+  }
+  for (int i = 0; i < 200000 && served.server.idle_connections() != 2; ++i) {
+    std::this_thread::yield();
+  }
+  REQUIRE(served.server.idle_connections() == 2);
+  const std::string third = webhooks::test::raw_exchange(served.port, request);
+  CHECK(body_of(third) == "ok");
+  char byte = 0;
+  CHECK(::recv(fds[0], &byte, 1, 0) == 0);  // closed to make room in the first loop
+  REQUIRE(::send(fds[1], request.data(), request.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(request.size()));
+  std::string again;
+  read_answer(fds[1], again);
+  CHECK(body_of(again) == "ok");
+  for (const int fd : fds) ::close(fd);
 }

@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace webhooks::fibers {
@@ -78,13 +79,16 @@ class Wakeup {
 };
 
 // One worker thread's fibers. The worker calls spawn() for new work and run() to resume the
-// fibers made ready since; it sleeps on `cv` (with `mutex`), which make_ready notifies, while
-// ready() is false.
+// fibers made ready since; while ready() is false it sleeps on `cv` (with `mutex`), which
+// make_ready notifies, or in a wait of its own that `wake` interrupts.
 class Scheduler {
  public:
   // `stack_bytes` per fiber (a guard page below each). `mutex` and `cv` are the worker's: they
-  // guard the ready list, so a wake-up is seen by the worker's wait predicate.
-  Scheduler(std::size_t stack_bytes, std::mutex& mutex, std::condition_variable& cv);
+  // guard the ready list, so a wake-up is seen by the worker's wait predicate. `wake`, when set,
+  // is called after a fiber is made ready from another thread than the one constructing the
+  // Scheduler (its worker): for a worker that sleeps in epoll_wait rather than on `cv`.
+  Scheduler(std::size_t stack_bytes, std::mutex& mutex, std::condition_variable& cv,
+            std::function<void()> wake = {});
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -107,6 +111,8 @@ class Scheduler {
   std::size_t stack_bytes_;
   std::mutex& mutex_;
   std::condition_variable& cv_;
+  std::function<void()> wake_;
+  std::thread::id thread_;                    // the worker's
   std::deque<Fiber*> ready_;                  // under mutex_
   std::vector<std::unique_ptr<Fiber>> pool_;  // ended fibers, their stacks kept for reuse
   std::size_t live_ = 0;

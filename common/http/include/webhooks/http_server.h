@@ -84,7 +84,8 @@ struct ServerTuning {
 
 namespace detail {
 class EventLoop;
-}
+class EventLoops;
+}  // namespace detail
 
 // A httplib::Server whose connections are read on one event-loop thread, so that slow, idle or
 // many clients cost no worker thread (docs/security.md, "Limits"). Routes, handlers and
@@ -153,11 +154,11 @@ class Server : public httplib::Server {
     return std::chrono::seconds(keep_alive_timeout_sec_);
   }
   std::size_t keep_alive_max() const { return keep_alive_max_count_; }
-  std::shared_ptr<detail::EventLoop> current_loop() const;
+  std::shared_ptr<detail::EventLoops> current_loop() const;
 
   ServerTuning tuning_;
   mutable std::mutex loop_mutex_;
-  std::shared_ptr<detail::EventLoop> loop_;  // from the first listen_after_bind()
+  std::shared_ptr<detail::EventLoops> loop_;  // from the first listen_after_bind()
 };
 
 // For a handler on fiber workers (ServerTuning::fiber_threads): runs `work`, which may block for

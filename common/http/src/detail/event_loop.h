@@ -1,8 +1,11 @@
-// The event loop under webhooks::http::Server (webhooks/http_server.h): one thread reads every
-// connection (epoll) until a request is whole, a pool of workers runs httplib's request processing
-// on the buffered request. Internal to common/src/http_*.cc (the loop and workers:
-// http_event_loop.cc; request framing: detail/request_framing.h; the stream a worker hands httplib:
-// detail/buffered_stream.h; the answers the loop writes itself: detail/canned_answers.h).
+// The event loops under webhooks::http::Server (webhooks/http_server.h). Each loop reads its
+// connections on one thread (epoll) until a request is whole, then serves it through httplib's
+// request processing: on a fiber of that same thread (ServerTuning::fiber_threads, one loop per
+// fiber thread), or on a pool of worker threads (one loop). Internal to common/http/src (the loop:
+// http_event_loop.cc; its connections: http_loop_connections.cc; serving: http_loop_workers.cc;
+// the set of loops a server runs: http_event_loops.cc; request framing: detail/request_framing.h;
+// the stream httplib writes to: detail/buffered_stream.h; the answers the loop writes itself:
+// detail/canned_answers.h).
 #pragma once
 
 #include <atomic>
@@ -11,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -23,6 +27,16 @@
 namespace webhooks::http::detail {
 
 using LoopClock = std::chrono::steady_clock;
+
+// A fiber's stack: 8 MiB as a thread's (AddressSanitizer's larger frames: 32 MiB), mapped
+// without reserving swap and touched only as used. cpp-httplib matches routes with std::regex,
+// which recurses once per character of the path: a regex route and an 8 KiB path (its longest
+// request line) take about 4 MiB (512 KiB failed from about 1,000 characters).
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr std::size_t kFiberStack = 32 * 1024 * 1024;
+#else
+inline constexpr std::size_t kFiberStack = 8 * 1024 * 1024;
+#endif
 
 // One client connection. Owned by the loop thread, or by one worker while it is queued or served
 // (the hand-over through the queues orders the accesses). Its RequestFraming part is the framing of
@@ -69,7 +83,9 @@ std::uint64_t buffered_request_bytes();
 
 class EventLoop : public std::enable_shared_from_this<EventLoop> {
  public:
-  EventLoop(Server& server, const ServerTuning& tuning);
+  // With tuning.fiber_threads > 0 the loop serves its requests on fibers of its own thread
+  // (and holds at most max_connections of its own); else on tuning.threads worker threads.
+  EventLoop(Server& server, const ServerTuning& tuning, std::size_t max_connections);
   ~EventLoop();
   EventLoop(const EventLoop&) = delete;
   EventLoop& operator=(const EventLoop&) = delete;
@@ -103,7 +119,11 @@ class EventLoop : public std::enable_shared_from_this<EventLoop> {
   void after_events(LoopClock::time_point now);
   bool close_all_idle();
   void run_worker();
-  void run_fiber_worker();
+  // With fibers: serves the requests dispatched since the last turn, each on a new fiber, then
+  // resumes the fibers made ready meanwhile (on the loop thread).
+  void run_fibers();
+  // With fibers: whether the loop has work without waiting (epoll_wait then does not sleep).
+  bool has_fiber_work();
   void wake();
   void on_readable(Connection& c);
   void after_input(Connection& c);
@@ -134,7 +154,7 @@ class EventLoop : public std::enable_shared_from_this<EventLoop> {
   // Charges `c` with holding `bytes` of request bytes (more or fewer than before) against the
   // process-wide budget; false (nothing charged) when more would not fit.
   bool hold(Connection& c, std::uint64_t bytes);
-  // This loop for a BufferedStream to wait on when its workers are fibers, else nullptr.
+  // This loop for a BufferedStream to wait on when its requests run on fibers, else nullptr.
   EventLoop* fiber_loop() { return tuning_.fiber_threads > 0 ? this : nullptr; }
 
   Server& server_;
@@ -161,6 +181,8 @@ class EventLoop : public std::enable_shared_from_this<EventLoop> {
   std::atomic<std::size_t> queued_{0};
 
   // Loop thread only.
+  fibers::Scheduler* fibers_ = nullptr;     // with fibers: run_loop's
+  std::vector<Connection*> to_serve_;       // with fibers: dispatched, for run_fibers
   std::map<int, Connection*> connections_;  // by fd
   std::multimap<LoopClock::time_point, Connection*> idle_, reading_, lingering_, writing_;
   std::vector<Connection*> graveyard_;
@@ -179,6 +201,28 @@ class EventLoop : public std::enable_shared_from_this<EventLoop> {
   std::condition_variable stop_done_;
   bool stop_requested_ = false;
   bool stopped_ = false;  // every connection not in a handler closed
+};
+
+// The loops one webhooks::http::Server runs: one per fiber thread (ServerTuning::fiber_threads),
+// each with its share of max_connections, accepted sockets dealt out in turn; or one loop with
+// its pool of worker threads.
+class EventLoops {
+ public:
+  EventLoops(Server& server, const ServerTuning& tuning);
+  void start();
+  // EventLoop's, for every loop: add() gives the socket to the next loop in turn; stop() stops
+  // them all at once and returns when every one has stopped.
+  void add(int fd);
+  void stop(std::chrono::milliseconds drain, std::chrono::milliseconds answer_wait);
+  void shutdown();
+  std::size_t open_connections() const;
+  std::size_t idle_connections() const;
+  // Whether every loop refuses new requests.
+  bool stopping() const;
+
+ private:
+  std::vector<std::shared_ptr<EventLoop>> loops_;
+  std::atomic<std::size_t> next_{0};
 };
 
 }  // namespace webhooks::http::detail
