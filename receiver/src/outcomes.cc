@@ -1,5 +1,6 @@
 // The outcomes of a delivery: their answers, their log lines and the replay cache
 // (receiver_impl.h).
+#include "detail/log_batch.h"
 #include "receiver_impl.h"
 #include "webhooks/error_body.h"
 
@@ -17,13 +18,13 @@ Answer store_failed(const std::exception& e) {
 void Receiver::Impl::log(const Event& event, std::string_view outcome, int status,
                          spdlog::level::level_enum level) {
   if (!log_enabled(level)) return;
-  log_event(level, {{"event", "webhook"},
-                    {"consumer", config.consumer},
-                    {"event_id", event.id},
-                    {"delivery_id", event.delivery_id},
-                    {"type", event.type},
-                    {"outcome", outcome},
-                    {"status", status}});
+  webhooks::detail::log_batched(level, {{"event", "webhook"},
+                                        {"consumer", config.consumer},
+                                        {"event_id", event.id},
+                                        {"delivery_id", event.delivery_id},
+                                        {"type", event.type},
+                                        {"outcome", outcome},
+                                        {"status", status}});
 }
 
 std::optional<Answer> Receiver::Impl::settled(const Event& event, const BeginResult& begun,

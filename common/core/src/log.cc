@@ -3,15 +3,22 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/async.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <mutex>
+#include <string>
 #include <vector>
+
+#include "detail/log_batch.h"
 
 namespace webhooks {
 namespace {
@@ -68,6 +75,36 @@ spdlog::logger& current_logger() {
   return current != nullptr ? *current : *install_default();
 }
 
+// The asynchronous logger's sink: lines collected in a buffer and written to stderr (fd 2) with one
+// write(2) when a flush comes (a warning or an error, the periodic flush each second, exit), the
+// buffer holds kLogBufferBytes or a line comes kLogFlushInterval after the last write, so that a
+// burst of lines costs one write, not one each. It runs on the
+// queue's thread only, so its writes never hold up a request.
+class BufferedStderrSink final : public spdlog::sinks::base_sink<std::mutex> {
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t formatted;
+    formatter_->format(msg, formatted);
+    buffer_.append(formatted.data(), formatted.size());
+    if (buffer_.size() >= kLogBufferBytes || msg.time - written_at_ >= kLogFlushInterval) flush_();
+  }
+  void flush_() override {
+    std::size_t written = 0;
+    while (written < buffer_.size()) {
+      const ssize_t n = ::write(STDERR_FILENO, buffer_.data() + written, buffer_.size() - written);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // stderr closed or failing: the lines are dropped, as fwrite's would be
+      written += static_cast<std::size_t>(n);
+    }
+    buffer_.clear();
+    written_at_ = spdlog::log_clock::now();
+  }
+
+ private:
+  std::string buffer_;
+  spdlog::log_clock::time_point written_at_{};
+};
+
 // The asynchronous logger's queue, its sink and the logger itself, kept for the exit handler.
 struct AsyncLogging {
   std::shared_ptr<spdlog::details::thread_pool> pool;
@@ -95,6 +132,7 @@ void finish_logging_at_exit() {
     install(std::move(direct), false);
   }
   state.pool.reset();  // ~thread_pool: writes the queued lines, then joins its thread
+  state.sink->flush();
 }
 
 // "YYYY-MM-DDTHH:MM:SS" of `seconds` (UTC), formatted again only when the second changes.
@@ -111,7 +149,40 @@ std::string_view utc_second(std::time_t seconds) {
   return {text, length};
 }
 
+// The lines of this thread's LogBatch (detail/log_batch.h), while one is alive.
+struct ThreadBatch {
+  bool active = false;
+  std::string lines;                                       // joined by '\n'
+  spdlog::level::level_enum level = spdlog::level::trace;  // the highest among them
+  std::chrono::steady_clock::time_point since{};           // the first one's
+};
+thread_local ThreadBatch thread_batch;
+
+void hand_over_batch() {
+  ThreadBatch& batch = thread_batch;
+  if (batch.lines.empty()) return;
+  current_logger().log(batch.level, spdlog::string_view_t(batch.lines.data(), batch.lines.size()));
+  batch.lines.clear();
+  batch.level = spdlog::level::trace;
+}
+
 }  // namespace
+
+namespace detail {
+
+LogBatch::LogBatch() { thread_batch.active = true; }
+LogBatch::~LogBatch() {
+  hand_over_batch();
+  thread_batch.active = false;
+}
+void LogBatch::flush() { hand_over_batch(); }
+void LogBatch::flush_if_older(std::chrono::milliseconds age) {
+  if (!thread_batch.lines.empty() && std::chrono::steady_clock::now() - thread_batch.since >= age) {
+    hand_over_batch();
+  }
+}
+
+}  // namespace detail
 
 std::shared_ptr<spdlog::logger> logger() {
   spdlog::logger& current = current_logger();
@@ -143,20 +214,29 @@ void configure_json_logging(const std::string& level) {
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, nullptr);
   });
-  state.sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  state.sink = std::make_shared<BufferedStderrSink>();
   state.logger = std::make_shared<spdlog::async_logger>(kLoggerName, state.sink, state.pool,
                                                         spdlog::async_overflow_policy::block);
   state.logger->set_pattern("%v");
   state.logger->set_level(spdlog::level::from_str(level));
-  state.logger->flush_on(spdlog::level::info);  // on the queue's thread, after each line
+  state.logger->flush_on(spdlog::level::warn);  // on the queue's thread, after the line
   set_logger(state.logger);
+  // The last lines of a burst reach stderr within a second (a flush queued behind them). spdlog's
+  // flushing thread inherits a mask that blocks every signal, as the queue's thread.
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &previous);
+  spdlog::flush_every(std::chrono::seconds(1));
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   // After spdlog's registry was made (set_logger), so this runs before the registry is destroyed.
   std::call_once(at_exit, [] { std::atexit(finish_logging_at_exit); });
 }
 
-void log_event(spdlog::level::level_enum level, nlohmann::json fields) {
-  spdlog::logger& logger = current_logger();
-  if (!logger.should_log(level)) return;
+namespace {
+
+// log_event's line: `fields` with "ts" and "level" added (a field of the same name wins), keys in
+// sorted order (nlohmann::json's objects), built in place rather than copied into another object.
+std::string format_line(spdlog::level::level_enum level, nlohmann::json& fields) {
   using namespace std::chrono;
   const auto now = system_clock::now();
   const auto millis = duration_cast<milliseconds>(now.time_since_epoch()).count();
@@ -165,13 +245,41 @@ void log_event(spdlog::level::level_enum level, nlohmann::json fields) {
   std::snprintf(ts, sizeof ts, "%.*s.%03dZ", static_cast<int>(second.size()), second.data(),
                 static_cast<int>(millis % 1000));
   const spdlog::string_view_t name = spdlog::level::to_string_view(level);
-  // The line is `fields` with "ts" and "level" added (a field of the same name wins), keys in
-  // sorted order (nlohmann::json's objects): built in place rather than copied into another
-  // object.
   fields.emplace("ts", ts);
   fields.emplace("level", std::string(name.data(), name.size()));
-  const std::string line = fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return fields.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+void log_event(spdlog::level::level_enum level, nlohmann::json fields) {
+  spdlog::logger& logger = current_logger();
+  if (!logger.should_log(level)) return;
+  const std::string line = format_line(level, fields);
+  hand_over_batch();  // the lines this thread batched before this one go first
   logger.log(level, spdlog::string_view_t(line.data(), line.size()));
 }
+
+namespace detail {
+
+void log_batched(spdlog::level::level_enum level, nlohmann::json fields) {
+  ThreadBatch& batch = thread_batch;
+  if (!batch.active || level >= spdlog::level::warn) {
+    log_event(level, std::move(fields));
+    return;
+  }
+  if (!current_logger().should_log(level)) return;
+  const std::string line = format_line(level, fields);
+  if (batch.lines.empty()) {
+    batch.since = std::chrono::steady_clock::now();
+  } else {
+    batch.lines.push_back('\n');
+  }
+  batch.lines += line;
+  batch.level = std::max(batch.level, level);
+  if (batch.lines.size() >= kLogBatchBytes) hand_over_batch();
+}
+
+}  // namespace detail
 
 }  // namespace webhooks

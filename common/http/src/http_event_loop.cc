@@ -17,7 +17,9 @@
 #include "detail/canned_answers.h"
 #include "detail/event_loop.h"
 #include "detail/fiber.h"
+#include "detail/log_batch.h"
 #include "detail/served_connection.h"
+#include "webhooks/log.h"
 
 namespace webhooks::http {
 namespace detail {
@@ -178,16 +180,21 @@ void EventLoop::shutdown() {
 
 void EventLoop::run_loop() {
   std::optional<fibers::Scheduler> fibers;
+  // The log lines of the requests served here go to the logger a batch at a time: one hand-over
+  // to its writing thread, not one a line (detail/log_batch.h).
+  std::optional<webhooks::detail::LogBatch> log_batch;
   if (tuning_.fiber_threads > 0) {
     fibers.emplace(kFiberStack, work_mutex_, work_ready_, [this] { wake(); });
     fibers_ = &*fibers;
+    log_batch.emplace();
   }
   std::array<epoll_event, 256> events{};
   while (true) {
     const auto now = LoopClock::now();
-    const auto wait = fibers_ && has_fiber_work()
-                          ? -1
-                          : duration_cast<milliseconds>(next_wakeup(now) - now).count();
+    const bool busy = fibers_ && has_fiber_work();
+    if (log_batch && !busy) log_batch->flush();  // about to wait: nothing is left waiting with it
+    if (log_batch && busy) log_batch->flush_if_older(kLogFlushInterval);
+    const auto wait = busy ? -1 : duration_cast<milliseconds>(next_wakeup(now) - now).count();
     const int n = ::epoll_wait(epoll_, events.data(), static_cast<int>(events.size()),
                                static_cast<int>(std::clamp<long long>(wait + 1, 0, 1000)));
     for (int i = 0; i < n; ++i) on_event(events[static_cast<std::size_t>(i)].data.ptr);

@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -16,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "detail/log_batch.h"
 #include "support/log_lines.h"
 #include "support/test_env.h"
 
@@ -82,4 +85,77 @@ TEST_CASE("log_event: 3 x kLogQueueLines lines from 3 threads, all on stderr at 
   // A field named like an added one wins, as before; the debug line is below the level.
   CHECK(std::regex_match(lines.back(),
                          std::regex(R"(\{"event":"last","level":"kept",)" + ts + R"(\})")));
+}
+
+namespace {
+
+// The line log_event writes for `fields`, without its "ts" (the time it was logged).
+std::string without_ts(const std::string& text) {
+  return std::regex_replace(text, std::regex(R"(,"ts":"[^"]*")"), "");
+}
+
+}  // namespace
+
+TEST_CASE(
+    "LogBatch: a thread's batched info lines reach the logger as one message at flush, before "
+    "its warning or other line, at kLogBatchBytes and at its end") {
+  std::ostringstream out;
+  const auto previous = webhooks::logger();
+  webhooks::set_logger(webhooks::test::stream_logger("batch", out, "%l|%v", spdlog::level::debug));
+  {
+    webhooks::detail::LogBatch batch;
+    webhooks::detail::log_batched(spdlog::level::debug, {{"event", "a"}});
+    webhooks::detail::log_batched(spdlog::level::info, {{"event", "b"}});
+    CHECK(out.str().empty());  // collected
+    batch.flush();
+    CHECK(without_ts(out.str()) ==
+          "info|{\"event\":\"a\",\"level\":\"debug\"}\n{\"event\":\"b\",\"level\":\"info\"}\n");
+    batch.flush();  // nothing collected: nothing handed over
+    CHECK(without_ts(out.str()) ==
+          "info|{\"event\":\"a\",\"level\":\"debug\"}\n{\"event\":\"b\",\"level\":\"info\"}\n");
+
+    out.str("");
+    webhooks::detail::log_batched(spdlog::level::info, {{"event", "c"}});
+    webhooks::detail::log_batched(spdlog::level::warn, {{"event", "d"}});  // after c, at once
+    CHECK(without_ts(out.str()) ==
+          "info|{\"event\":\"c\",\"level\":\"info\"}\nwarning|{\"event\":\"d\",\"level\":"
+          "\"warning\"}\n");
+
+    out.str("");
+    batch.flush_if_older(std::chrono::hours(1));
+    webhooks::detail::log_batched(spdlog::level::info, {{"event", "e"}});
+    batch.flush_if_older(std::chrono::hours(1));  // younger than an hour: kept
+    CHECK(out.str().empty());
+    batch.flush_if_older(std::chrono::milliseconds(0));
+    CHECK(without_ts(out.str()) == "info|{\"event\":\"e\",\"level\":\"info\"}\n");
+
+    // Lines of 1,000 bytes and more: handed over as soon as kLogBatchBytes are collected.
+    out.str("");
+    const std::string filler(1000, 'x');
+    int logged = 0;
+    while (out.str().empty() && logged < 100) {
+      webhooks::detail::log_batched(spdlog::level::info, {{"event", "f"}, {"n", filler}});
+      ++logged;
+    }
+    // Lines of 1,067 bytes ("ts" included): 15 and their separators are 16,019 bytes, 16 are
+    // 17,087.
+    CHECK(logged == 16);
+    const std::string handed = out.str();
+    CHECK(std::count(handed.begin(), handed.end(), '\n') == 16);
+    CHECK(handed.size() == 5 + 16 * 1067 + 16);  // "info|", the lines, 15 separators, the end
+    // log_event hands over what was batched first, then its line, at once.
+    out.str("");
+    webhooks::detail::log_batched(spdlog::level::info, {{"event", "g"}});
+    webhooks::log_event(spdlog::level::info, {{"event", "h"}});
+    CHECK(without_ts(out.str()) ==
+          "info|{\"event\":\"g\",\"level\":\"info\"}\ninfo|{\"event\":\"h\",\"level\":\"info\"}\n");
+    out.str("");
+    webhooks::detail::log_batched(spdlog::level::info, {{"event", "i"}});
+  }
+  // The batch's end hands over the rest; after it, each line at once.
+  CHECK(without_ts(out.str()) == "info|{\"event\":\"i\",\"level\":\"info\"}\n");
+  out.str("");
+  webhooks::detail::log_batched(spdlog::level::info, {{"event", "j"}});
+  CHECK(without_ts(out.str()) == "info|{\"event\":\"j\",\"level\":\"info\"}\n");
+  webhooks::set_logger(previous);
 }
