@@ -3,13 +3,10 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/async.h>
-#include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -75,36 +72,6 @@ spdlog::logger& current_logger() {
   return current != nullptr ? *current : *install_default();
 }
 
-// The asynchronous logger's sink: lines collected in a buffer and written to stderr (fd 2) with one
-// write(2) when a flush comes (a warning or an error, the periodic flush each second, exit), the
-// buffer holds kLogBufferBytes or a line comes kLogFlushInterval after the last write, so that a
-// burst of lines costs one write, not one each. It runs on the
-// queue's thread only, so its writes never hold up a request.
-class BufferedStderrSink final : public spdlog::sinks::base_sink<std::mutex> {
- protected:
-  void sink_it_(const spdlog::details::log_msg& msg) override {
-    spdlog::memory_buf_t formatted;
-    formatter_->format(msg, formatted);
-    buffer_.append(formatted.data(), formatted.size());
-    if (buffer_.size() >= kLogBufferBytes || msg.time - written_at_ >= kLogFlushInterval) flush_();
-  }
-  void flush_() override {
-    std::size_t written = 0;
-    while (written < buffer_.size()) {
-      const ssize_t n = ::write(STDERR_FILENO, buffer_.data() + written, buffer_.size() - written);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;  // stderr closed or failing: the lines are dropped, as fwrite's would be
-      written += static_cast<std::size_t>(n);
-    }
-    buffer_.clear();
-    written_at_ = spdlog::log_clock::now();
-  }
-
- private:
-  std::string buffer_;
-  spdlog::log_clock::time_point written_at_{};
-};
-
 // The asynchronous logger's queue, its sink and the logger itself, kept for the exit handler.
 struct AsyncLogging {
   std::shared_ptr<spdlog::details::thread_pool> pool;
@@ -132,7 +99,6 @@ void finish_logging_at_exit() {
     install(std::move(direct), false);
   }
   state.pool.reset();  // ~thread_pool: writes the queued lines, then joins its thread
-  state.sink->flush();
 }
 
 // "YYYY-MM-DDTHH:MM:SS" of `seconds` (UTC), formatted again only when the second changes.
@@ -214,20 +180,13 @@ void configure_json_logging(const std::string& level) {
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, nullptr);
   });
-  state.sink = std::make_shared<BufferedStderrSink>();
+  state.sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
   state.logger = std::make_shared<spdlog::async_logger>(kLoggerName, state.sink, state.pool,
                                                         spdlog::async_overflow_policy::block);
   state.logger->set_pattern("%v");
   state.logger->set_level(spdlog::level::from_str(level));
-  state.logger->flush_on(spdlog::level::warn);  // on the queue's thread, after the line
+  state.logger->flush_on(spdlog::level::info);  // on the queue's thread, after each message
   set_logger(state.logger);
-  // The last lines of a burst reach stderr within a second (a flush queued behind them). spdlog's
-  // flushing thread inherits a mask that blocks every signal, as the queue's thread.
-  sigset_t all, previous;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &previous);
-  spdlog::flush_every(std::chrono::seconds(1));
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   // After spdlog's registry was made (set_logger), so this runs before the registry is destroyed.
   std::call_once(at_exit, [] { std::atexit(finish_logging_at_exit); });
 }

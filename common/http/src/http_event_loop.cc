@@ -19,7 +19,6 @@
 #include "detail/fiber.h"
 #include "detail/log_batch.h"
 #include "detail/served_connection.h"
-#include "webhooks/log.h"
 
 namespace webhooks::http {
 namespace detail {
@@ -193,7 +192,7 @@ void EventLoop::run_loop() {
     const auto now = LoopClock::now();
     const bool busy = fibers_ && has_fiber_work();
     if (log_batch && !busy) log_batch->flush();  // about to wait: nothing is left waiting with it
-    if (log_batch && busy) log_batch->flush_if_older(kLogFlushInterval);
+    if (log_batch && busy) log_batch->flush_if_older(webhooks::detail::kLogBatchAge);
     const auto wait = busy ? -1 : duration_cast<milliseconds>(next_wakeup(now) - now).count();
     const int n = ::epoll_wait(epoll_, events.data(), static_cast<int>(events.size()),
                                static_cast<int>(std::clamp<long long>(wait + 1, 0, 1000)));

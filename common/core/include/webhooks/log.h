@@ -16,7 +16,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -30,12 +29,6 @@ inline constexpr const char* kLoggerName = "webhooks";
 // Lines the asynchronous logger queues at most; a caller that finds the queue full waits for
 // room (spdlog's `block` policy: a payments log does not drop lines). 408 bytes a slot (1.7 MB).
 inline constexpr std::size_t kLogQueueLines = 4096;
-// The asynchronous logger writes its lines to stderr in batches: at most this many bytes wait in
-// its buffer; while lines keep coming they are written every kLogFlushInterval, and the last
-// lines of a burst within a second; a warning or an error is written at once, with every line
-// before it.
-inline constexpr std::size_t kLogBufferBytes = 64 * 1024;
-inline constexpr std::chrono::milliseconds kLogFlushInterval{100};
 
 // The logger the libraries write through now. Until set_logger() or configure_json_logging() is
 // called it is the default, chosen when the first line is logged: the logger the application
@@ -63,10 +56,10 @@ bool log_enabled(spdlog::level::level_enum level);
 // written by log_event, for the toolkit's executables. `level` is "debug", "info", "warn" or
 // "error". Call once at start-up.
 // Asynchronous: a logging call formats its line and queues it (at most kLogQueueLines, then it
-// waits); one thread (blocking every signal) writes the queued lines to stderr in order, in
-// batches (kLogBufferBytes, kLogFlushInterval; a warning or an error at once). At exit (return
-// from main, std::exit) every queued line is written before the process ends, and later lines are
-// written directly. A process killed (SIGKILL, a crash) loses the lines still queued or batched.
+// waits); one thread (blocking every signal) writes the queued lines to stderr in order, each
+// flushed. At exit (return from main, std::exit) every queued line is written before the process
+// ends, and later lines are written directly. A process killed (SIGKILL, a crash) loses the lines
+// still queued (or batched: detail/log_batch.h).
 void configure_json_logging(const std::string& level = "info");
 
 // Logs `fields` plus "ts" (UTC, RFC 3339 with milliseconds) and "level" as one JSON line through

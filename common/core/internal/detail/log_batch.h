@@ -23,6 +23,8 @@ void log_batched(spdlog::level::level_enum level, nlohmann::json fields);
 
 // Bytes of lines a batch collects at most before it hands them over.
 inline constexpr std::size_t kLogBatchBytes = 16 * 1024;
+// How long a line may wait in the batch of a busy event loop (flush_if_older).
+inline constexpr std::chrono::milliseconds kLogBatchAge{100};
 
 class LogBatch {
  public:
