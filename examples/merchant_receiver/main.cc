@@ -143,8 +143,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option(
          "--fiber-threads", flags.fiber_threads,
-         "threads running the handlers on fibers (default: the number of cores), 0 to 1024; "
-         "0: a pool of 64 threads, one request each")
+         "event-loop threads, each reading its connections and running their handlers on fibers "
+         "(default: the number of cores), 0 to 1024; 0: one loop and a pool of 64 threads, one "
+         "request each")
       ->check(webhooks::app::count(0, 1024))
       ->capture_default_str();
   app.add_option("--fail-first-attempts", flags.faults.fail_first_attempts_percent,

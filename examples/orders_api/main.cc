@@ -125,8 +125,9 @@ void add_server_options(CLI::App& app, Config& config) {
       ->capture_default_str();
   app.add_option(
          "--fiber-threads", config.fiber_threads,
-         "threads running the handlers on fibers (default: the number of cores), 0 to 1024; "
-         "0: a pool of --threads threads, one request each")
+         "event-loop threads, each reading its connections and running their handlers on fibers "
+         "(default: the number of cores), 0 to 1024; 0: one loop and a pool of --threads "
+         "threads, one request each")
       ->check(count(0, 1024))
       ->capture_default_str();
   app.add_option("--max-connections", config.max_connections,

@@ -347,8 +347,9 @@ void add_server_flags(CLI::App& app, Flags& f, std::string& log_level) {
           ->check(app::count(1, 4096));
   app::add_deprecated_alias(app, threads, "--http-threads");
   option(app, "--fiber-threads", f.fiber_threads, "WEBHOOKS_FIBER_THREADS",
-         "threads running the handlers on fibers (default: the number of cores), 0 to 1024; 0: "
-         "a pool of --threads threads, one request each")
+         "event-loop threads, each reading its connections and running their handlers on fibers "
+         "(default: the number of cores), 0 to 1024; 0: one loop and a pool of --threads "
+         "threads, one request each")
       ->check(app::count(0, 1024));
   option(app, "--max-connections", f.max_connections, "WEBHOOKS_MAX_CONNECTIONS",
          "open client connections at most; beyond it the one waiting the longest without a "
