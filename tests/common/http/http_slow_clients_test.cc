@@ -23,6 +23,8 @@ TEST_CASE("1,000 idle and 300 trickling connections leave a normal request answe
   raise_open_files();
   webhooks::http::ServerTuning tuning;
   tuning.threads = 4;  // far fewer workers than connections: none of them may be held
+  tuning.fiber_threads = GENERATE(0, 2);  // 4 threads under one loop, then 2 loops on fibers
+  INFO("fiber_threads " << tuning.fiber_threads);
   Served served(tuning);
   served.server.set_keep_alive_timeout(60);  // the idle ones stay for the whole test
 
