@@ -4,7 +4,11 @@
 // the same size, in the same run. orders-api runs as a child process (build/bin/orders-api) on a
 // SQLite file in a temporary directory (synchronous=NORMAL, its default); also on PostgreSQL when
 // WEBHOOKS_BENCH_POSTGRES_URL is set (scripts/bench sets it). Rounds alternate the servers so drift
-// of a shared machine hits both alike; each phase is bounded in requests and time.
+// of a shared machine hits both alike; each phase is bounded in requests and time. Then the bytes
+// per idempotency record of 20,000 orders (orders_bench_size.cc); `bench_orders size [N]` runs
+// only that part, with N orders.
+#include "orders_bench.h"
+
 #include <httplib.h>
 #include <unistd.h>
 
@@ -16,6 +20,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "bench_util.h"
@@ -23,16 +28,8 @@
 #include "webhooks/http_server.h"
 #include "webhooks/launcher/child_process.h"
 
-namespace {
+namespace orders_bench {
 
-constexpr int kConnections = 64;
-constexpr int kRounds = 3;                              // bare, orders-api, bare, ...
-constexpr int kPerConnection = 200;                     // requests per connection per phase
-constexpr auto kPhaseBudget = std::chrono::seconds(8);  // and at most this long per phase
-constexpr int kWarmUp = 20;                             // requests per connection, not measured
-
-// orders-api as a child process (webhooks::launcher), stopped with SIGTERM. Throws
-// webhooks::launcher::Error, with the end of its log, when it does not start listening.
 std::unique_ptr<webhooks::launcher::ChildProcess> start_orders_api(const std::string& db,
                                                                    const std::string& dir,
                                                                    const std::string& label) {
@@ -47,20 +44,37 @@ std::unique_ptr<webhooks::launcher::ChildProcess> start_orders_api(const std::st
   return api;
 }
 
+std::string order_body(int i) {
+  return R"({"amount":)" + std::to_string(1000 + i) + R"(,"currency":"EUR","reference":"inv-)" +
+         std::to_string(i) + "\"}";
+}
+
 std::vector<bench::HttpRequest> orders(const std::string& prefix, int count) {
   std::vector<bench::HttpRequest> out;
   out.reserve(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) {
     bench::HttpRequest r;
     r.path = "/orders";
-    r.body = R"({"amount":)" + std::to_string(1000 + i) + R"(,"currency":"EUR","reference":"inv-)" +
-             std::to_string(i) + "\"}";
+    r.body = order_body(i);
     r.headers = {{"Authorization", "Bearer bench"},
                  {"Idempotency-Key", prefix + std::to_string(i)}};
     out.push_back(std::move(r));
   }
   return out;
 }
+
+}  // namespace orders_bench
+
+namespace {
+
+using namespace orders_bench;
+
+constexpr int kConnections = 64;
+constexpr int kRounds = 3;                              // bare, orders-api, bare, ...
+constexpr int kPerConnection = 200;                     // requests per connection per phase
+constexpr auto kPhaseBudget = std::chrono::seconds(8);  // and at most this long per phase
+constexpr int kWarmUp = 20;                             // requests per connection, not measured
+constexpr int kSizeOrders = 20'000;  // orders whose idempotency records are measured
 
 // Medians over the rounds of one server's figures.
 struct Summary {
@@ -101,9 +115,15 @@ bench::HttpLoad phase(int port, const std::string& prefix, int per_connection) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   const std::string dir = "/tmp/webhooks-orders-bench-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
+  if (argc > 1 && std::string_view(argv[1]) == "size") {
+    const int count = argc > 2 ? std::atoi(argv[2]) : kSizeOrders;
+    const bool ok = count > 0 && bytes_per_record(dir, count);
+    std::filesystem::remove_all(dir);
+    return ok ? 0 : 1;
+  }
   // Keys new in every run, also against a PostgreSQL database kept between runs.
   const std::string prefix =
       "bench-" + std::to_string(::getpid()) + "-" +
@@ -154,7 +174,8 @@ int main() {
   print("bare cpp-httplib server (baseline)", summarise(bare, {}));
   print("orders-api POST /orders, SQLite", summarise(sqlite, bare));
   if (!postgres.empty()) print("orders-api POST /orders, PostgreSQL", summarise(postgres, bare));
-  std::printf("  target: orders-api (SQLite) >= 0.5x bare (the ratio: median of the rounds')\n");
+  std::printf("  target: orders-api (SQLite) >= 0.5x bare (the ratio: median of the rounds')\n\n");
+  const bool ok = bytes_per_record(dir, kSizeOrders);
   std::filesystem::remove_all(dir);
-  return 0;
+  return ok ? 0 : 1;
 }
