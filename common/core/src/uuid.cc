@@ -26,6 +26,27 @@ std::string uuid_to_string(const UuidBytes& bytes) {
   return out;
 }
 
+std::optional<UuidBytes> uuid_from_string(std::string_view text) noexcept {
+  if (text.size() != 36) return std::nullopt;
+  const auto nibble = [](char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  UuidBytes bytes{};
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) {
+      if (text[at++] != '-') return std::nullopt;
+    }
+    const int high = nibble(text[at]), low = nibble(text[at + 1]);
+    if (high < 0 || low < 0) return std::nullopt;
+    bytes[i] = static_cast<std::uint8_t>(high << 4 | low);
+    at += 2;
+  }
+  return bytes;
+}
+
 bool is_uuid_v7(std::string_view text) noexcept {
   if (text.size() != 36) return false;
   for (std::size_t i = 0; i < text.size(); ++i) {

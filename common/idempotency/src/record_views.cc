@@ -15,7 +15,7 @@ namespace {
 // The same on both engines.
 #define WEBHOOKS_VIEW_COLUMNS                                                       \
   "idempotency_key, fingerprint, state, attempts, response_status, response_body, " \
-  "created_at, updated_at, expires_at, route, replays, conflicts, mismatches"
+  "created_at, updated_at, expires_at, route, replays, conflicts, mismatches, response_ref"
 
 enum ViewColumn {
   kViewKey,
@@ -30,7 +30,8 @@ enum ViewColumn {
   kViewRoute,
   kViewReplays,
   kViewConflicts,
-  kViewMismatches
+  kViewMismatches,
+  kViewRenderedFrom
 };
 
 constexpr std::string_view kLookup = "SELECT " WEBHOOKS_VIEW_COLUMNS
@@ -65,7 +66,8 @@ std::optional<std::string> resource_id(std::string_view body) {
   return std::nullopt;
 }
 
-RecordView view_of(const db::Rows& rows, std::size_t i) {
+// Row `i` of a view SELECT; `renderer` names the resource of an answer stored by reference.
+RecordView view_of(const db::Rows& rows, std::size_t i, const ReplayRenderer* renderer) {
   RecordView view;
   view.key = rows.text(i, kViewKey);
   view.fingerprint = detail::to_hex(rows.text(i, kViewFingerprint));
@@ -78,7 +80,13 @@ RecordView view_of(const db::Rows& rows, std::size_t i) {
   view.updated_at = rows.is_null(i, kViewUpdated) ? view.created_at : rows.integer(i, kViewUpdated);
   view.expires_at = rows.integer(i, kViewExpires);
   view.route = rows.text(i, kViewRoute);
-  if (view.state == State::completed) view.resource_id = resource_id(rows.text(i, kViewBody));
+  if (view.state == State::completed) {
+    if (rows.is_null(i, kViewRenderedFrom)) {
+      view.resource_id = resource_id(rows.text(i, kViewBody));
+    } else if (renderer != nullptr) {
+      view.resource_id = renderer->resource_id(rows.text(i, kViewRenderedFrom));
+    }
+  }
   view.replays = rows.integer(i, kViewReplays);
   view.conflicts = rows.integer(i, kViewConflicts);
   view.mismatches = rows.integer(i, kViewMismatches);
@@ -111,7 +119,7 @@ std::optional<RecordView> Store::lookup(std::string_view scope, std::string_view
                                         UnixMillis now) {
   const db::Rows rows = db_->read(kLookup, {scope, key, now});
   if (rows.empty()) return std::nullopt;
-  return view_of(rows, 0);
+  return view_of(rows, 0, settings_.renderer.get());
 }
 
 ListPage Store::list(std::string_view scope, const ListQuery& query, UnixMillis now) {
@@ -130,7 +138,9 @@ ListPage Store::list(std::string_view scope, const ListQuery& query, UnixMillis 
               cursor.created_at, std::string_view(cursor.key), std::int64_t{query.limit} + 1});
   ListPage page;
   const std::size_t shown = std::min(rows.size(), static_cast<std::size_t>(query.limit));
-  for (std::size_t i = 0; i < shown; ++i) page.records.push_back(view_of(rows, i));
+  for (std::size_t i = 0; i < shown; ++i) {
+    page.records.push_back(view_of(rows, i, settings_.renderer.get()));
+  }
   if (rows.size() > shown) {
     const RecordView& last = page.records.back();
     page.next_cursor = std::to_string(last.created_at) + "." + last.key;

@@ -6,7 +6,7 @@ namespace {
 // States as in StateCode: 0 in_progress, 1 completed, 2 failed.
 #define WEBHOOKS_RECORD_COLUMNS                                                    \
   "fingerprint, state, lease_owner, lease_expires_at, attempts, response_status, " \
-  "response_headers, response_body, created_at, expires_at"
+  "response_headers, response_body, created_at, expires_at, route, response_ref"
 
 constexpr std::string_view kInsert =
     "INSERT INTO idempotency_records (scope, idempotency_key, fingerprint, state, lease_owner, "
@@ -18,8 +18,8 @@ constexpr std::string_view kInsert =
 constexpr std::string_view kRestart =
     "UPDATE idempotency_records SET fingerprint = $3, state = 0, lease_owner = $4, "
     "lease_expires_at = $5, attempts = 1, response_status = NULL, response_headers = NULL, "
-    "response_body = NULL, created_at = $6, expires_at = $7, route = $8, updated_at = $6, "
-    "replays = NULL, conflicts = NULL, mismatches = NULL "
+    "response_body = NULL, response_ref = NULL, created_at = $6, expires_at = $7, route = $8, "
+    "updated_at = $6, replays = NULL, conflicts = NULL, mismatches = NULL "
     "WHERE scope = $1 AND idempotency_key = $2";
 
 constexpr std::string_view kReacquire =
@@ -28,7 +28,8 @@ constexpr std::string_view kReacquire =
 
 constexpr std::string_view kComplete =
     "UPDATE idempotency_records SET state = 1, lease_owner = NULL, lease_expires_at = NULL, "
-    "response_status = $4, response_headers = $5, response_body = $6, updated_at = $7 "
+    "response_status = $4, response_headers = $5, response_body = $6, updated_at = $7, "
+    "response_ref = $8 "
     "WHERE scope = $1 AND idempotency_key = $2 AND lease_owner = $3 AND state = 0";
 
 constexpr std::string_view kFail =
@@ -52,21 +53,23 @@ constexpr std::string_view kSelect =
 constexpr std::string_view kInsertCompleted =
     "INSERT INTO idempotency_records (scope, idempotency_key, fingerprint, state, lease_owner, "
     "lease_expires_at, attempts, response_status, response_headers, response_body, created_at, "
-    "expires_at, route, updated_at) VALUES ($1, $2, $3, 1, NULL, NULL, 1, $4, $5, $6, $7, $8, $9, "
-    "$10) "
+    "expires_at, route, updated_at, response_ref) "
+    "VALUES ($1, $2, $3, 1, NULL, NULL, 1, $4, $5, $6, $7, $8, $9, $10, $11) "
     "ON CONFLICT (scope, idempotency_key) DO UPDATE SET fingerprint = excluded.fingerprint, "
     "state = 1, lease_owner = NULL, lease_expires_at = NULL, attempts = 1, "
     "response_status = excluded.response_status, response_headers = excluded.response_headers, "
-    "response_body = excluded.response_body, created_at = excluded.created_at, "
+    "response_body = excluded.response_body, response_ref = excluded.response_ref, "
+    "created_at = excluded.created_at, "
     "expires_at = excluded.expires_at, route = excluded.route, updated_at = excluded.updated_at, "
     "replays = NULL, conflicts = NULL, mismatches = NULL";
 
-constexpr Statements kSqlite{
-    kInsert, kSelect, kRestart, kReacquire, kComplete, kFail, kRenew, kSweep,
-    // A WITHOUT ROWID table: rows are named by their primary key.
-    "DELETE FROM idempotency_records WHERE (scope, idempotency_key) IN (SELECT scope, "
-    "idempotency_key FROM idempotency_records WHERE expires_at <= $1 LIMIT $2)",
-    kSelect, kInsertCompleted};
+// The purge names rows by rowid (a rowid table again since 0004_rendered_answers).
+constexpr std::string_view kSqlitePurge =
+    "DELETE FROM idempotency_records WHERE rowid IN (SELECT rowid FROM idempotency_records "
+    "WHERE expires_at <= $1 LIMIT $2)";
+
+constexpr Statements kSqlite{kInsert, kSelect, kRestart,     kReacquire, kComplete,       kFail,
+                             kRenew,  kSweep,  kSqlitePurge, kSelect,    kInsertCompleted};
 
 constexpr Statements kPostgres{
     kInsert,

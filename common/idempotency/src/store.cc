@@ -29,7 +29,9 @@ enum Column {
   kHeaders,
   kBody,
   kCreated,
-  kExpires
+  kExpires,
+  kRoute,
+  kRenderedFrom
 };
 
 constexpr std::size_t kFingerprintBytes = 32;  // SHA-256
@@ -83,6 +85,37 @@ std::string encode_headers(const Response& response) {
   return headers.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// A completed answer's columns: response_headers, response_body and response_ref. By reference
+// (headers and body NULL) when the answer has rendered_from and the store a renderer to rebuild it.
+class StoredAnswer {
+ public:
+  StoredAnswer(const Response& response, const ReplayRenderer* renderer)
+      : by_reference_(renderer != nullptr && !response.rendered_from.empty()), response_(response) {
+    if (response.rendered_from.size() > kMaxRenderedFrom) {
+      throw Error(ErrorCode::invalid_argument,
+                  "Response::rendered_from is longer than kMaxRenderedFrom bytes");
+    }
+    if (!by_reference_) headers_ = encode_headers(response);
+  }
+  db::Param headers() const {
+    if (headers_.empty()) return nullptr;
+    return std::string_view(headers_);
+  }
+  db::Param body() const {
+    if (by_reference_) return nullptr;
+    return std::string_view(response_.body);
+  }
+  db::Param rendered_from() const {
+    if (!by_reference_) return nullptr;
+    return db::Bytes{response_.rendered_from};
+  }
+
+ private:
+  bool by_reference_;
+  const Response& response_;
+  std::string headers_;
+};
+
 // A failed record's status column: NULL for none (0).
 db::Param status_param(int status) {
   if (status <= 0) return nullptr;
@@ -95,14 +128,31 @@ db::Param route_param(std::string_view route) {
   return route;
 }
 
-db::Param headers_param(const std::string& encoded) {
-  if (encoded.empty()) return nullptr;
-  return std::string_view(encoded);
-}
-
-Response decode_response(const db::Rows& rows) {
+// The answer of a completed record (`rows`, in the record SELECTs' column order): as stored, or
+// rebuilt by `renderer` through `db` when it was stored by reference. Throws
+// Error(invalid_argument) when a reference cannot be rebuilt (no renderer, or the rows it names
+// are gone), Error(storage) when the database fails.
+Response decode_response(db::Statements& db, const ReplayRenderer* renderer, const db::Rows& rows) {
+  const int status = static_cast<int>(rows.integer(0, kStatus));
+  if (!rows.is_null(0, kRenderedFrom)) {
+    std::optional<Response> rendered;
+    if (renderer != nullptr) {
+      rendered = renderer->render(db, rows.text(0, kRoute), status, rows.text(0, kRenderedFrom));
+    }
+    if (!rendered) {
+      throw Error(ErrorCode::invalid_argument,
+                  renderer == nullptr
+                      ? "the idempotency record's answer is stored by reference and this store "
+                        "has no ReplayRenderer"
+                      : "the idempotency record's answer cannot be rebuilt: the rows it names "
+                        "are gone");
+    }
+    rendered->status = status;
+    rendered->rendered_from = rows.text(0, kRenderedFrom);
+    return std::move(*rendered);
+  }
   Response response;
-  response.status = static_cast<int>(rows.integer(0, kStatus));
+  response.status = status;
   response.body = rows.text(0, kBody);
   if (!rows.is_null(0, kHeaders)) {
     for (const auto& pair : parse_json(rows.text(0, kHeaders))) {
@@ -123,9 +173,11 @@ BeginResult acquired(std::string_view scope, std::string_view key, std::string t
 }
 
 // The outcomes of begin that need no write, from an unexpired record (`row`, in the record
-// SELECTs' column order): mismatch, replay, or in_progress under a live lease. std::nullopt for
-// a failed record or a lapsed lease, which begin reacquires.
-std::optional<BeginResult> without_write(const db::Rows& row, const StoredFingerprint& fingerprint,
+// SELECTs' column order, read through `db`): mismatch, replay (its answer rebuilt by `renderer`
+// when stored by reference), or in_progress under a live lease. std::nullopt for a failed record
+// or a lapsed lease, which begin reacquires. Throws as decode_response.
+std::optional<BeginResult> without_write(db::Statements& db, const ReplayRenderer* renderer,
+                                         const db::Rows& row, const StoredFingerprint& fingerprint,
                                          UnixMillis now) {
   BeginResult result;
   result.created_at = row.integer(0, kCreated);
@@ -138,7 +190,7 @@ std::optional<BeginResult> without_write(const db::Rows& row, const StoredFinger
   const State state = parse_state(row.integer(0, kState));
   if (state == State::completed) {
     result.outcome = BeginOutcome::replay;
-    result.response = decode_response(row);
+    result.response = decode_response(db, renderer, row);
     return result;
   }
   if (state == State::in_progress && row.integer(0, kLeaseExpires) > now) {
@@ -213,7 +265,8 @@ BeginResult Store::begin(db::Transaction& tx, std::string_view scope, std::strin
             {scope, key, stored.param(), token, lease_until, now, expires, route_param(route)});
     return acquired(scope, key, std::move(token), now, expires);
   }
-  if (std::optional<BeginResult> settled = without_write(row, stored, now)) {
+  if (std::optional<BeginResult> settled =
+          without_write(tx, settings_.renderer.get(), row, stored, now)) {
     return std::move(*settled);
   }
   tx.exec(sql.reacquire, {scope, key, token, lease_until, now});
@@ -238,7 +291,8 @@ BeginResult Store::begin_deferred(db::Transaction& tx, std::string_view scope, s
     result.route = route;
     return result;
   }
-  if (std::optional<BeginResult> settled = without_write(row, stored, now)) {
+  if (std::optional<BeginResult> settled =
+          without_write(tx, settings_.renderer.get(), row, stored, now)) {
     return std::move(*settled);
   }
   return begin(tx, scope, key, fingerprint, now, route);  // failed, or a lapsed lease: reacquired
@@ -248,11 +302,11 @@ bool Store::complete_begun(db::Transaction& tx, const BeginResult& begun,
                            std::string_view fingerprint, const Response& response, UnixMillis now) {
   if (!begun.deferred) return complete(tx, begun.lease, response, now);
   const StoredFingerprint stored(fingerprint);
-  const std::string headers = encode_headers(response);
+  const StoredAnswer answer(response, settings_.renderer.get());
   tx.exec(statements(tx.engine()).insert_completed,
           {begun.lease.scope, begun.lease.key, stored.param(), std::int64_t{response.status},
-           headers_param(headers), response.body, std::int64_t{begun.created_at},
-           std::int64_t{begun.expires_at}, route_param(begun.route), now});
+           answer.headers(), answer.body(), std::int64_t{begun.created_at},
+           std::int64_t{begun.expires_at}, route_param(begun.route), now, answer.rendered_from()});
   return true;
 }
 
@@ -265,7 +319,8 @@ BeginResult Store::peek(std::string_view scope, std::string_view key, std::strin
   result.created_at = now;
   result.expires_at = now + settings_.ttl.count();
   if (row.empty() || row.integer(0, kExpires) <= now) return result;  // acquired
-  if (std::optional<BeginResult> settled = without_write(row, stored, now)) {
+  if (std::optional<BeginResult> settled =
+          without_write(*db_, settings_.renderer.get(), row, stored, now)) {
     return std::move(*settled);
   }
   result.outcome = BeginOutcome::reacquired;
@@ -276,20 +331,20 @@ BeginResult Store::peek(std::string_view scope, std::string_view key, std::strin
 }
 
 bool Store::complete(const Lease& lease, const Response& response, UnixMillis now) {
-  const std::string headers = encode_headers(response);
+  const StoredAnswer answer(response, settings_.renderer.get());
   // One autocommit UPDATE: one round trip, one commit.
   return db_->exec(statements(db_->engine()).complete,
                    {lease.scope, lease.key, lease.token, std::int64_t{response.status},
-                    headers_param(headers), response.body, now})
+                    answer.headers(), answer.body(), now, answer.rendered_from()})
              .affected() == 1;
 }
 
 bool Store::complete(db::Transaction& tx, const Lease& lease, const Response& response,
                      UnixMillis now) {
-  const std::string headers = encode_headers(response);
+  const StoredAnswer answer(response, settings_.renderer.get());
   const auto& sql = statements(tx.engine());
   return tx.exec(sql.complete, {lease.scope, lease.key, lease.token, std::int64_t{response.status},
-                                headers_param(headers), response.body, now})
+                                answer.headers(), answer.body(), now, answer.rendered_from()})
              .affected() == 1;
 }
 
@@ -331,7 +386,14 @@ std::optional<Record> Store::find(std::string_view scope, std::string_view key) 
   if (!row.is_null(0, kLeaseOwner)) r.lease_owner = row.text(0, kLeaseOwner);
   r.lease_expires_at = row.integer(0, kLeaseExpires);
   r.attempts = static_cast<int>(row.integer(0, kAttempts));
-  if (r.state == State::completed) r.response = decode_response(row);
+  if (r.state == State::completed) {
+    try {
+      r.response = decode_response(*db_, settings_.renderer.get(), row);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::invalid_argument) throw;  // a reference that cannot be rebuilt
+    }
+  }
+  r.rendered_from = row.text(0, kRenderedFrom);
   r.created_at = row.integer(0, kCreated);
   r.expires_at = row.integer(0, kExpires);
   return r;

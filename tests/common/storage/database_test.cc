@@ -14,12 +14,12 @@ using namespace webhooks;
 TEST_CASE("migrations apply once and are recorded as (component, version)") {
   const std::string target = test::database_target("migrate");
   auto db = db::Database::open(target);
-  CHECK(db->migrate({idempotency::schema()}, 1000) == 3);
+  CHECK(db->migrate({idempotency::schema()}, 1000) == 4);
   CHECK(db->migrate({idempotency::schema()}, 2000) == 0);
   CHECK(db::Database::open(target)->migrate({idempotency::schema()}, 3000) == 0);
   const db::Rows rows = db->exec(
       "SELECT component, version, name, applied_at FROM webhooks_migrations ORDER BY version");
-  REQUIRE(rows.size() == 3);
+  REQUIRE(rows.size() == 4);
   CHECK(rows.text(0, 0) == "idempotency");
   CHECK(rows.integer(0, 1) == 1);
   CHECK(rows.text(0, 2) == "0001_records");
@@ -30,6 +30,8 @@ TEST_CASE("migrations apply once and are recorded as (component, version)") {
   CHECK(rows.integer(1, 3) == 1000);
   CHECK(rows.integer(2, 1) == 3);
   CHECK(rows.text(2, 2) == "0003_record_views");
+  CHECK(rows.integer(3, 1) == 4);
+  CHECK(rows.text(3, 2) == "0004_rendered_answers");
 }
 
 TEST_CASE("parameters, NULLs, affected rows and errors") {

@@ -130,7 +130,7 @@ TEST_CASE("a database made by the old single-sequence code is adopted in place, 
       with({"idempotency_records", "outbox", "schema_migrations"}, kLegacyPublisherTables);
   REQUIRE(table_names(*db) == legacy_tables);
 
-  // A receiver opens it first: only idempotency's 0003 (newer than the old sequence) to apply;
+  // A receiver opens it first: only idempotency's 0003 on (newer than the old sequence) to apply;
   // every old version is recorded as the component version it was, with its old applied_at; no
   // table is dropped.
   const db::Engine engine = db->engine();
@@ -170,11 +170,12 @@ TEST_CASE("another program's schema_migrations is left alone and adopts nothing"
   auto db = db::Database::open(database_target("foreign"));
   db->exec("CREATE TABLE schema_migrations (version TEXT PRIMARY KEY)");  // e.g. a web framework's
   db->exec("INSERT INTO schema_migrations (version) VALUES ('1')");
-  CHECK(db->migrate({idempotency::schema()}, 1000) == 3);
+  const int all = count_of(idempotency::schema(), db->engine());
+  CHECK(db->migrate({idempotency::schema()}, 1000) == all);
   CHECK(table_names(*db) ==
         Names{"idempotency_records", "schema_migrations", "webhooks_migrations"});
   CHECK(db->exec("SELECT version FROM schema_migrations").text(0, 0) == "1");
-  CHECK(bookkeeping(*db).size() == 3);
+  CHECK(bookkeeping(*db).size() == static_cast<std::size_t>(all));
 }
 
 TEST_CASE("several processes' components migrate one database at once, each migration once") {

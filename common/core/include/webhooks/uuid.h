@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,10 @@ using UuidBytes = std::array<std::uint8_t, 16>;
 
 // Lowercase 8-4-4-4-12 form, e.g. "01890a5d-ac96-774b-bcce-b302099a8057".
 std::string uuid_to_string(const UuidBytes& bytes);
+
+// The bytes of the lowercase 8-4-4-4-12 form that uuid_to_string writes (any version), so that
+// uuid_to_string(*uuid_from_string(t)) == t; std::nullopt for anything else (uppercase included).
+std::optional<UuidBytes> uuid_from_string(std::string_view text) noexcept;
 
 // True when `text` is the lowercase or uppercase 8-4-4-4-12 form with version 7 and variant 10.
 bool is_uuid_v7(std::string_view text) noexcept;

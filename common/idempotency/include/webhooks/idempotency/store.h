@@ -47,7 +47,8 @@ struct RecordView {
   // sweep), created_at for a record last changed before migration 0003.
   UnixMillis created_at = 0, updated_at = 0, expires_at = 0;
   // The "id" member of the stored response body when it is a JSON object with a string or
-  // integer "id" (the order or payout the request made); otherwise none.
+  // integer "id" (the order or payout the request made); for an answer stored by reference
+  // (Response::rendered_from), the store's ReplayRenderer::resource_id; otherwise none.
   std::optional<std::string> resource_id;
   // Duplicates answered from the record without running the operation: with the stored response
   // (replays), 409 while in progress (conflicts), 422 for another body or route (mismatches).
@@ -137,9 +138,48 @@ std::string_view to_string(BeginOutcome outcome) noexcept;
 
 // A stored answer: HTTP status, selected headers, body.
 struct Response {
+  Response() = default;
+  explicit Response(int status_code) : status(status_code) {}
+  // As in `Response{201, {{"Location", "/orders/1"}}, body}`.
+  Response(int status_code, std::vector<std::pair<std::string, std::string>> header_pairs,
+           std::string body_text = {})
+      : status(status_code), headers(std::move(header_pairs)), body(std::move(body_text)) {}
+
   int status = 0;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
+  // Not sent. Set by an operation whose answer is a rendering of rows it keeps anyway and never
+  // changes (orders-api's 201 to POST /orders: the order as created): the bytes that name those
+  // rows (the order's id), at most kMaxRenderedFrom. When the Store has a ReplayRenderer, a
+  // completed record stores these bytes and the status instead of headers and body, and a replay
+  // asks the renderer for the answer again (docs/idempotency.md, "Record layout"). Empty: the
+  // answer is stored as it is.
+  std::string rendered_from;
+};
+
+constexpr std::size_t kMaxRenderedFrom = 64;
+
+// Rebuilds the answers that records store by reference (Response::rendered_from), for the Store
+// of an application that sets rendered_from. The application's contract, which makes a replay
+// byte for byte the first answer: render() gives exactly the headers and body that the operation
+// answered with that rendered_from, whenever it is called while the record lives, so it reads
+// only what never changes after the operation committed (an order's amount, not its status), and
+// a change to what it renders takes a new form of reference while records of the old one live.
+// Implementations must be thread-safe; the Store holds one shared by its copies.
+class ReplayRenderer {
+ public:
+  virtual ~ReplayRenderer() = default;
+
+  // The answer of a record completed with `status` and `rendered_from` by a request on `route`
+  // ("POST /orders"; empty for a record begun without one), read with db.read: `db` is the
+  // transaction that begins the record, or the database. std::nullopt when the rows are gone or
+  // `rendered_from` is not one of its forms: the replay is then answered 500 (Error(storage)
+  // would make clients retry). Throws Error(storage) when the database fails.
+  virtual std::optional<Response> render(db::Statements& db, std::string_view route, int status,
+                                         std::string_view rendered_from) const = 0;
+  // The id of the resource `rendered_from` names, for Store::lookup's RecordView::resource_id
+  // (without a read); std::nullopt when there is none.
+  virtual std::optional<std::string> resource_id(std::string_view rendered_from) const = 0;
 };
 
 // What identifies the current holder of a record's lease. Only the holder may complete, fail or
@@ -172,16 +212,29 @@ struct Record {
   std::optional<std::string> lease_owner;
   UnixMillis lease_expires_at = 0;  // 0 when no lease
   int attempts = 0;
+  // completed: the answer, rebuilt by the store's ReplayRenderer when stored by reference
+  // (std::nullopt when it cannot be).
   std::optional<Response> response;
+  std::string rendered_from;  // what the answer is stored by; empty when it is stored whole
   UnixMillis created_at = 0, expires_at = 0;
 };
 
 struct Settings {
+  Settings() = default;
+  // As in `Settings{30s, 24h}`.
+  Settings(std::chrono::milliseconds lease_duration, std::chrono::milliseconds record_ttl,
+           std::shared_ptr<const ReplayRenderer> answers = nullptr)
+      : lease(lease_duration), ttl(record_ttl), renderer(std::move(answers)) {}
+
   // How long a lease lives without a heartbeat. Short, so a crashed operation is retryable one
   // lease later; a live one renews it (see LeaseKeeper). Default 30 s.
   std::chrono::milliseconds lease{std::chrono::seconds(30)};
   // How long a record exists; after `ttl` the same key is a new request. Default 24 h.
   std::chrono::milliseconds ttl{std::chrono::hours(24)};
+  // Rebuilds the answers stored by reference (Response::rendered_from). None (the default): every
+  // answer is stored whole, rendered_from is ignored, and a record stored by reference (by a
+  // process that had a renderer) is replayed as Error(invalid_argument), answered 500.
+  std::shared_ptr<const ReplayRenderer> renderer;
 };
 
 // True for answers that are stored as `completed` and replayed: 2xx and deterministic 4xx (every
