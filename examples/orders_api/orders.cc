@@ -1,5 +1,6 @@
 #include "orders.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "storage.h"
@@ -16,9 +17,22 @@ constexpr std::string_view kInsertOrder =
 constexpr std::string_view kSelect =
     "SELECT id, merchant_id, amount, currency, reference, status, created_at FROM orders"
     " WHERE id = $1 AND merchant_id = $2";
+constexpr std::string_view kSelectCreated =
+    "SELECT id, merchant_id, amount, currency, reference, created_at FROM orders WHERE id = $1";
 constexpr std::string_view kTransition =
     "UPDATE orders SET status = $1, updated_at = $2"
     " WHERE id = $3 AND merchant_id = $4 AND status = 'created'";
+
+constexpr std::string_view kCreateRoute = "POST /orders";
+
+// The 201 answer to the POST /orders that created `order` (its `json` filled).
+Response created_answer(const OrderDraft& order) {
+  Response created{201, {{"Location", "/orders/" + order.id}}, order.json};
+  if (const auto id = uuid_from_string(order.id)) {
+    created.rendered_from.assign(id->begin(), id->end());
+  }
+  return created;
+}
 
 nlohmann::json order_json(const db::Rows& rows) {
   return {{"id", rows.text(0, 0)},
@@ -31,6 +45,42 @@ nlohmann::json order_json(const db::Rows& rows) {
 }
 
 }  // namespace
+
+std::string created_json(const OrderDraft& order) {
+  return nlohmann::json{{"id", order.id},
+                        {"merchant_id", order.merchant_id},
+                        {"amount", order.amount},
+                        {"currency", order.currency},
+                        {"reference", order.reference},
+                        {"status", "created"},
+                        {"created_at", rfc3339(order.created_at)}}
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::optional<Response> CreatedOrderAnswers::render(db::Statements& db, std::string_view route,
+                                                    int status,
+                                                    std::string_view rendered_from) const {
+  const std::optional<std::string> id = resource_id(rendered_from);
+  if (!id || route != kCreateRoute || status != 201) return std::nullopt;
+  const db::Rows rows = db.read(kSelectCreated, {*id});
+  if (rows.empty()) return std::nullopt;
+  OrderDraft order;
+  order.id = rows.text(0, 0);
+  order.merchant_id = rows.text(0, 1);
+  order.amount = rows.integer(0, 2);
+  order.currency = rows.text(0, 3);
+  order.reference = rows.text(0, 4);
+  order.created_at = rows.integer(0, 5);
+  order.json = created_json(order);
+  return created_answer(order);
+}
+
+std::optional<std::string> CreatedOrderAnswers::resource_id(std::string_view rendered_from) const {
+  if (rendered_from.size() != sizeof(UuidBytes)) return std::nullopt;
+  UuidBytes bytes;
+  std::copy(rendered_from.begin(), rendered_from.end(), bytes.begin());
+  return uuid_to_string(bytes);
+}
 
 Orders::Orders(db::Database& db, const Clock& clock, UuidV7Generator& ids, OrdersOptions options)
     : db_(db),
@@ -62,14 +112,7 @@ OrderDraft Orders::draft(const std::string& merchant_id, std::string_view body) 
   draft.currency = std::move(*currency);
   draft.reference = std::move(*reference);
   draft.created_at = clock_.now_ms();
-  draft.json = nlohmann::json{{"id", draft.id},
-                              {"merchant_id", draft.merchant_id},
-                              {"amount", draft.amount},
-                              {"currency", draft.currency},
-                              {"reference", draft.reference},
-                              {"status", "created"},
-                              {"created_at", rfc3339(draft.created_at)}}
-                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  draft.json = created_json(draft);
   return draft;
 }
 
@@ -90,8 +133,7 @@ Response Orders::create(db::Transaction& tx, std::string_view key, const OrderDr
     }
     throw Error(ErrorCode::storage, "test hook: the transaction was broken on purpose");
   }
-  Response created{201, {{"Location", "/orders/" + draft.id}}, draft.json};
-  return created;
+  return created_answer(draft);
 }
 
 Response Orders::get(const std::string& merchant_id, const std::string& id) {

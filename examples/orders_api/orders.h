@@ -38,6 +38,27 @@ struct OrderDraft {
   std::string json;  // the order as answered and as the `order.created` payload
 };
 
+// The body of POST /orders' 201 answer, and of the `order.created` event: the order as created,
+// from what never changes after the order committed (its id, merchant, amount, currency,
+// reference and created_at; the status "created"). `order.json` is not read.
+std::string created_json(const OrderDraft& order);
+
+// Rebuilds POST /orders' 201 answers, which idempotency records store by reference: the order's
+// id as its 16 bytes (Orders::create sets Response::rendered_from), the rest read from the
+// orders table and rendered by created_json, so a replay is the first answer byte for byte
+// however the order changed since (captured, cancelled). Another form of answer would take a
+// reference of another length. docs/idempotency.md, "Record layout". Thread-safe.
+class CreatedOrderAnswers final : public idempotency::ReplayRenderer {
+ public:
+  // 201 with Location /orders/ID and the order as created, for route "POST /orders", status
+  // 201 and a 16-byte reference; std::nullopt for anything else or an order that is gone.
+  // Throws Error(storage).
+  std::optional<Response> render(db::Statements& db, std::string_view route, int status,
+                                 std::string_view rendered_from) const override;
+  // The order's id.
+  std::optional<std::string> resource_id(std::string_view rendered_from) const override;
+};
+
 class Orders {
  public:
   // All references must outlive this object. Thread-safe.
@@ -48,7 +69,8 @@ class Orders {
   OrderDraft draft(const std::string& merchant_id, std::string_view body);
   // The operation behind POST /orders, in `tx` (the transaction that also begins and completes
   // the idempotency record): 201 with the order after inserting it (orders.idempotency_key =
-  // `key`, NULL when empty) and its `order.created` outbox row; `draft.refused` as is (400/422,
+  // `key`, NULL when empty) and its `order.created` outbox row, stored by reference
+  // (CreatedOrderAnswers); `draft.refused` as is (400/422,
   // final: stored and replayed on retries). Throws Error(storage) when the database fails.
   Response create(db::Transaction& tx, std::string_view key, const OrderDraft& draft);
   // 200 with the order, or 404 when `merchant_id` has no order `id`.

@@ -48,12 +48,14 @@ PartnerOptions partner_options(const std::string& url, std::int64_t timeout_ms, 
 }
 
 // The idempotency core's settings: --lease and --ttl; maintenance every 10 s, or every lease when
-// the lease is shorter (tests pass short leases).
+// the lease is shorter (tests pass short leases); created orders' answers stored by reference.
 idempotency::ServiceOptions idempotency_options(const Config& config) {
   idempotency::ServiceOptions options;
   options.settings = {app::seconds_to_millis(config.lease_seconds),
                       app::seconds_to_millis(config.ttl_seconds)};
   options.maintenance_interval = std::min<milliseconds>(seconds(10), options.settings.lease);
+  // POST /orders' answers are stored as the order's id and rendered again on replay.
+  options.settings.renderer = std::make_shared<CreatedOrderAnswers>();
   return options;
 }
 

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
+#include "orders.h"
 #include "support/test_env.h"
 
 namespace webhooks::test {
@@ -158,7 +159,9 @@ std::int64_t Stack::count(const std::string& sql) { return db().exec(sql).intege
 
 std::optional<idempotency::Record> Stack::record(const std::string& key) {
   std::shared_ptr<db::Database> shared(&db(), [](db::Database*) {});
-  return idempotency::Store(shared).find("orders-api:m1", key);
+  idempotency::Settings settings;
+  settings.renderer = std::make_shared<orders::CreatedOrderAnswers>();  // as orders-api's
+  return idempotency::Store(shared, settings).find("orders-api:m1", key);
 }
 
 }  // namespace webhooks::test

@@ -69,7 +69,8 @@ class Stack {
   // The orders database, opened from the test process.
   db::Database& db();
   std::int64_t count(const std::string& sql);
-  // The orders API's idempotency record of merchant m1's `key`, read from db().
+  // The orders API's idempotency record of merchant m1's `key`, read from db() by a Store with
+  // orders-api's renderer (an order's 201 is stored by reference and rendered again).
   std::optional<idempotency::Record> record(const std::string& key);
 
   std::unique_ptr<launcher::ChildProcess> partner, api;
