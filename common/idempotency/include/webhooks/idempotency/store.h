@@ -152,8 +152,8 @@ struct Response {
   // changes (orders-api's 201 to POST /orders: the order as created): the bytes that name those
   // rows (the order's id), at most kMaxRenderedFrom. When the Store has a ReplayRenderer, a
   // completed record stores these bytes and the status instead of headers and body, and a replay
-  // asks the renderer for the answer again (docs/idempotency.md, "Record layout"). Empty: the
-  // answer is stored as it is.
+  // asks the renderer for the answer again (docs/idempotency.md, "Answers stored by reference").
+  // Empty: the answer is stored as it is.
   std::string rendered_from;
 };
 
@@ -173,8 +173,9 @@ class ReplayRenderer {
   // The answer of a record completed with `status` and `rendered_from` by a request on `route`
   // ("POST /orders"; empty for a record begun without one), read with db.read: `db` is the
   // transaction that begins the record, or the database. std::nullopt when the rows are gone or
-  // `rendered_from` is not one of its forms: the replay is then answered 500 (Error(storage)
-  // would make clients retry). Throws Error(storage) when the database fails.
+  // `rendered_from` is not one of its forms: the Store then throws Error(invalid_argument), which
+  // the guard answers 500 internal_error (Error(storage), 503, would invite retries that cannot
+  // succeed). Throws Error(storage) when the database fails.
   virtual std::optional<Response> render(db::Statements& db, std::string_view route, int status,
                                          std::string_view rendered_from) const = 0;
   // The id of the resource `rendered_from` names, for Store::lookup's RecordView::resource_id
@@ -252,7 +253,9 @@ class Store {
   // Starts (or finds) the record for (scope, key). `fingerprint` is the request fingerprint
   // (webhooks::request_fingerprint: 64 hex digits, stored as its 32 bytes); `now` is Unix ms. A
   // record past its expires_at counts as absent. Throws Error(invalid_argument) for a fingerprint
-  // that is not 64 hex digits (nothing is written), Error(storage) when the database fails.
+  // that is not 64 hex digits (nothing is written) or for a replay whose answer is stored by
+  // reference and cannot be rendered (no Settings::renderer, or the rows are gone; nothing is
+  // written: here, in begin(tx), begin_deferred and peek), Error(storage) when the database fails.
   // `route` ("POST /orders") is stored with a new record for lookup() (empty: NULL); it costs the
   // INSERT its bytes and nothing else.
   BeginResult begin(std::string_view scope, std::string_view key, std::string_view fingerprint,
@@ -297,8 +300,10 @@ class Store {
   // the lease was lost (swept or taken over): nothing was written. The second form writes inside
   // the caller's transaction, so the caller's own writes and the record commit together; the
   // caller must abort the transaction (throw) when it returns false. Both throw Error(storage)
-  // when the database fails. `now` (Unix ms) is stored as the record's updated_at, here and in
-  // fail().
+  // when the database fails, Error(invalid_argument) for a rendered_from longer than
+  // kMaxRenderedFrom (nothing written; complete_begun too). With Settings::renderer and a
+  // rendered_from, the answer is stored by reference. `now` (Unix ms) is stored as the record's
+  // updated_at, here and in fail().
   bool complete(const Lease& lease, const Response& response, UnixMillis now);
   bool complete(db::Transaction& tx, const Lease& lease, const Response& response, UnixMillis now);
 
