@@ -54,7 +54,7 @@ std::optional<Answer> Receiver::Impl::settled(const Event& event, const BeginRes
 void Receiver::Impl::remember(const Event& event, std::string_view fingerprint,
                               const Answer& answer, const RecordTimes& record) {
   replays.remember(config.consumer, event.id, fingerprint, answer, record.created_at,
-                   record.expires_at);
+                   record.expires_at, event.type);
 }
 
 Answer Receiver::Impl::final_answer(Reply reply) {

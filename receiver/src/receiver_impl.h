@@ -170,7 +170,8 @@ struct Receiver::Impl {
   // committed (in-process claims keep two deliveries of one event out of one group).
   std::optional<Answer> settled(const Event& event, const idempotency::BeginResult& begun,
                                 std::string_view fingerprint);
-  // Remembers a completed event's answer in `replays` (after its commit).
+  // Remembers a completed event's answer in `replays` (after its commit), with its type as the
+  // note that a duplicate answered before the scan is logged with (admit).
   void remember(const Event& event, std::string_view fingerprint, const Answer& answer,
                 const RecordTimes& record);
   void log(const Event& event, std::string_view outcome, int status,

@@ -157,3 +157,55 @@ TEST_CASE(
   REQUIRE(lines.size() == 1);
   CHECK(message_of(lines[0], "") == webhook_line("evt_default", "info", "duplicate"));
 }
+
+TEST_CASE(
+    "a duplicate with the same body is answered from the replay cache before its body is "
+    "scanned, logged with the handled delivery's type; another body is still checked") {
+  std::ostringstream out;
+  auto mine = test::stream_logger("cache", out, "%v", spdlog::level::info);
+  InstalledLogger installed(mine);
+  FakeClock clock{kNow * 1000};
+  Config config = test_config(clock);
+  config.store = test::temp_dir("logging-cache") + "/receiver.db";
+  Receiver receiver(config);
+  int runs = 0;
+  const Handler handler = [&](const Event&) {
+    ++runs;
+    return Reply{};
+  };
+  // No "type" in the body: the type comes from the header of each delivery the receiver scans.
+  const std::string body = R"({"id":"evt_untyped","data":{"amount":1000}})";
+  Headers first = signed_headers("evt_untyped", body);
+  first.add("webhook-event-type", "order.created");
+  REQUIRE(receiver.handle(first, body, handler).status == 200);
+  Headers again = signed_headers("evt_untyped", body, kNow, kSecret, "d2");
+  again.add("webhook-event-type", "order.renamed");
+  const Answer replayed = receiver.handle(again, body, handler);
+  CHECK(replayed.status == 200);
+  CHECK(header(replayed, "Idempotent-Replayed") == "true");
+  CHECK(replayed.body == "{\"received\":true}");
+  // Another body under the same id: scanned first, so a broken one is 400, a valid one 422.
+  const std::string broken = R"({"id":"evt_untyped",)";
+  CHECK(receiver.handle(signed_headers("evt_untyped", broken, kNow, kSecret, "d3"), broken, handler)
+            .status == 400);
+  const std::string other = R"({"id":"evt_untyped","type":"order.other"})";
+  CHECK(receiver.handle(signed_headers("evt_untyped", other, kNow, kSecret, "d4"), other, handler)
+            .status == 422);
+  CHECK(runs == 1);
+  const std::vector<std::string> lines = lines_of(out.str());
+  REQUIRE(lines.size() == 3);
+  nlohmann::json duplicate = message_of(lines[0], "");
+  CHECK(duplicate == nlohmann::json{{"event", "webhook"},
+                                    {"consumer", "shop"},
+                                    {"event_id", "evt_untyped"},
+                                    {"delivery_id", "d2"},
+                                    {"type", "order.created"},
+                                    {"outcome", "duplicate"},
+                                    {"status", 200},
+                                    {"level", "info"}});
+  CHECK(message_of(lines[1], "").at("outcome") == "invalid_json");
+  nlohmann::json reused = message_of(lines[2], "");
+  CHECK(reused.at("outcome") == "event_id_reused");
+  CHECK(reused.at("type") == "order.other");
+  CHECK(reused.at("status") == 422);
+}

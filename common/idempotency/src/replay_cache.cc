@@ -8,9 +8,9 @@ ReplayCache::ReplayCache(std::size_t max_entries) : max_entries_(max_entries) {}
 
 void ReplayCache::remember(std::string_view scope, std::string_view key,
                            std::string_view fingerprint, const Response& response,
-                           UnixMillis created_at, UnixMillis expires_at) {
+                           UnixMillis created_at, UnixMillis expires_at, std::string_view note) {
   if (max_entries_ == 0 || response.body.size() > kMaxBodyBytes) return;
-  Entry entry{std::string(fingerprint), response, created_at, expires_at};
+  Entry entry{std::string(fingerprint), response, created_at, expires_at, std::string(note)};
   std::string id = detail::scoped_key(scope, key);
   std::lock_guard lock(mutex_);
   const auto [it, inserted] = entries_.try_emplace(id, std::move(entry));
@@ -26,7 +26,8 @@ void ReplayCache::remember(std::string_view scope, std::string_view key,
 }
 
 std::optional<BeginResult> ReplayCache::find(std::string_view scope, std::string_view key,
-                                             std::string_view fingerprint, UnixMillis now) const {
+                                             std::string_view fingerprint, UnixMillis now,
+                                             std::string* note) const {
   if (max_entries_ == 0) return std::nullopt;
   const std::string id = detail::scoped_key(scope, key);
   std::lock_guard lock(mutex_);
@@ -41,6 +42,7 @@ std::optional<BeginResult> ReplayCache::find(std::string_view scope, std::string
   }
   seen.outcome = BeginOutcome::replay;
   seen.response = it->second.response;
+  if (note != nullptr) *note = it->second.note;
   return seen;
 }
 

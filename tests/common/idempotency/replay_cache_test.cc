@@ -78,3 +78,21 @@ TEST_CASE("replay cache: answers over 4 KiB and a cache of 0 entries remember no
   CHECK(none.size() == 0);
   CHECK_FALSE(none.find("s", "k", kFingerprint, 0));
 }
+
+TEST_CASE("replay cache: the note remembered with an answer comes back with its replay only") {
+  ReplayCache cache;
+  cache.remember("consumer", "evt_1", kFingerprint, answer("{}"), 0, 10, "order.created");
+  cache.remember("consumer", "evt_2", kFingerprint, answer("{}"), 0, 10);
+  std::string note = "unset";
+  REQUIRE(cache.find("consumer", "evt_1", kFingerprint, 5, &note));
+  CHECK(note == "order.created");
+  note = "unset";
+  const auto mismatch = cache.find("consumer", "evt_1", kOther, 5, &note);
+  REQUIRE(mismatch);
+  CHECK(mismatch->outcome == BeginOutcome::mismatch);
+  CHECK(note == "unset");  // untouched: no answer is given
+  REQUIRE(cache.find("consumer", "evt_2", kFingerprint, 5, &note));
+  CHECK(note.empty());
+  CHECK_FALSE(cache.find("consumer", "evt_3", kFingerprint, 5, &note));
+  CHECK(note.empty());
+}

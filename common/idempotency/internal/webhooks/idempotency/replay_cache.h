@@ -37,17 +37,21 @@ class ReplayCache {
   // Remembers that (scope, key) is completed with `fingerprint` (64 hex digits, as Store takes
   // it) and `response`, the record created at `created_at` and expiring at `expires_at` (Unix
   // milliseconds: the record's own times, BeginResult's). Call it only once the record is
-  // committed completed. A response whose body is over kMaxBodyBytes is not remembered. Throws
-  // std::bad_alloc only.
+  // committed completed. A response whose body is over kMaxBodyBytes is not remembered. `note`:
+  // what the caller keeps beside the answer, given back by find() on a replay (the receiver: the
+  // event's type, for its log line). Throws std::bad_alloc only.
   void remember(std::string_view scope, std::string_view key, std::string_view fingerprint,
-                const Response& response, UnixMillis created_at, UnixMillis expires_at);
+                const Response& response, UnixMillis created_at, UnixMillis expires_at,
+                std::string_view note = {});
 
   // What Store::begin would answer for (scope, key) at `now` if the cache holds it: `replay`
   // (same fingerprint; response set) or `mismatch` (another fingerprint), with the record's
   // created_at and expires_at (attempts 0: not kept). std::nullopt when the
-  // cache does not hold the key or its record has expired by `now`. Throws std::bad_alloc only.
+  // cache does not hold the key or its record has expired by `now`. On a replay, `*note` (when
+  // not null) is set to the note remembered with the answer. Throws std::bad_alloc only.
   std::optional<BeginResult> find(std::string_view scope, std::string_view key,
-                                  std::string_view fingerprint, UnixMillis now) const;
+                                  std::string_view fingerprint, UnixMillis now,
+                                  std::string* note = nullptr) const;
 
   // Entries held now.
   std::size_t size() const;
@@ -57,6 +61,7 @@ class ReplayCache {
     std::string fingerprint;
     Response response;
     UnixMillis created_at = 0, expires_at = 0;
+    std::string note;
   };
 
   std::size_t max_entries_;
