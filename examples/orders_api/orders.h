@@ -47,7 +47,7 @@ std::string created_json(const OrderDraft& order);
 // id as its 16 bytes (Orders::create sets Response::rendered_from), the rest read from the
 // orders table and rendered by created_json, so a replay is the first answer byte for byte
 // however the order changed since (captured, cancelled). Another form of answer would take a
-// reference of another length. docs/idempotency.md, "Record layout". Thread-safe.
+// reference of another length. docs/idempotency.md, "Answers stored by reference". Thread-safe.
 class CreatedOrderAnswers final : public idempotency::ReplayRenderer {
  public:
   // 201 with Location /orders/ID and the order as created, for route "POST /orders", status
