@@ -24,7 +24,7 @@ help:
 	@echo "make test           install, build, start a throwaway PostgreSQL, run every test"
 	@echo "make build          install dependencies and build into $(BUILD_DIR)/ (binaries in $(BUILD_DIR)/bin)"
 	@echo "make bench          build and print the benchmarks"
-	@echo "make bench-peers    ours beside a Go receiver and a Node.js/BullMQ publisher (bench/peers/), then the bytes per orders-api record"
+	@echo "make bench-peers    ours beside a Go receiver and a Node.js/BullMQ publisher (bench/peers/); bytes per orders-api record"
 	@echo "make screenshots    run the browser tests and copy their screenshots of the consoles to docs/console/"
 	@echo "make test-sanitize  the test suite built with AddressSanitizer and UBSan in $(SANITIZE_DIR)/"
 	@echo "make fuzz           the libFuzzer harnesses (clang, ASan+UBSan) in $(FUZZ_DIR)/, each run FUZZ_SECONDS=$(FUZZ_SECONDS) s"

@@ -89,10 +89,10 @@ struct Config {
   // transaction of the same event before it is answered 409 event_in_progress (lock_timeout).
   std::chrono::milliseconds lock_timeout = std::chrono::seconds(1);
   // Answers of events this process handled (or found handled) kept in memory, so a duplicate is
-  // answered without a database read, and one with the same body before its body is scanned
-  // again (logged with the handled delivery's type) (idempotency::ReplayCache: at most this many
-  // events, about 200 bytes each plus the answer's body, answers of at most 4 KiB, each until its
-  // record expires). 0: none.
+  // answered without a database read; one with the handled delivery's exact body also without
+  // scanning the body again, and is logged with that delivery's type. idempotency::ReplayCache:
+  // at most this many events, about 200 bytes each plus the answer's body, answers of at most
+  // 4 KiB, each until its record expires. 0: none.
   std::size_t replay_cache_entries = 65'536;
   // Sweeper and purge of the dedup records (idempotency::Maintenance) every this much real
   // time. 0: not run by the Receiver.
