@@ -7,6 +7,8 @@ find_package(PostgreSQL REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(CURL REQUIRED)
 find_package(PkgConfig REQUIRED)
+# Boost.Context: the fibers' stack switch (common/core/src/fiber_context.h).
+find_package(Boost 1.81 EXACT REQUIRED COMPONENTS context)
 # cpp-httplib 0.11 ships only a pkg-config file on Debian.
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET GLOBAL cpp-httplib)
 if(WEBHOOKS_BUILD_DAEMON OR WEBHOOKS_BUILD_TOOLS OR WEBHOOKS_BUILD_EXAMPLES OR WEBHOOKS_BUILD_TESTS

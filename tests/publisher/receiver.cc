@@ -24,6 +24,12 @@ Receiver::Receiver(Script script) : script_(std::move(script)) {
 }
 
 Receiver::~Receiver() {
+  // cpp-httplib 0.11's stop() does nothing before listen_after_bind() has started: a receiver
+  // destroyed that early left its thread in accept() for good (seen once in fanout_test).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!server_.is_running() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   server_.stop();
   thread_.join();
 }

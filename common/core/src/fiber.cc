@@ -1,24 +1,17 @@
-// Fibers on POSIX ucontext (detail/fiber.h).
+// Fibers: the scheduler, its stacks and waits (detail/fiber.h); the stack switch itself is
+// fiber_context.h's.
 #include "detail/fiber.h"
 
 #include <cxxabi.h>
 #include <sys/mman.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include <array>
 #include <exception>
 #include <thread>
 
+#include "fiber_context.h"
 #include "webhooks/error.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define WEBHOOKS_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define WEBHOOKS_ASAN 1
-#endif
-#endif
 
 #ifdef WEBHOOKS_ASAN
 #include <sanitizer/common_interface_defs.h>
@@ -45,7 +38,7 @@ ExceptionState& thread_exception_state() {
 }  // namespace
 
 struct Fiber {
-  ucontext_t context{};
+  detail::FiberContext context;
   Scheduler* owner = nullptr;
   std::function<void()> work;
   bool ended = false;
@@ -69,8 +62,6 @@ namespace {
 
 thread_local Fiber* running = nullptr;
 thread_local int no_suspend_depth = 0;  // NoSuspend scopes open on this thread
-// The worker's own context, where a fiber returns when it suspends or ends.
-thread_local ucontext_t worker_context;
 thread_local std::array<void*, static_cast<std::size_t>(Slot::count)> thread_locals{};
 
 // Ended fibers kept per worker with their stacks: a stack's pages once touched stay resident, as a
@@ -94,8 +85,8 @@ void after_switch([[maybe_unused]] void* fake_stack, [[maybe_unused]] const void
 
 // From the fiber back to its worker (the fiber's context saved, unless it ended).
 void switch_to_worker(Fiber& f) {
-  before_switch(f.ended ? nullptr : &f.fake_stack, f.worker_bottom, f.worker_size);
-  ::swapcontext(&f.context, &worker_context);
+  before_switch(&f.fake_stack, f.worker_bottom, f.worker_size);
+  f.context.switch_out();
   after_switch(f.fake_stack, &f.worker_bottom, &f.worker_size);
 }
 
@@ -109,8 +100,8 @@ void fiber_main() {
   }
   f.work = nullptr;
   f.ended = true;
-  switch_to_worker(f);  // never resumed
-}
+  before_switch(nullptr, f.worker_bottom, f.worker_size);  // this stack's frames are done
+}  // back to the worker's resume(), for good
 
 }  // namespace
 
@@ -211,11 +202,7 @@ void Scheduler::spawn(std::function<void()> work) {
   f->locals = {};
   f->exceptions = {};
   f->fake_stack = nullptr;
-  ::getcontext(&f->context);
-  f->context.uc_stack.ss_sp = f->stack;
-  f->context.uc_stack.ss_size = f->stack_bytes;
-  f->context.uc_link = nullptr;
-  ::makecontext(&f->context, &fiber_main, 0);
+  f->context.prepare(f->stack, f->stack_bytes, &fiber_main);
   ++live_;
   resume(*f);
 }
@@ -227,7 +214,7 @@ void Scheduler::resume(Fiber& f) {
   exceptions = f.exceptions;
   void* fake_stack = nullptr;
   before_switch(&fake_stack, f.stack, f.stack_bytes);
-  ::swapcontext(&worker_context, &f.context);
+  f.context.switch_in();
   after_switch(fake_stack, nullptr, nullptr);
   f.exceptions = exceptions;  // as the fiber left them
   exceptions = worker_exceptions;

@@ -116,6 +116,10 @@ void EventLoop::on_readable(Connection& c) {
     }
     // Enough for now once the request is whole (what follows stays in the kernel).
     if (c.head_end != 0 && c.framed && c.in.size() >= c.head_end + c.body) break;
+    // A short read emptied the socket's buffer: another recv would only answer EAGAIN (a
+    // keep-alive client sends its next request after this one's answer). Bytes that come
+    // meanwhile wake the loop again, as the connection is re-armed level-triggered.
+    if (static_cast<std::size_t>(n) < chunk.size()) break;
   }
   if (c.phase == Connection::Phase::lingering || c.skip > 0) {
     arm(c);

@@ -211,7 +211,11 @@ class SqliteDatabase final : public Database {
     writer_.open(path, true, busy_timeout_ms_, "SQLite database");
     try {
       writer_.enable_wal(busy_timeout_ms_);
-      writer_.run_script("PRAGMA synchronous=" + synchronous + "; PRAGMA foreign_keys=ON;");
+      // temp_store=MEMORY: a savepoint's journal (one a request in a group commit, GroupCommit)
+      // stays in memory; past 64 KiB SQLite would spill it to a temporary file, one write per
+      // page (merchant-receiver's new events: a third of the writer thread's pwrite calls).
+      writer_.run_script("PRAGMA synchronous=" + synchronous +
+                         "; PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;");
       if (options.sqlite_background_checkpoint && !in_memory(path)) {
         start_checkpointer(options, synchronous);
       }

@@ -155,6 +155,43 @@ TEST_CASE("SQLite synchronous is NORMAL, FULL or EXTRA, never pasted unchecked i
   }
 }
 
+namespace {
+
+// SQLite's temporary files open in this process (named etilqs_*, unlinked as soon as opened).
+int open_sqlite_temp_files() {
+  int count = 0;
+  for (const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    const std::string target = std::filesystem::read_symlink(fd.path(), ec).string();
+    if (!ec && target.find("etilqs_") != std::string::npos) ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("SQLite keeps a savepoint's journal in memory, never in a temporary file") {
+  if (test::engine() != db::Engine::sqlite) return;
+  const std::string path = test::temp_dir("temp_store") + "/t.db";
+  auto db = db::Database::open(path);
+  db->exec("CREATE TABLE pages (id INTEGER PRIMARY KEY, data TEXT NOT NULL)");
+  const std::string row(3000, 'x');  // one row a 4 KiB page
+  for (std::int64_t i = 0; i < 64; ++i) {
+    db->exec("INSERT INTO pages (id, data) VALUES ($1, $2)", {i, row});
+  }
+  db->transact([&](db::Transaction& tx) {
+    CHECK(tx.exec("PRAGMA temp_store").integer(0, 0) == 2);  // MEMORY
+    // 64 pages changed under a savepoint journal 256 KiB of their old contents: SQLite's default
+    // spills such a journal to a temporary file past 64 KiB.
+    tx.exec("SAVEPOINT s");
+    CHECK(tx.exec("UPDATE pages SET data = $1", {std::string(3000, 'y')}).affected() == 64);
+    CHECK(open_sqlite_temp_files() == 0);
+    tx.exec("ROLLBACK TO SAVEPOINT s");  // the journal restores every page
+    tx.exec("RELEASE SAVEPOINT s");
+  });
+  CHECK(db->exec("SELECT count(*) FROM pages WHERE data = $1", {row}).integer(0, 0) == 64);
+}
+
 TEST_CASE("SQLite background checkpoints copy the WAL into the database file off the commit path") {
   const std::string path = test::temp_dir("background_checkpoint") + "/c.db";
   const std::string blob(100 * 1024, 'x');  // 25 overflow pages of 4 KiB a row

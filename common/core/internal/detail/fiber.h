@@ -2,11 +2,10 @@
 // threads, each with its own stack, run by one worker thread's Scheduler. A fiber's handler
 // waiting for a group commit (idempotency::GroupCommit) suspends the fiber instead of its thread,
 // so the thread goes on with other requests: no kernel context switch per waiting request.
-// docs/http-server.md, "Fiber workers" (and why ucontext rather than Boost.Context).
+// docs/http-server.md, "Fiber workers" (and why Boost.Context's switch under a scheduler of ours).
 //
-// Internal to common/. Built on POSIX ucontext (glibc's makecontext/swapcontext), with
-// AddressSanitizer told of every stack switch (__sanitizer_start_switch_fiber), which Debian's
-// Boost.Context build (fcontext) cannot do.
+// Internal to common/. Stacks switch with Boost.Context's fcontext, or in AddressSanitizer builds
+// with POSIX ucontext, ASan told of every switch (common/core/src/fiber_context.h).
 #pragma once
 
 #include <condition_variable>
