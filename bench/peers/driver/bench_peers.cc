@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -496,27 +497,26 @@ void print_table(const std::vector<Row>& rows) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string a = argv[i], v = argv[i + 1];
-    if (a == "--bin")
-      cfg.bin = v;
-    else if (a == "--peers")
-      cfg.peers = v;
-    else if (a == "--node")
-      cfg.node = v;
-    else if (a == "--work")
-      cfg.work = v;
-    else if (a == "--rounds")
-      cfg.rounds = std::stoi(v);
-    else if (a == "--only")
-      cfg.only = v;
-    else if (a == "--node-processes")
-      cfg.node_processes = std::stoi(v);
-    else {
-      std::fprintf(stderr, "unknown argument %s\n", a.c_str());
-      return 2;
-    }
-  }
+  CLI::App app{
+      "bench_peers: ours beside the programs a user would pick instead (bench/peers/README.md); "
+      "run by make bench-peers"};
+  app.add_option("--bin", cfg.bin, "our binaries (merchant-receiver, webhooks-publisherd)")
+      ->capture_default_str();
+  app.add_option("--peers", cfg.peers, "the built peers (go-receiver)")->capture_default_str();
+  app.add_option("--node", cfg.node, "the Node publisher's folder, with node_modules")
+      ->capture_default_str();
+  app.add_option("--work", cfg.work, "scratch folder for databases and logs")
+      ->capture_default_str();
+  app.add_option("--rounds", cfg.rounds, "rounds of each, alternated; medians over them")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  app.add_option("--only", cfg.only, "run one part only")
+      ->check(CLI::IsMember({"receiver", "publisher", "probe-ingest"}));
+  app.add_option("--node-processes", cfg.node_processes,
+                 "Node API and BullMQ worker processes (default: one per core)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
   fs::create_directories(cfg.work);
   double la[3] = {0, 0, 0};
   getloadavg(la, 3);
