@@ -48,9 +48,9 @@ using nlohmann::json;
 namespace {
 
 constexpr int kConnections = 64;
-constexpr auto kBudget = std::chrono::seconds(10);  // each timed load
+constexpr auto kBudget = std::chrono::seconds(10);     // each timed load
 constexpr int kReceiverRequests = kConnections * 500;  // about 3 s at 10,000/s
-constexpr int kIngestRequests = kConnections * 300;  // about 5 s at 4,000/s
+constexpr int kIngestRequests = kConnections * 300;    // about 5 s at 4,000/s
 constexpr int kQueued = 50000;
 constexpr const char* kToken = "bench-peers-admin-token";
 constexpr const char* kMerchant = "m_bench";

@@ -3,6 +3,8 @@
 #include "webhooks/json_parse.h"
 
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "webhooks/canonical_json.h"
 #include "webhooks/error.h"
@@ -228,6 +230,32 @@ TEST_CASE("compact_json re-escapes strings: exactly what docs/operations.md says
   // DEL and raw UTF-8 pass unchanged; names are strings too; member order and repeats are kept.
   CHECK(compact_json("{\"\\u006e\":\"\\u007f\xc3\xa9\",\"n\":1}") ==
         "{\"n\":\"\x7f\xc3\xa9\",\"n\":1}");
+}
+
+TEST_CASE("strings with every ASCII code point are written as nlohmann::json::dump writes them") {
+  // Each code point U+0000..U+007F escaped as \u00xx in the input, between plain text, as a
+  // member name and as a value: the compact and canonical writers share one escaper.
+  std::string input = "\"<", decoded = "<";
+  for (int c = 0; c < 0x80; ++c) {
+    char escape[8];
+    std::snprintf(escape, sizeof escape, "\\u%04x", c);
+    input += escape;
+    decoded.push_back(static_cast<char>(c));
+  }
+  input += ">\"";
+  decoded += ">";
+  const std::string dumped = nlohmann::json(decoded).dump();
+  CHECK(dumped.size() == 2 + 2 + 128 + 27 * 5 + 7);  // 27 \u00xx, 7 two-byte escapes
+  CHECK(compact_json(input) == dumped);
+  CHECK(canonicalize_json(input) == dumped);
+  const std::string object = "{" + input + ":" + input + ",\"a\":[-0,0,-12,18446744073709551615]}";
+  const std::string expected =
+      "{" + dumped + ":" + dumped + ",\"a\":[-0,0,-12,18446744073709551615]}";
+  CHECK(compact_json(object) == expected);
+  CHECK(read_json_body(object, false).compact == expected);
+  // Canonical: members sorted by UTF-16 code units ('<' before 'a'), -0 written 0.
+  CHECK(canonicalize_json(object) ==
+        "{" + dumped + ":" + dumped + ",\"a\":[0,0,-12,18446744073709551615]}");
 }
 
 TEST_CASE("canonical numbers: beyond a double's digits, values stay exact") {

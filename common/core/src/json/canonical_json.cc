@@ -8,6 +8,7 @@
 
 #include "json/canonical_writer.h"
 #include "json/json_number.h"
+#include "json/json_string.h"
 #include "json/json_text.h"
 #include "webhooks/error.h"
 #include "webhooks/json_parse.h"
@@ -34,47 +35,6 @@ std::u16string to_utf16(std::string_view s) {
     }
   }
   return out;
-}
-
-// RFC 8785 section 3.2.2.2: JSON.stringify's string form.
-void append_string(std::string& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out.push_back('"');
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          out += "\\u00";
-          out.push_back(kHex[c >> 4]);
-          out.push_back(kHex[c & 0xF]);
-        } else {
-          out.push_back(ch);
-        }
-    }
-  }
-  out.push_back('"');
 }
 
 // ECMAScript Number::toString (ECMA-262, 7.1.12.1) from the shortest round-trip digits.
@@ -133,15 +93,13 @@ namespace detail {
 
 bool CanonicalWriter::null() { return emit("null"); }
 bool CanonicalWriter::boolean(bool v) { return emit(v ? "true" : "false"); }
-bool CanonicalWriter::number_integer(number_integer_t v) { return emit(std::to_string(v)); }
-bool CanonicalWriter::number_unsigned(number_unsigned_t v) { return emit(std::to_string(v)); }
+bool CanonicalWriter::number_integer(number_integer_t v) { return integer(v); }
+bool CanonicalWriter::number_unsigned(number_unsigned_t v) { return integer(v); }
 bool CanonicalWriter::number_float(number_float_t v, const string_t& raw) {
   return emit(format_number(v, raw));
 }
 bool CanonicalWriter::string(string_t& v) {
-  std::string s;
-  append_string(s, v);
-  return emit(std::move(s));
+  return emit_with([&](std::string& out) { append_json_string(out, v); });
 }
 bool CanonicalWriter::start_object(std::size_t) {
   if (!enter()) return false;
@@ -151,7 +109,7 @@ bool CanonicalWriter::start_object(std::size_t) {
 bool CanonicalWriter::key(string_t& k) {
   stack_.back().key16 = to_utf16(k);
   stack_.back().key_text.clear();
-  append_string(stack_.back().key_text, k);
+  append_json_string(stack_.back().key_text, k);
   return true;
 }
 bool CanonicalWriter::end_object() {
@@ -159,17 +117,20 @@ bool CanonicalWriter::end_object() {
   stack_.pop_back();
   std::sort(frame.members.begin(), frame.members.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::string out = "{";
-  for (std::size_t i = 0; i < frame.members.size(); ++i) {
-    if (i > 0 && frame.members[i].first == frame.members[i - 1].first) {
+  for (std::size_t i = 1; i < frame.members.size(); ++i) {
+    if (frame.members[i].first == frame.members[i - 1].first) {
       duplicate_ = true;
       if (stop_at_duplicate_) return false;
     }
-    if (i > 0) out.push_back(',');
-    out += frame.members[i].second;
   }
-  out.push_back('}');
-  return emit(std::move(out));
+  return emit_with([&](std::string& out) {
+    out.push_back('{');
+    for (std::size_t i = 0; i < frame.members.size(); ++i) {
+      if (i > 0) out.push_back(',');
+      out += frame.members[i].second;
+    }
+    out.push_back('}');
+  });
 }
 bool CanonicalWriter::start_array(std::size_t) {
   if (!enter()) return false;
@@ -177,10 +138,10 @@ bool CanonicalWriter::start_array(std::size_t) {
   return true;
 }
 bool CanonicalWriter::end_array() {
-  std::string out = std::move(stack_.back().text);
+  std::string text = std::move(stack_.back().text);
   stack_.pop_back();
-  out.push_back(']');
-  return emit(std::move(out));
+  text.push_back(']');
+  return emit(text);
 }
 bool CanonicalWriter::parse_error(std::size_t position, const std::string&,
                                   const nlohmann::detail::exception& ex) {
@@ -200,19 +161,15 @@ bool CanonicalWriter::enter() {
   return false;
 }
 
-bool CanonicalWriter::emit(std::string value) {
-  if (stack_.empty()) {
-    result = std::move(value);
-    return true;
-  }
-  Frame& top = stack_.back();
-  if (top.is_object) {
-    top.members.emplace_back(std::move(top.key16), std::move(top.key_text) + ":" + value);
-  } else {
-    if (top.text.size() > 1) top.text.push_back(',');
-    top.text += value;
-  }
-  return true;
+bool CanonicalWriter::emit(std::string_view value) {
+  return emit_with([&](std::string& out) { out += value; });
+}
+
+template <typename Integer>
+bool CanonicalWriter::integer(Integer v) {
+  char digits[24];  // 20 digits of a 64-bit value and a sign
+  const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
+  return emit(std::string_view(digits, static_cast<std::size_t>(end - digits)));
 }
 
 }  // namespace detail

@@ -52,7 +52,30 @@ class CanonicalWriter : public nlohmann::json_sax<nlohmann::json> {
   };
 
   bool enter();
-  bool emit(std::string value);
+  // Writes a closed value into its parent (or `result` at the top): `write(out)` appends the
+  // value's canonical text to `out`, after the member's "key": or the array's comma.
+  template <typename Write>
+  bool emit_with(Write&& write) {
+    if (stack_.empty()) {
+      result.clear();
+      write(result);
+      return true;
+    }
+    Frame& top = stack_.back();
+    if (top.is_object) {
+      std::string member = std::move(top.key_text);
+      member.push_back(':');
+      write(member);
+      top.members.emplace_back(std::move(top.key16), std::move(member));
+    } else {
+      if (top.text.size() > 1) top.text.push_back(',');
+      write(top.text);
+    }
+    return true;
+  }
+  bool emit(std::string_view value);
+  template <typename Integer>
+  bool integer(Integer v);
 
   std::vector<Frame> stack_;
   std::string error_;

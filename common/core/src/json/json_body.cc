@@ -64,6 +64,8 @@ class BodyReader : public nlohmann::json_sax<nlohmann::json> {
   std::string error() const {
     return !compact_.error.empty() ? compact_.error : canonical_.error();
   }
+  // Room for a compact text as long as the body, so that writing it never reallocates.
+  void reserve(std::size_t bytes) { compact_.out.reserve(bytes); }
   std::string take_compact() { return std::move(compact_.out); }
   std::string take_canonical() { return std::move(canonical_.result); }
   bool duplicate_name() const { return canonical_.duplicate_name(); }
@@ -193,6 +195,7 @@ JsonBody read_json_body(std::string_view body, bool canonical, std::size_t max_d
   detail::refuse_nul_byte(body);
   JsonBody read;
   BodyReader reader(max_depth, canonical, read);
+  reader.reserve(body.size());
   if (!nlohmann::json::sax_parse(body.begin(), body.end(), &reader)) {
     const std::string error = reader.error();
     throw Error(ErrorCode::invalid_json, error.empty() ? "invalid JSON" : error);

@@ -1,6 +1,9 @@
 #include "webhooks/json_compact.h"
 
+#include <charconv>
+
 #include "json/compact_writer.h"
+#include "json/json_string.h"
 #include "json/json_text.h"
 #include "webhooks/error.h"
 
@@ -11,16 +14,21 @@ bool CompactWriter::null() { return scalar("null"); }
 bool CompactWriter::boolean(bool v) { return scalar(v ? "true" : "false"); }
 // nlohmann reads a token with a minus sign as number_integer, so 0 here was written "-0".
 bool CompactWriter::number_integer(number_integer_t v) {
-  return scalar(v == 0 ? std::string("-0") : std::to_string(v));
+  if (v == 0) return scalar("-0");
+  return number(v);
 }
-bool CompactWriter::number_unsigned(number_unsigned_t v) { return scalar(std::to_string(v)); }
+bool CompactWriter::number_unsigned(number_unsigned_t v) { return number(v); }
 bool CompactWriter::number_float(number_float_t, const string_t& raw) { return scalar(raw); }
-bool CompactWriter::string(string_t& v) { return scalar(nlohmann::json(v).dump()); }
+bool CompactWriter::string(string_t& v) {
+  comma();
+  append_json_string(out, v);
+  return true;
+}
 bool CompactWriter::start_object(std::size_t) { return open('{'); }
 bool CompactWriter::start_array(std::size_t) { return open('['); }
 bool CompactWriter::key(string_t& k) {
   comma();
-  out += nlohmann::json(k).dump();
+  append_json_string(out, k);
   out.push_back(':');
   in_member_value_ = true;
   return true;
@@ -48,6 +56,13 @@ bool CompactWriter::scalar(std::string_view text) {
   comma();
   out += text;
   return true;
+}
+
+template <typename Integer>
+bool CompactWriter::number(Integer v) {
+  char digits[24];  // 20 digits of a 64-bit value and a sign
+  const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
+  return scalar(std::string_view(digits, static_cast<std::size_t>(end - digits)));
 }
 
 bool CompactWriter::open(char bracket) {
