@@ -3,6 +3,7 @@
 // test (SQLite or PostgreSQL).
 #include "webhooks/publisher/publisher.h"
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -102,6 +103,45 @@ TEST_CASE("a Publisher from default Options ingests over HTTP and delivers to a 
   CHECK(attempts[0].status == 200);
   CHECK(attempts[0].error == publisher::TransportError::none);
   CHECK(attempts[0].error_message.empty());
+}
+
+TEST_CASE("events ingested from many connections at once are all delivered by wakes alone",
+          "[publisher]") {
+  // With an hour between polls only wake() makes a worker claim. Wakes that come while a claim
+  // is already promised are not signalled (dispatcher.h): the promised claim must see them all.
+  constexpr int kThreads = 8, kEach = 25;
+  std::promise<void> all_arrived;
+  Receiver receiver([&all_arrived](std::size_t n, const Received&) {
+    if (n + 1 == kThreads * kEach) all_arrived.set_value();
+    return Receiver::Reply{200, {}};
+  });
+  publisher::Options options = embedded_options("wakes");
+  options.poll_interval = std::chrono::hours(1);
+  Served served(options);
+  const auto created =
+      served.post("/v1/endpoints", {{"merchant_id", "m1"}, {"url", receiver.url()}});
+  REQUIRE(created);
+  REQUIRE(created->status == 201);
+  served.publisher.start();
+
+  std::vector<std::thread> senders;
+  std::atomic<int> accepted{0};
+  for (int t = 0; t < kThreads; ++t) {
+    senders.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        const auto r = served.post(
+            "/v1/events", {{"merchant_id", "m1"}, {"type", "order.created"}, {"data", {{"i", i}}}},
+            "wake-" + std::to_string(t) + "-" + std::to_string(i));
+        if (r && r->status == 202) ++accepted;
+      }
+    });
+  }
+  for (std::thread& s : senders) s.join();
+  REQUIRE(accepted.load() == kThreads * kEach);
+  // Bounded, not timed: the test fails (rather than hangs) if a wake was lost.
+  REQUIRE(all_arrived.get_future().wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+  served.publisher.stop();
+  CHECK(receiver.count() == static_cast<std::size_t>(kThreads * kEach));
 }
 
 TEST_CASE("the admin token's scheme is case-insensitive (RFC 9110, section 11.1)", "[publisher]") {

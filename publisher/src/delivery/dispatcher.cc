@@ -286,7 +286,13 @@ std::string Dispatcher::next_lease_owner() {
   return options_.instance_id + "/" + std::to_string(batch_seq_.fetch_add(1) + 1);
 }
 
+void Dispatcher::claim_starts() {
+  std::lock_guard lock(mutex_);
+  claim_promised_ = false;
+}
+
 std::vector<ClaimedTask> Dispatcher::claim(int limit, const ClaimLimits& limits) {
+  claim_starts();
   const UnixMillis now = clock_.now_ms();
   const std::string owner = next_lease_owner();
   const auto lease_end = std::chrono::steady_clock::now() + options_.lease;
@@ -317,6 +323,7 @@ bool Dispatcher::record_settled(const std::vector<Settlement>& records) {
 
 std::vector<ClaimedTask> Dispatcher::record_and_claim(const std::vector<Settlement>& records,
                                                       int limit, const ClaimLimits& limits) {
+  claim_starts();
   const UnixMillis now = clock_.now_ms();
   const std::string owner = next_lease_owner();
   const auto lease_end = std::chrono::steady_clock::now() + options_.lease;
@@ -388,6 +395,8 @@ void Dispatcher::wake() {
     // batch claims again as slots free up, so a backlog still gets every worker. Channels are
     // woken under the mutex: a worker leaves channels_ under it before its channel is destroyed.
     std::lock_guard lock(mutex_);
+    if (claim_promised_) return;
+    claim_promised_ = true;
     ++wake_seq_;
     if (!channels_.empty()) channels_[wake_turn_++ % channels_.size()]->wakeup();
   }
@@ -468,6 +477,9 @@ void Dispatcher::work() {
       if (wake_seq_ != seen) {
         seen = wake_seq_;
         woken = true;
+        // With every slot in flight this worker cannot claim soon: the next wake() signals
+        // another worker.
+        if (static_cast<int>(in_flight.size()) >= batch) claim_promised_ = false;
       }
     }
     if (stopping && in_flight.empty() && done.empty()) break;

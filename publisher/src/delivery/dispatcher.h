@@ -150,7 +150,9 @@ class Dispatcher {
   // keeps up to batch_size attempts in flight, claims as slots free up, and records attempts as
   // they finish (a group per transaction), so one endpoint's slow answers hold only its share.
   void start();
-  // Wakes idle workers (new events, replays). Thread-safe.
+  // Wakes idle workers (new events, replays). Thread-safe. Call it after the new tasks are
+  // committed: it signals one worker, unless one was signalled and has not started its claim yet
+  // (that claim will see the tasks).
   void wake();
   // Stops claiming, lets in-flight batches finish and be recorded, joins the workers.
   void stop();
@@ -164,6 +166,8 @@ class Dispatcher {
   // A claim of up to `limit` tasks under a new lease owner; after a storage failure, puts back
   // what it may have claimed (release_after_failed_claim) and rethrows.
   std::vector<ClaimedTask> claim(int limit, const ClaimLimits& limits);
+  // Called as a claim starts (before its transaction): the next wake() signals a worker again.
+  void claim_starts();
   // The FailingRules at `now` (DispatcherOptions::disable_after, ops_merchant_id).
   FailingRules failing_rules(UnixMillis now) const;
   // record_until_stored with this moment's FailingRules. False when it gave up.
@@ -211,6 +215,10 @@ class Dispatcher {
   std::condition_variable wake_cv_;
   std::condition_variable stop_cv_;  // notified by stop(): cuts short a retry's pause
   std::uint64_t wake_seq_ = 0;
+  // A wake() was signalled and no claim has started since: a claim to come will see whatever
+  // the callers of wake() committed before it, so further wakes need no signal (without this,
+  // each ingested event woke a worker that was only waiting for claim_spacing to pass).
+  bool claim_promised_ = false;
   std::vector<DeliveryChannel*> channels_;  // the running workers' channels
   std::size_t wake_turn_ = 0;               // the channel the next wake() wakes
   bool stopping_ = false;
