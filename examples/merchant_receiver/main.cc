@@ -31,6 +31,7 @@ struct Flags {
   int max_buffered_bytes = 64 * 1024 * 1024;
   std::int64_t request_timeout_ms = 30'000;
   std::string log_level = "info";
+  std::string sqlite_synchronous = "NORMAL";
   int fiber_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   merchant::Faults faults;
 };
@@ -48,6 +49,7 @@ int run(const Flags& flags) {
   // WAL checkpoints (SQLite) off the commit path, as webhooks-publisherd: a checkpoint inside a
   // commit fdatasyncs twice while every delivery queued behind that commit waits.
   config.database.sqlite_background_checkpoint = true;
+  config.database.sqlite_synchronous = flags.sqlite_synchronous;
   if (config.lease < std::chrono::seconds(3)) {
     config.maintenance_interval = std::max(config.lease, std::chrono::milliseconds(100));
   }
@@ -140,6 +142,11 @@ int main(int argc, char** argv) {
                                       webhooks::app::OldValue::milliseconds);
   app.add_option("--log-level", flags.log_level, "debug, info, warn or error")
       ->transform(webhooks::app::log_levels())
+      ->capture_default_str();
+  app.add_option("--sqlite-synchronous", flags.sqlite_synchronous,
+                 "SQLite PRAGMA synchronous: NORMAL (an answered event survives a crash of this "
+                 "process), FULL or EXTRA (also a power loss or an OS crash)")
+      ->transform(webhooks::app::sqlite_synchronous_values())
       ->capture_default_str();
   app.add_option(
          "--fiber-threads", flags.fiber_threads,

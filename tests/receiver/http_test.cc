@@ -377,8 +377,26 @@ TEST_CASE("merchant-receiver: bad flags exit 2 with CLI11's message on stderr") 
   }
   refused({"--secret", "notasecret"},
           "--secret: secret is not valid base64 (expected 'whsec_' followed by padded base64)\n");
+  refused({"--secret", kSecret, "--sqlite-synchronous", "OFF"},
+          "--sqlite-synchronous: OFF not in {NORMAL,FULL,EXTRA}\n");
   refused({"--secret", kSecret, "--no-such-flag"}, "--no-such-flag");
   CHECK(launcher::run_to_end("merchant-receiver", {"--help"}, dir).exit_code == 0);
+}
+
+TEST_CASE("merchant-receiver --sqlite-synchronous full: an event is answered once it is synced") {
+  // The value reaches the writer's PRAGMA (storage.database's test); here the flag as a user
+  // spells it (any case) starts the example, and an event is handled once.
+  MerchantProcess server("merchant_synchronous",
+                         {"--secret", kSecret, "--sqlite-synchronous", "full"});
+  httplib::Client client("127.0.0.1", server.port);
+  const std::string order = event_body("evt_sync", "order.created");
+  for (const char* delivery : {"d1", "d2"}) {
+    auto res = client.Post("/webhooks", http_headers("evt_sync", order, delivery), order,
+                           "application/json");
+    REQUIRE(res);
+    CHECK(res->status == 200);
+  }
+  CHECK(handled_events(client) == handled_one("evt_sync", "order.created", 1, 1));
 }
 
 TEST_CASE(

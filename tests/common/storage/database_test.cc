@@ -138,9 +138,14 @@ TEST_CASE("an unreachable database is a clear error") {
 TEST_CASE("SQLite synchronous is NORMAL, FULL or EXTRA, never pasted unchecked into the PRAGMA") {
   const std::string dir = test::temp_dir("synchronous");
   db::Options options;
-  for (const char* value : {"NORMAL", "full", "Extra"}) {
+  // The value the writer's connection runs with: PRAGMA synchronous reads 1, 2 or 3.
+  for (const auto& [value, level] : std::vector<std::pair<const char*, std::int64_t>>{
+           {"NORMAL", 1}, {"full", 2}, {"Extra", 3}}) {
     options.sqlite_synchronous = value;
-    CHECK_NOTHROW(db::Database::open(dir + "/ok.db", options));
+    const auto db = db::Database::open(dir + "/ok.db", options);
+    std::int64_t read = -1;
+    db->transact([&](db::Transaction& tx) { read = tx.exec("PRAGMA synchronous").integer(0, 0); });
+    CHECK(read == level);
   }
   for (const char* value : {"OFF", "0", "", "NORMAL; DROP TABLE t"}) {
     options.sqlite_synchronous = value;
