@@ -5,6 +5,7 @@
 // CLI11's message), and a file it accepts gives options within their documented ranges.
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -16,17 +17,23 @@
 
 namespace {
 
-// The file every input is written to: one per process, removed at exit.
-const std::string& config_path() {
-  static const std::string path = [] {
-    char name[] = "/tmp/webhooks-fuzz-config-XXXXXX";
-    const int fd = ::mkstemp(name);
+// The file every input is written to: one per process (in $TMPDIR, else /tmp), removed at exit.
+// A plain array, not a std::string: the atexit handler runs after static objects are destroyed.
+char config_file[4096];
+
+const char* config_path() {
+  static const bool made = [] {
+    const char* dir = std::getenv("TMPDIR");
+    std::snprintf(config_file, sizeof config_file, "%s/webhooks-fuzz-config-XXXXXX",
+                  dir != nullptr && *dir != '\0' ? dir : "/tmp");
+    const int fd = ::mkstemp(config_file);
     FUZZ_CHECK(fd >= 0);
     ::close(fd);
-    std::atexit([] { ::unlink(config_path().c_str()); });
-    return std::string(name);
+    std::atexit([] { ::unlink(config_file); });
+    return true;
   }();
-  return path;
+  (void)made;
+  return config_file;
 }
 
 }  // namespace
