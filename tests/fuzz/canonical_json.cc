@@ -6,15 +6,20 @@
 // throws exactly when canonicalize_json throws; an accepted text holds no raw NUL byte
 // (nlohmann's lexer reads NUL as the end of input: corpus regression-nul-*); nesting is kept; where
 // the nesting limit of issue 12 exists (webhooks/json_parse.h, kMaxJsonDepth), nothing nested
-// deeper is accepted.
+// deeper is accepted. The compact writer shares the string escaper: a text canonicalize_json
+// accepts, compact_json and read_json_body accept too; the compact text parses to the same tree,
+// is its own compact form and has the same canonical form; read_json_body gives both forms.
 #include "webhooks/canonical_json.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "fuzz_check.h"
 #include "webhooks/error.h"
 #include "webhooks/fingerprint.h"
+#include "webhooks/json_body.h"
+#include "webhooks/json_compact.h"
 // The nesting limit arrives with the bounded JSON parser (issue 12, item 1); until that header is
 // part of the tree the depth property is not checked.
 #if __has_include("webhooks/json_parse.h")
@@ -81,6 +86,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(!"the canonical form is not accepted by canonicalize_json");
   }
   FUZZ_CHECK(again == canonical);
+  std::string compact;
+  try {
+    compact = webhooks::compact_json(input);
+  } catch (const Error&) {
+    FUZZ_CHECK(!"compact_json refused a text canonicalize_json accepts");
+  }
+  FUZZ_CHECK(webhooks::compact_json(compact) == compact);
+  FUZZ_CHECK(webhooks::canonicalize_json(compact) == canonical);
+  FUZZ_CHECK(nlohmann::json::parse(compact) == nlohmann::json::parse(input));
+  const webhooks::JsonBody body = webhooks::read_json_body(input, true);
+  FUZZ_CHECK(body.compact == compact);
+  FUZZ_CHECK(body.canonical == canonical);
+  FUZZ_CHECK(!body.duplicate_name);
   const std::string fingerprint = webhooks::request_fingerprint("POST", "/p", input);
   FUZZ_CHECK(fingerprint.size() == 64);
   if (!input.empty()) {
