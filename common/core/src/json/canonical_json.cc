@@ -93,8 +93,8 @@ namespace detail {
 
 bool CanonicalWriter::null() { return emit("null"); }
 bool CanonicalWriter::boolean(bool v) { return emit(v ? "true" : "false"); }
-bool CanonicalWriter::number_integer(number_integer_t v) { return integer(v); }
-bool CanonicalWriter::number_unsigned(number_unsigned_t v) { return integer(v); }
+bool CanonicalWriter::number_integer(number_integer_t v) { return emit(IntegerText(v).view()); }
+bool CanonicalWriter::number_unsigned(number_unsigned_t v) { return emit(IntegerText(v).view()); }
 bool CanonicalWriter::number_float(number_float_t v, const string_t& raw) {
   return emit(format_number(v, raw));
 }
@@ -163,13 +163,6 @@ bool CanonicalWriter::enter() {
 
 bool CanonicalWriter::emit(std::string_view value) {
   return emit_with([&](std::string& out) { out += value; });
-}
-
-template <typename Integer>
-bool CanonicalWriter::integer(Integer v) {
-  char digits[24];  // 20 digits of a 64-bit value and a sign
-  const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
-  return emit(std::string_view(digits, static_cast<std::size_t>(end - digits)));
 }
 
 }  // namespace detail

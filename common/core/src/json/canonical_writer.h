@@ -74,8 +74,6 @@ class CanonicalWriter : public nlohmann::json_sax<nlohmann::json> {
     return true;
   }
   bool emit(std::string_view value);
-  template <typename Integer>
-  bool integer(Integer v);
 
   std::vector<Frame> stack_;
   std::string error_;

@@ -37,8 +37,6 @@ class CompactWriter : public nlohmann::json_sax<nlohmann::json> {
  private:
   void comma();
   bool scalar(std::string_view text);
-  template <typename Integer>
-  bool number(Integer v);
   bool open(char bracket);
   bool close(char bracket);
 

@@ -1,8 +1,7 @@
 #include "webhooks/json_compact.h"
 
-#include <charconv>
-
 #include "json/compact_writer.h"
+#include "json/json_number.h"
 #include "json/json_string.h"
 #include "json/json_text.h"
 #include "webhooks/error.h"
@@ -14,10 +13,9 @@ bool CompactWriter::null() { return scalar("null"); }
 bool CompactWriter::boolean(bool v) { return scalar(v ? "true" : "false"); }
 // nlohmann reads a token with a minus sign as number_integer, so 0 here was written "-0".
 bool CompactWriter::number_integer(number_integer_t v) {
-  if (v == 0) return scalar("-0");
-  return number(v);
+  return scalar(v == 0 ? std::string_view("-0") : IntegerText(v).view());
 }
-bool CompactWriter::number_unsigned(number_unsigned_t v) { return number(v); }
+bool CompactWriter::number_unsigned(number_unsigned_t v) { return scalar(IntegerText(v).view()); }
 bool CompactWriter::number_float(number_float_t, const string_t& raw) { return scalar(raw); }
 bool CompactWriter::string(string_t& v) {
   comma();
@@ -56,13 +54,6 @@ bool CompactWriter::scalar(std::string_view text) {
   comma();
   out += text;
   return true;
-}
-
-template <typename Integer>
-bool CompactWriter::number(Integer v) {
-  char digits[24];  // 20 digits of a 64-bit value and a sign
-  const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
-  return scalar(std::string_view(digits, static_cast<std::size_t>(end - digits)));
 }
 
 bool CompactWriter::open(char bracket) {

@@ -2,6 +2,8 @@
 // through a double (canonical JSON, the bounded parser's integral-float option).
 #pragma once
 
+#include <charconv>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -37,5 +39,20 @@ bool integer_magnitude(const Decimal& d, std::uint64_t& out);
 // ECMAScript Number::toString layout (ECMA-262 7.1.12.1) of digits * 10^(n - k), k = digits.size():
 // plain digits up to 21 integer digits, "0.000ddd" down to 10^-6, exponent form otherwise.
 std::string ecmascript_layout(bool negative, std::string_view digits, std::int64_t n);
+
+// A 64-bit integer's decimal text (with its minus sign), written without allocating: what the
+// compact and canonical writers emit for an integer token.
+class IntegerText {
+ public:
+  template <typename Integer>
+  explicit IntegerText(Integer value)
+      : size_(static_cast<std::size_t>(std::to_chars(digits_, digits_ + sizeof digits_, value).ptr -
+                                       digits_)) {}
+  std::string_view view() const { return {digits_, size_}; }
+
+ private:
+  char digits_[24];  // 20 digits of a 64-bit value and a sign
+  std::size_t size_;
+};
 
 }  // namespace webhooks::detail
