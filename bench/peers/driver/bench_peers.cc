@@ -4,7 +4,8 @@
 // Every server is a real process on 127.0.0.1, on a fresh SQLite file (or a fresh Redis) per round.
 //
 //   bench_peers --bin build/bin --peers build/peers --node bench/peers/node-publisher --work DIR
-//               [--rounds 3] [--only receiver|publisher|probe-ingest] [--node-processes 1]
+//               [--rounds 3] [--only receiver|publisher|probe-ingest|probe-receiver]
+//               [--node-processes 1]
 //
 // Built standalone by scripts/bench-peers (cpp-httplib, nlohmann-json, OpenSSL, SQLite): it links
 // nothing of ours, so it measures ours and the peers from outside alike.
@@ -30,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -273,9 +275,41 @@ struct Hook {
   }
 };
 
+// CPU time (user + system, every thread) the process `pid` has used so far, in microseconds:
+// /proc/PID/stat, fields 14 and 15 (clock ticks).
+double cpu_us(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto paren = text.rfind(')');  // the command name may hold spaces
+  if (paren == std::string::npos) return 0;
+  std::istringstream fields(text.substr(paren + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i >= 14) ticks += std::stod(field);
+  }
+  return ticks * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// Bytes the process `pid` has passed to write(2), pwrite(2) and the like so far (files and pipes,
+// not sockets): /proc/PID/io, wchar.
+double written_bytes(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/io");
+  std::string key;
+  double value = 0;
+  while (in >> key >> value) {
+    if (key == "wchar:") return value;
+  }
+  return 0;
+}
+
 // --- the receivers ---
 struct ReceiverRound {
   HttpLoad fresh, dup;
+  // The server's CPU time per answered request of each load, microseconds: what each costs on
+  // the shared cores, less noisy than the rate when the machine is busy.
+  double fresh_cpu_us = 0, dup_cpu_us = 0;
+  double fresh_written = 0;  // bytes written (SQLite's WAL and checkpoints) per new event
 };
 
 ReceiverRound receiver_round(const std::string& label, std::vector<std::string> argv,
@@ -287,8 +321,15 @@ ReceiverRound receiver_round(const std::string& label, std::vector<std::string> 
   const int port = child.port();
   load(port, receiver_requests(secret, "warm_", kConnections * 20), 200);
   ReceiverRound r;
-  r.fresh = load(port, requests, 200);
-  if (duplicates) r.dup = load(port, requests, 200);
+  const auto timed = [&](HttpLoad& l, double& per_request, double* written) {
+    const double before = cpu_us(child.pid), bytes_before = written_bytes(child.pid);
+    l = load(port, requests, 200);
+    const auto done = static_cast<double>(std::max(1L, l.done));
+    per_request = (cpu_us(child.pid) - before) / done;
+    if (written) *written = (written_bytes(child.pid) - bytes_before) / done;
+  };
+  timed(r.fresh, r.fresh_cpu_us, &r.fresh_written);
+  if (duplicates) timed(r.dup, r.dup_cpu_us, nullptr);
   return r;
 }
 
@@ -452,6 +493,8 @@ struct Row {
   Row(std::string w, std::string p) : what(std::move(w)), peer(std::move(p)) {}
   std::string what, peer;
   std::vector<double> ours_rate, peer_rate, ours_p99, peer_p99;
+  // Receiver rows only: the server's CPU per request (microseconds) and bytes written per request.
+  std::vector<double> ours_cpu_us, peer_cpu_us, ours_written, peer_written;
   long ours_failed = 0, peer_failed = 0;
 };
 
@@ -459,6 +502,18 @@ void add(std::vector<double>& rate, std::vector<double>& p99, long& failed, cons
   rate.push_back(l.per_second);
   p99.push_back(l.p99_ms);
   failed += l.failed;
+}
+
+// A receiver row's round: the new events' loads, or with `duplicates` the re-sent ones'.
+void add_receiver(Row& row, const ReceiverRound& ours, const ReceiverRound& peer, bool duplicates) {
+  add(row.ours_rate, row.ours_p99, row.ours_failed, duplicates ? ours.dup : ours.fresh);
+  add(row.peer_rate, row.peer_p99, row.peer_failed, duplicates ? peer.dup : peer.fresh);
+  row.ours_cpu_us.push_back(duplicates ? ours.dup_cpu_us : ours.fresh_cpu_us);
+  row.peer_cpu_us.push_back(duplicates ? peer.dup_cpu_us : peer.fresh_cpu_us);
+  if (!duplicates) {
+    row.ours_written.push_back(ours.fresh_written);
+    row.peer_written.push_back(peer.fresh_written);
+  }
 }
 
 std::string rounds_text(const std::vector<double>& v) {
@@ -492,6 +547,21 @@ void print_table(const std::vector<Row>& rows) {
     }
     std::printf("\n");
   }
+  std::printf("\nserver CPU per request (user + system, every thread; microseconds, medians):\n");
+  for (const Row& r : rows) {
+    if (r.ours_cpu_us.empty()) continue;
+    const double o = bench::median(std::vector<double>(r.ours_cpu_us));
+    const double p = bench::median(std::vector<double>(r.peer_cpu_us));
+    std::printf("  %-44s ours %6.0f  %-26s %6.0f  (ours/peer %.2f)\n", r.what.c_str(), o,
+                r.peer.c_str(), p, p > 0 ? o / p : 0.0);
+  }
+  std::printf("\nbytes the server wrote to files per new event (/proc/PID/io wchar; medians):\n");
+  for (const Row& r : rows) {
+    if (r.ours_written.empty()) continue;
+    std::printf("  %-44s ours %6.0f  %-26s %6.0f\n", r.what.c_str(),
+                bench::median(std::vector<double>(r.ours_written)), r.peer.c_str(),
+                bench::median(std::vector<double>(r.peer_written)));
+  }
 }
 
 }  // namespace
@@ -511,7 +581,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   app.add_option("--only", cfg.only, "run one part only")
-      ->check(CLI::IsMember({"receiver", "publisher", "probe-ingest"}));
+      ->check(CLI::IsMember({"receiver", "publisher", "probe-ingest", "probe-receiver"}));
   app.add_option("--node-processes", cfg.node_processes,
                  "Node API and BullMQ worker processes (default: one per core)")
       ->check(CLI::Range(1, 64))
@@ -559,20 +629,38 @@ int main(int argc, char** argv) {
               "node-receiver",
               {"node", (node_receiver / "receiver.js").string(), "--listen", "127.0.0.1:0"}, secret,
               requests, true, round);
-          add(fresh_n.ours_rate, fresh_n.ours_p99, fresh_n.ours_failed, ours.fresh);
-          add(fresh_n.peer_rate, fresh_n.peer_p99, fresh_n.peer_failed, node.fresh);
-          add(dup_n.ours_rate, dup_n.ours_p99, dup_n.ours_failed, ours.dup);
-          add(dup_n.peer_rate, dup_n.peer_p99, dup_n.peer_failed, node.dup);
+          add_receiver(fresh_n, ours, node, false);
+          add_receiver(dup_n, ours, node, true);
         }
-        add(fresh_g.ours_rate, fresh_g.ours_p99, fresh_g.ours_failed, ours.fresh);
-        add(fresh_g.peer_rate, fresh_g.peer_p99, fresh_g.peer_failed, group.fresh);
-        add(fresh_p.ours_rate, fresh_p.ours_p99, fresh_p.ours_failed, ours.fresh);
-        add(fresh_p.peer_rate, fresh_p.peer_p99, fresh_p.peer_failed, plain.fresh);
-        add(dup_g.ours_rate, dup_g.ours_p99, dup_g.ours_failed, ours.dup);
-        add(dup_g.peer_rate, dup_g.peer_p99, dup_g.peer_failed, group.dup);
+        add_receiver(fresh_g, ours, group, false);
+        add_receiver(fresh_p, ours, plain, false);
+        add_receiver(dup_g, ours, group, true);
       }
       rows.insert(rows.end(), {fresh_g, fresh_p, dup_g});
       if (with_node) rows.insert(rows.end(), {fresh_n, dup_n});
+    }
+    if (cfg.only == "probe-receiver") {
+      std::vector<double> rate, p99, cpu, written, dup_rate, dup_cpu;
+      for (int round = 0; round < cfg.rounds; ++round) {
+        const std::string secret = new_secret();
+        progress("probe-receiver round " + std::to_string(round + 1));
+        const auto ours = receiver_round(
+            "merchant-receiver",
+            {(cfg.bin / "merchant-receiver").string(), "--listen", "127.0.0.1:0"}, secret,
+            receiver_requests(secret, "r" + std::to_string(round) + "_", kReceiverRequests), true,
+            round);
+        rate.push_back(ours.fresh.per_second), p99.push_back(ours.fresh.p99_ms);
+        cpu.push_back(ours.fresh_cpu_us), written.push_back(ours.fresh_written);
+        dup_rate.push_back(ours.dup.per_second), dup_cpu.push_back(ours.dup_cpu_us);
+      }
+      const auto m = [](std::vector<double> v) { return bench::median(std::move(v)); };
+      std::printf(
+          "  merchant-receiver (%s), medians: new events %.0f/s p99 %.1f ms, %.0f us CPU and "
+          "%.0f bytes written each; duplicates %.0f/s, %.0f us CPU each\n  new events/s by "
+          "round: %s\n",
+          cfg.bin.c_str(), m(rate), m(p99), m(cpu), m(written), m(dup_rate), m(dup_cpu),
+          rounds_text(rate).c_str());
+      return 0;
     }
     if (cfg.only == "probe-ingest") {
       Hook hook;
