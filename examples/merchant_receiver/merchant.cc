@@ -15,11 +15,22 @@ using webhooks::receiver::Reply;
 void create_tables(webhooks::db::Database& db) {
   db.transact([](Transaction& tx) {
     tx.exec(
-        "CREATE TABLE IF NOT EXISTS merchant_calls (event_id TEXT PRIMARY KEY, type TEXT NOT NULL, "
-        "calls BIGINT NOT NULL)");
+        "CREATE TABLE IF NOT EXISTS merchant_events (event_id TEXT PRIMARY KEY, "
+        "type TEXT NOT NULL, calls BIGINT NOT NULL, effect TEXT)");
+    // A database of an earlier version kept the calls and the effects in two tables.
+    const std::string_view old_tables =
+        tx.engine() == webhooks::db::Engine::sqlite
+            ? "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'merchant_calls'"
+            : "SELECT COUNT(*) FROM information_schema.tables "
+              "WHERE table_schema = current_schema() AND table_name = 'merchant_calls'";
+    if (tx.exec(old_tables).integer(0, 0) == 0) return;
     tx.exec(
-        "CREATE TABLE IF NOT EXISTS merchant_effects (event_id TEXT PRIMARY KEY, "
-        "type TEXT NOT NULL, body TEXT NOT NULL)");
+        "INSERT INTO merchant_events (event_id, type, calls, effect) "
+        "SELECT c.event_id, c.type, c.calls, e.body FROM merchant_calls c "
+        "LEFT JOIN merchant_effects e ON e.event_id = c.event_id ON CONFLICT (event_id) DO "
+        "NOTHING");
+    tx.exec("DROP TABLE merchant_calls");
+    tx.exec("DROP TABLE IF EXISTS merchant_effects");
   });
 }
 
@@ -37,15 +48,11 @@ Reply Merchant::handle(const Event& event, Transaction& tx) {
   // Keyed by the event id, so that a delivery after the dedup record expired (--ttl), which runs
   // the handler again as a new event, still leaves one effect: the merchant's own key.
   tx.exec(
-      "INSERT INTO merchant_calls (event_id, type, calls) VALUES ($1, $2, $3) "
-      "ON CONFLICT (event_id) DO UPDATE SET type = excluded.type, calls = excluded.calls",
-      {event.id, event.type, std::int64_t{event.attempt}});
-  if (ours) {
-    tx.exec(
-        "INSERT INTO merchant_effects (event_id, type, body) VALUES ($1, $2, $3) "
-        "ON CONFLICT (event_id) DO NOTHING",
-        {event.id, event.type, event.body});
-  }
+      "INSERT INTO merchant_events (event_id, type, calls, effect) VALUES ($1, $2, $3, $4) "
+      "ON CONFLICT (event_id) DO UPDATE SET type = excluded.type, calls = excluded.calls, "
+      "effect = COALESCE(merchant_events.effect, excluded.effect)",
+      {event.id, event.type, std::int64_t{event.attempt},
+       ours ? webhooks::db::Param(event.body) : webhooks::db::Param(nullptr)});
   if (event.attempt == 1 && faults_.crash_on_event > 0 && ++new_events_ == faults_.crash_on_event) {
     ::kill(::getpid(), SIGKILL);  // inside the handler: the effect row is not committed
   }
@@ -57,9 +64,8 @@ Reply Merchant::handle(const Event& event, Transaction& tx) {
 
 std::string Merchant::handled_json() {
   const auto rows = db_.exec(
-      "SELECT c.event_id, c.type, c.calls, "
-      "(SELECT COUNT(*) FROM merchant_effects e WHERE e.event_id = c.event_id) "
-      "FROM merchant_calls c ORDER BY c.event_id");
+      "SELECT event_id, type, calls, CASE WHEN effect IS NULL THEN 0 ELSE 1 END "
+      "FROM merchant_events ORDER BY event_id");
   nlohmann::json events = nlohmann::json::array();
   for (std::size_t i = 0; i < rows.size(); ++i) {
     events.push_back({{"event_id", rows.text(i, 0)},

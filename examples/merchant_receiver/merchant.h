@@ -1,8 +1,8 @@
-// The example merchant's business logic: it handles order.* and payout.* events in transactional
-// mode (one row per event in merchant_effects, committed with the dedup record in one grouped
-// commit) and records in merchant_calls, in the same transaction, how many calls the event took
-// (the attempt that committed: failed attempts are counted by the dedup record; a call cut short
-// by a crash leaves nothing, as its effect does). No commit of its own.
+// The example merchant's business logic: it handles events in transactional mode, one row per
+// event in merchant_events, committed with the dedup record in one grouped commit. The row holds
+// the effect of an order.* or payout.* event (its body; NULL for other types) and how many calls
+// the event took (the attempt that committed: failed attempts are counted by the dedup record; a
+// call cut short by a crash leaves nothing, as its effect does). No commit of its own.
 #pragma once
 
 #include <atomic>
@@ -21,7 +21,8 @@ struct Faults {
   int crash_on_event = 0;
 };
 
-// Creates the merchant's tables when absent.
+// Creates the merchant's table when absent; moves an earlier version's two tables
+// (merchant_calls, merchant_effects) into it.
 void create_tables(webhooks::db::Database& db);
 
 // Deterministic per event: true when the first call of `event_id` is to fail.

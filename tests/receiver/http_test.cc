@@ -399,6 +399,42 @@ TEST_CASE("merchant-receiver --sqlite-synchronous full: an event is answered onc
   CHECK(handled_events(client) == handled_one("evt_sync", "order.created", 1, 1));
 }
 
+TEST_CASE("merchant-receiver takes an earlier version's merchant_calls and merchant_effects over") {
+  // Before, the calls and the effects were two tables; now one row an event holds both.
+  const std::string target = test::database_target("merchant_old_tables");
+  {
+    auto db = db::Database::open(target);
+    db->exec(
+        "CREATE TABLE merchant_calls (event_id TEXT PRIMARY KEY, type TEXT NOT NULL, "
+        "calls BIGINT NOT NULL)");
+    db->exec(
+        "CREATE TABLE merchant_effects (event_id TEXT PRIMARY KEY, type TEXT NOT NULL, "
+        "body TEXT NOT NULL)");
+    db->exec(
+        "INSERT INTO merchant_calls (event_id, type, calls) VALUES ('evt_a', 'order.created', 2), "
+        "('evt_b', 'customer.created', 1)");
+    db->exec(
+        "INSERT INTO merchant_effects (event_id, type, body) VALUES ('evt_a', 'order.created', "
+        "'{}')");
+  }
+  {
+    MerchantProcess server("merchant_old_tables", target, {"--secret", kSecret});
+    httplib::Client client("127.0.0.1", server.port);
+    const nlohmann::json expected = {
+        {"events",
+         nlohmann::json::array({
+             {{"event_id", "evt_a"}, {"type", "order.created"}, {"calls", 2}, {"effects", 1}},
+             {{"event_id", "evt_b"}, {"type", "customer.created"}, {"calls", 1}, {"effects", 0}},
+         })}};
+    CHECK(handled_events(client) == expected);
+  }
+  auto db = db::Database::open(target);
+  const std::vector<std::string> tables = test::table_names(*db);
+  CHECK(std::count(tables.begin(), tables.end(), "merchant_calls") == 0);
+  CHECK(std::count(tables.begin(), tables.end(), "merchant_effects") == 0);
+  CHECK(db->exec("SELECT effect FROM merchant_events WHERE event_id = 'evt_a'").text(0, 0) == "{}");
+}
+
 TEST_CASE(
     "merchant-receiver after SIGTERM: a request on a kept-alive connection gets 503 "
     "server_stopping") {

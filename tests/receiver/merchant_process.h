@@ -26,9 +26,11 @@ inline std::vector<std::string> merchant_args(const std::string& db,
 // started and listening.
 struct MerchantProcess {
   MerchantProcess(const std::string& name, std::vector<std::string> args)
+      : MerchantProcess(name, webhooks::test::database_target(name), std::move(args)) {}
+  // On the database `db` (a database_target made beforehand).
+  MerchantProcess(const std::string& name, const std::string& db, std::vector<std::string> args)
       : dir(webhooks::test::temp_dir(name)),
-        process("merchant-receiver",
-                merchant_args(webhooks::test::database_target(name), std::move(args)), dir),
+        process("merchant-receiver", merchant_args(db, std::move(args)), dir),
         port(process.wait_listening()) {}
 
   std::string dir;
