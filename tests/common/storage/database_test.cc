@@ -14,12 +14,12 @@ using namespace webhooks;
 TEST_CASE("migrations apply once and are recorded as (component, version)") {
   const std::string target = test::database_target("migrate");
   auto db = db::Database::open(target);
-  CHECK(db->migrate({idempotency::schema()}, 1000) == 4);
+  CHECK(db->migrate({idempotency::schema()}, 1000) == 5);
   CHECK(db->migrate({idempotency::schema()}, 2000) == 0);
   CHECK(db::Database::open(target)->migrate({idempotency::schema()}, 3000) == 0);
   const db::Rows rows = db->exec(
       "SELECT component, version, name, applied_at FROM webhooks_migrations ORDER BY version");
-  REQUIRE(rows.size() == 4);
+  REQUIRE(rows.size() == 5);
   CHECK(rows.text(0, 0) == "idempotency");
   CHECK(rows.integer(0, 1) == 1);
   CHECK(rows.text(0, 2) == "0001_records");
@@ -32,6 +32,8 @@ TEST_CASE("migrations apply once and are recorded as (component, version)") {
   CHECK(rows.text(2, 2) == "0003_record_views");
   CHECK(rows.integer(3, 1) == 4);
   CHECK(rows.text(3, 2) == "0004_rendered_answers");
+  CHECK(rows.integer(4, 1) == 5);
+  CHECK(rows.text(4, 2) == "0005_state_check");
 }
 
 TEST_CASE("parameters, NULLs, affected rows and errors") {

@@ -25,7 +25,7 @@ TEST_CASE(
                                  "outbox", "payouts", "reconciliations", "webhooks_migrations"});
   CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'publisher'") == 0);
   CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'outbox'") == 3);
-  CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'idempotency'") == 4);
+  CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'idempotency'") == 5);
   CHECK(s.count("SELECT COUNT(*) FROM webhooks_migrations WHERE component = 'orders_api'") == 3);
 }
 
