@@ -303,10 +303,10 @@ class SqliteDatabase final : public Database {
   // its last version, however many frames of the window hold it: over windows of 1,000 frames
   // of merchant-receiver's new events, 39 % of the frames; checkpointing again after every
   // commit, as SQLite's wal_autocheckpoint does past its threshold, copied nearly every frame.
-  // A passive checkpoint never catches up with writers that never pause, so the committing call
-  // checkpoints the rest itself (only the frames not copied yet), and the next write transaction
-  // restarts the WAL from its beginning: past kRestartPages once little is left to copy (a
-  // background checkpoint has just ended), past kCatchUpPages whatever is left.
+  // The WAL restarts from its beginning at the first write transaction after a checkpoint has
+  // copied all of it. So past kRestartPages every commit wakes the checkpointer again: small
+  // checkpoints catch up with the writers within a few hundred frames. Only if they do not, past
+  // kCatchUpPages the committing call copies the rest itself (its fsyncs stall that commit).
   static constexpr int kCheckpointPages = 1000;  // SQLite's own wal_autocheckpoint default
   static constexpr int kRestartPages = 4000;
   static constexpr int kCatchUpPages = 8000;
@@ -335,11 +335,11 @@ class SqliteDatabase final : public Database {
       me.checkpointed_frames_.compare_exchange_strong(copied, 0);
       copied = 0;
     }
-    if (pages >= kCatchUpPages ||
-        (pages >= kRestartPages && pages - copied <= kCheckpointPages / 4)) {
+    if (pages >= kCatchUpPages) {
       // Waits (busy handler) for a running background checkpoint, then copies the rest.
       sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_FULL, nullptr, nullptr);
-    } else if (pages - copied >= kCheckpointPages && !me.checkpoint_wanted_.exchange(true)) {
+    } else if ((pages >= kRestartPages || pages - copied >= kCheckpointPages) &&
+               !me.checkpoint_wanted_.exchange(true)) {
       me.checkpointer_.wake();
     }
     return SQLITE_OK;

@@ -208,7 +208,7 @@ TEST_CASE("SQLite background checkpoints copy the WAL into the database file off
     auto db = db::Database::open(path, options);
     db->exec("CREATE TABLE blobs (id INTEGER PRIMARY KEY, data TEXT NOT NULL)");
     // 120 commits, about 3,000 WAL pages: a commit 1,000 pages past the last checkpoint's end
-    // wakes the checkpointer; none reaches the 4,000 pages past which a commit checkpoints by
+    // wakes the checkpointer; none reaches the 8,000 pages past which a commit checkpoints by
     // itself. SQLite's own automatic checkpoint is replaced, so only the checkpointer thread can
     // grow the database file.
     for (std::int64_t i = 0; i < 120; ++i) {
