@@ -124,14 +124,7 @@ TEST_CASE("migration 0004 keeps the records written before it; they replay as st
   if (db->engine() == db::Engine::sqlite) {
     // A rowid table now, with its three indexes (and the primary key's).
     CHECK(db->exec("SELECT COUNT(rowid) FROM idempotency_records").integer(0, 0) == 3);
-    const db::Rows indexes = db->exec(
-        "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = "
-        "'idempotency_records' ORDER BY name");
-    REQUIRE(indexes.size() == 4);
-    CHECK(indexes.text(0, 0) == "idempotency_records_expires_at");
-    CHECK(indexes.text(1, 0) == "idempotency_records_lease");
-    CHECK(indexes.text(2, 0) == "idempotency_records_scope_created");
-    CHECK(indexes.text(3, 0) == "sqlite_autoindex_idempotency_records_1");
+    CHECK(test::sqlite_record_indexes(*db) == test::kSqliteRecordIndexes);
   }
 
   Store store(db,

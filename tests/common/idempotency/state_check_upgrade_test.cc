@@ -66,21 +66,10 @@ TEST_CASE("migration 0005 keeps every record; the state is still 0, 1 or 2") {
 
   if (db->engine() == db::Engine::sqlite) {
     // Copied in rowid order, the records' age: c, a, b as inserted, then d.
-    const db::Rows by_rowid =
-        db->exec("SELECT idempotency_key FROM idempotency_records ORDER BY rowid");
-    REQUIRE(by_rowid.size() == 4);
-    CHECK(by_rowid.text(0, 0) == "c");
-    CHECK(by_rowid.text(1, 0) == "a");
-    CHECK(by_rowid.text(2, 0) == "b");
-    CHECK(by_rowid.text(3, 0) == "d");
-    const db::Rows indexes = db->exec(
-        "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = "
-        "'idempotency_records' ORDER BY name");
-    REQUIRE(indexes.size() == 4);
-    CHECK(indexes.text(0, 0) == "idempotency_records_expires_at");
-    CHECK(indexes.text(1, 0) == "idempotency_records_lease");
-    CHECK(indexes.text(2, 0) == "idempotency_records_scope_created");
-    CHECK(indexes.text(3, 0) == "sqlite_autoindex_idempotency_records_1");
+    CHECK(
+        test::first_column(*db, "SELECT idempotency_key FROM idempotency_records ORDER BY rowid") ==
+        std::vector<std::string>{"c", "a", "b", "d"});
+    CHECK(test::sqlite_record_indexes(*db) == test::kSqliteRecordIndexes);
     // The CHECK's IN over three constants built a temporary index (OpenEphemeral) for every
     // inserted row; three comparisons build none.
     const db::Rows program = db->exec(
@@ -88,7 +77,7 @@ TEST_CASE("migration 0005 keeps every record; the state is still 0, 1 or 2") {
         "created_at, expires_at) VALUES ('s', 'g', zeroblob(32), 1, 0, 0)");
     int ephemeral = 0;
     for (std::size_t i = 0; i < program.size(); ++i) {
-      if (program.text(i, 1) == "OpenEphemeral") ++ephemeral;
+      if (program.text(i, 1) == "OpenEphemeral") ++ephemeral;  // columns: addr, opcode, ...
     }
     CHECK(ephemeral == 0);
   }
