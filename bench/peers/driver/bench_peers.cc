@@ -304,6 +304,11 @@ double written_bytes(pid_t pid) {
 }
 
 // --- the receivers ---
+// Ours as every receiver round starts it (the bench adds --db and --secret).
+std::vector<std::string> merchant_receiver_argv() {
+  return {(cfg.bin / "merchant-receiver").string(), "--listen", "127.0.0.1:0"};
+}
+
 struct ReceiverRound {
   HttpLoad fresh, dup;
   // The server's CPU time per answered request of each load, microseconds: what each costs on
@@ -613,10 +618,8 @@ int main(int argc, char** argv) {
         const auto requests =
             receiver_requests(secret, "r" + std::to_string(round) + "_", kReceiverRequests);
         progress("receiver round " + std::to_string(round + 1) + ": merchant-receiver");
-        const auto ours =
-            receiver_round("merchant-receiver",
-                           {(cfg.bin / "merchant-receiver").string(), "--listen", "127.0.0.1:0"},
-                           secret, requests, true, round);
+        const auto ours = receiver_round("merchant-receiver", merchant_receiver_argv(), secret,
+                                         requests, true, round);
         progress("receiver round " + std::to_string(round + 1) + ": go-receiver -group");
         const auto group = receiver_round("go-group", {go, "-listen", "127.0.0.1:0", "-group"},
                                           secret, requests, true, round);
@@ -645,8 +648,7 @@ int main(int argc, char** argv) {
         const std::string secret = new_secret();
         progress("probe-receiver round " + std::to_string(round + 1));
         const auto ours = receiver_round(
-            "merchant-receiver",
-            {(cfg.bin / "merchant-receiver").string(), "--listen", "127.0.0.1:0"}, secret,
+            "merchant-receiver", merchant_receiver_argv(), secret,
             receiver_requests(secret, "r" + std::to_string(round) + "_", kReceiverRequests), true,
             round);
         rate.push_back(ours.fresh.per_second), p99.push_back(ours.fresh.p99_ms);

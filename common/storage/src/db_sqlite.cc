@@ -349,8 +349,8 @@ class SqliteDatabase final : public Database {
   // for the next commit's wake().
   std::chrono::milliseconds checkpoint_when_wanted() {
     if (checkpoint_wanted_.exchange(false)) {
-      int log_frames = 0, copied = 0;
-      if (sqlite3_wal_checkpoint_v2(checkpoint_.db, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log_frames,
+      int copied = 0;
+      if (sqlite3_wal_checkpoint_v2(checkpoint_.db, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr,
                                     &copied) == SQLITE_OK) {
         checkpointed_frames_.store(copied);
       }
